@@ -1,0 +1,30 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/ramjet-proxy/ramjet/conf"
+)
+
+// check validates a config file: exit 0, or 1 with one FILE:LINE: message
+// per problem.
+func check(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "config file to validate")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *path == "" {
+		fmt.Fprintln(stderr, "ramjet check: --config FILE is required")
+		return 2
+	}
+	if _, _, err := conf.Load(*path); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: ok\n", *path)
+	return 0
+}

@@ -1,0 +1,44 @@
+// Command ramjet is a caching reverse proxy for an existing nginx or
+// Apache host. This package only wires: flags, config, signals, reload.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is set at build time (-ldflags "-X main.version=...").
+var version = "dev"
+
+const usage = `usage:
+  ramjet serve [--config FILE] [--listen ADDR] [--origin URL] [--admin ADDR] [--admin-token TOKEN]
+  ramjet check --config FILE
+  ramjet version
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stderr)
+	case "check":
+		return check(args[1:], stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "ramjet", version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "ramjet: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/ramjet-proxy/ramjet/conf"
+	"github.com/ramjet-proxy/ramjet/proxy"
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+)
+
+// daemon is the running process: long-lived state (cache, proxy with its
+// in-flight fills, listeners) plus the config it was last given.
+type daemon struct {
+	path    string
+	flags   overrides
+	log     *slog.Logger
+	level   *slog.LevelVar
+	cache   *cache.Cache
+	proxy   *proxy.Proxy
+	cfg     *conf.Config
+	lastRaw []byte
+}
+
+func serve(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	d := &daemon{level: new(slog.LevelVar)}
+	fs.StringVar(&d.path, "config", "", "config file (YAML); embedded defaults when empty")
+	fs.StringVar(&d.flags.listen, "listen", "", "main listener address, overrides listen")
+	fs.StringVar(&d.flags.origin, "origin", "", "origin URL, overrides origin.servers")
+	fs.StringVar(&d.flags.admin, "admin", "", "admin listener address, overrides admin.listen")
+	fs.StringVar(&d.flags.adminToken, "admin-token", "", "admin bearer token, overrides admin.token")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, raw, err := d.load()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	d.cfg, d.lastRaw = cfg, raw
+	d.log = newLogger(cfg.Log, d.level)
+	if err := d.run(); err != nil {
+		d.log.Error("ramjet stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// load reads the file (or the embedded defaults) and applies the flags.
+func (d *daemon) load() (*conf.Config, []byte, error) {
+	cfg, raw := conf.Default(), []byte(nil)
+	if d.path != "" {
+		var err error
+		if cfg, raw, err = conf.Load(d.path); err != nil {
+			return nil, raw, err
+		}
+	}
+	d.flags.apply(cfg)
+	if err := cfg.Validate(); err != nil {
+		return nil, raw, fmt.Errorf("invalid settings: %w", err)
+	}
+	return cfg, raw, nil
+}
+
+func (d *daemon) run() error {
+	setMemoryLimit(d.cfg, d.log)
+	var err error
+	if d.cache, err = cache.New(cache.Config{Size: int64(d.cfg.Cache.Size)}); err != nil {
+		return err
+	}
+	defer d.cache.Close()
+	if d.proxy, err = proxy.New(proxyConfig(d.cfg), d.cache, d.log); err != nil {
+		return err
+	}
+	defer d.proxy.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d.proxy.Start(ctx)
+	main := proxy.NewServer(serverConfig(d.cfg), d.proxy.ServeFastHTTP, d.log)
+	if err := main.Start(ctx); err != nil {
+		return err
+	}
+	admin, err := d.startAdmin(ctx)
+	if err != nil {
+		return errors.Join(err, main.Shutdown(ctx))
+	}
+	changed := make(chan struct{}, 1)
+	w, err := d.watch(ctx, changed)
+	if err != nil {
+		d.log.Warn("config file not watched; reload with SIGHUP", "err", err)
+	}
+	d.log.Info("ramjet started", "version", version, "origin", d.cfg.Origin.Servers)
+	d.loop(changed)
+	return d.shutdown(main, admin, w)
+}
+
+// loop handles signals until SIGTERM or SIGINT: HUP and file changes reload.
+func (d *daemon) loop(changed <-chan struct{}) {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	for {
+		select {
+		case <-changed:
+			d.reload("file changed")
+		case s := <-sigs:
+			if s == syscall.SIGHUP {
+				d.reload("SIGHUP")
+				continue
+			}
+			d.log.Info("draining", "signal", s.String(), "timeout", time.Duration(d.cfg.Server.DrainTimeout))
+			return
+		}
+	}
+}
+
+func (d *daemon) shutdown(main, admin *proxy.Server, w *conf.Watcher) error {
+	drain := time.Duration(d.cfg.Server.DrainTimeout)
+	if drain <= 0 {
+		drain = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	errs := []error{main.Shutdown(ctx)}
+	if admin != nil {
+		errs = append(errs, admin.Shutdown(ctx))
+	}
+	if w != nil {
+		errs = append(errs, w.Close())
+	}
+	d.log.Info("ramjet stopped")
+	return errors.Join(errs...)
+}
+
+func (d *daemon) startAdmin(ctx context.Context) (*proxy.Server, error) {
+	if d.cfg.Admin.Listen == "" {
+		return nil, nil
+	}
+	s := proxy.NewServer(proxy.ServerConfig{Name: "admin", Addr: d.cfg.Admin.Listen,
+		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute},
+		adminHandler(d.proxy.Metrics(), d.cfg.Admin.Token), d.log)
+	return s, s.Start(ctx)
+}
+
+func (d *daemon) watch(ctx context.Context, changed chan<- struct{}) (*conf.Watcher, error) {
+	if d.path == "" {
+		return nil, nil
+	}
+	w := &conf.Watcher{Path: d.path, Logger: d.log, OnChange: func() {
+		select {
+		case changed <- struct{}{}:
+		default: // a reload is already pending; it will read the newest file
+		}
+	}}
+	if err := w.Start(ctx); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// reload builds a new generation from the file and swaps it in; a file
+// that does not load keeps the current one serving.
+func (d *daemon) reload(why string) {
+	if d.path == "" {
+		d.log.Info("reload requested but no config file is in use", "trigger", why)
+		return
+	}
+	cfg, raw, err := d.load()
+	if raw != nil && bytes.Equal(raw, d.lastRaw) {
+		return
+	}
+	if err == nil {
+		err = d.apply(cfg)
+	}
+	d.proxy.Metrics().Reloaded(err)
+	if err != nil {
+		d.log.Error("reload failed; keeping the running config", "trigger", why, "err", err)
+		d.lastRaw = raw // complain once per bad version of the file
+		return
+	}
+	d.lastRaw = raw
+	d.log.Info("config reloaded", "trigger", why)
+}
+
+func (d *daemon) apply(cfg *conf.Config) error {
+	if err := d.proxy.Reload(context.Background(), proxyConfig(cfg)); err != nil {
+		return err
+	}
+	if err := d.cache.Resize(int64(cfg.Cache.Size)); err != nil {
+		return err
+	}
+	d.level.Set(cfg.Log.SlogLevel())
+	if cfg.Listen != d.cfg.Listen || cfg.Admin != d.cfg.Admin || cfg.Server != d.cfg.Server ||
+		cfg.Log.Format != d.cfg.Log.Format {
+		d.log.Warn("listen, admin, server and log.format settings apply at the next restart")
+	}
+	setMemoryLimit(cfg, d.log)
+	d.cfg = cfg
+	return nil
+}
+
+// setMemoryLimit keeps the Go heap, and so RSS, close to the configured
+// cache size: evicted entries are garbage, and without a limit the GC
+// lets the heap reach twice the live size before collecting.
+func setMemoryLimit(c *conf.Config, log *slog.Logger) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	limit := int64(c.Cache.Size)*5/4 + 64<<20
+	debug.SetMemoryLimit(limit)
+	log.Debug("memory limit set", "bytes", limit)
+}

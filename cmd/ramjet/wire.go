@@ -1,0 +1,100 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/ramjet-proxy/ramjet/conf"
+	"github.com/ramjet-proxy/ramjet/proxy"
+	"github.com/ramjet-proxy/ramjet/proxy/origin"
+)
+
+// overrides are the command-line flags that win over the file.
+type overrides struct {
+	listen, origin, admin, adminToken string
+}
+
+func (o overrides) apply(c *conf.Config) {
+	if o.listen != "" {
+		c.Listen = o.listen
+	}
+	if o.origin != "" {
+		c.Origin.Servers = []string{o.origin}
+	}
+	if o.admin != "" {
+		c.Admin.Listen = o.admin
+	}
+	if o.adminToken != "" {
+		c.Admin.Token = o.adminToken
+	}
+}
+
+// proxyConfig translates the file's settings into the proxy's own Config.
+func proxyConfig(c *conf.Config) proxy.Config {
+	pc := proxy.Config{
+		Origin: origin.Config{
+			Servers:        c.Origin.Servers,
+			ConnectTimeout: time.Duration(c.Origin.ConnectTimeout),
+			HeaderTimeout:  time.Duration(c.Origin.HeaderTimeout),
+			BodyTimeout:    time.Duration(c.Origin.BodyTimeout),
+			MaxConns:       c.Origin.MaxConns,
+			Health: origin.HealthConfig{
+				Path:     c.Origin.Health.Path,
+				Interval: time.Duration(c.Origin.Health.Interval),
+				Timeout:  time.Duration(c.Origin.Health.Timeout),
+				Fall:     c.Origin.Health.Fall,
+				Rise:     c.Origin.Health.Rise,
+			},
+		},
+		Default:       site(nil, c.Defaults),
+		MaxObjectSize: int64(c.Cache.MaxObjectSize),
+		HitForPass:    time.Duration(c.Cache.HitForPass),
+		Compress: proxy.Compress{
+			Gzip:    c.Cache.Compress.Gzip,
+			Brotli:  c.Cache.Compress.Brotli,
+			MinSize: int(c.Cache.Compress.MinSize),
+			Types:   c.Cache.Compress.Types,
+		},
+	}
+	for _, h := range c.Hosts {
+		pc.Sites = append(pc.Sites, site(h.Names, h.Site))
+	}
+	return pc
+}
+
+func site(names []string, s conf.Site) proxy.Site {
+	return proxy.Site{
+		Names:           names,
+		Cache:           s.Cache,
+		DefaultTTL:      time.Duration(s.DefaultTTL),
+		Grace:           time.Duration(s.Grace),
+		CacheSetCookie:  s.CacheSetCookie,
+		DebugHeaders:    s.DebugHeaders,
+		BypassCookies:   s.BypassCookies,
+		VaryCookies:     s.VaryCookies,
+		DropQueryParams: s.DropQueryParams,
+	}
+}
+
+func serverConfig(c *conf.Config) proxy.ServerConfig {
+	return proxy.ServerConfig{
+		Name:           "main",
+		Addr:           c.Listen,
+		ReadTimeout:    time.Duration(c.Server.ReadTimeout),
+		WriteTimeout:   time.Duration(c.Server.WriteTimeout),
+		IdleTimeout:    time.Duration(c.Server.IdleTimeout),
+		MaxRequestBody: int(c.Server.MaxRequestBody),
+		MaxHeaderBytes: int(c.Server.MaxHeaderBytes),
+		MaxConns:       c.Server.MaxConns,
+	}
+}
+
+func newLogger(c conf.Log, level *slog.LevelVar) *slog.Logger {
+	level.Set(c.SlogLevel())
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}

@@ -1,0 +1,107 @@
+package cache
+
+import (
+	"errors"
+	"hash/maphash"
+	"time"
+)
+
+// Config sizes the cache.
+type Config struct {
+	// Size bounds the bytes held by stored entries, including an estimate
+	// of their bookkeeping. Required.
+	Size int64
+	// MaxVariants bounds the variants kept per URL; 0 means 32.
+	MaxVariants int
+}
+
+// ErrBadSize is returned for a non-positive size.
+var ErrBadSize = errors.New("cache: size must be positive")
+
+// Cache is the page store. It is safe for concurrent use.
+type Cache struct {
+	store       *otterStore
+	seed        maphash.Seed
+	maxVariants int
+}
+
+// New returns an empty cache bounded by cfg.Size bytes.
+func New(cfg Config) (*Cache, error) {
+	if cfg.Size <= 0 {
+		return nil, ErrBadSize
+	}
+	s, err := newOtterStore(cfg.Size)
+	if err != nil {
+		return nil, err
+	}
+	mv := cfg.MaxVariants
+	if mv <= 0 {
+		mv = 32
+	}
+	return &Cache{store: s, seed: maphash.MakeSeed(), maxVariants: mv}, nil
+}
+
+// Hash returns the lookup hash of a primary key.
+func (c *Cache) Hash(key []byte) uint64 { return maphash.Bytes(c.seed, key) }
+
+// Lookup returns the object stored under key (whose hash is h), or nil.
+// It does not allocate.
+func (c *Cache) Lookup(h uint64, key []byte) *Object {
+	o, ok := c.store.Get(h)
+	if !ok || o.Key != string(key) {
+		return nil
+	}
+	return o
+}
+
+// Insert stores e as the variant of key selected by vary. Concurrent
+// inserts of one key may lose a variant; that costs a later miss, never a
+// wrong answer, because every entry carries its own variant.
+func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
+	old, ok := c.store.Get(h)
+	if !ok || old.Key != key || old.PassUntil > 0 {
+		old = &Object{Key: key}
+	}
+	c.store.Set(h, old.withVariant(vary, e, c.maxVariants))
+}
+
+// MarkPass records that key answered uncacheably, dropping its variants;
+// until the given unix-nano time, requests for it skip coalescing.
+func (c *Cache) MarkPass(h uint64, key string, until int64) {
+	o := &Object{Key: key, PassUntil: until}
+	o.account()
+	c.store.Set(h, o)
+}
+
+// Remove drops every variant of key. It reports whether there was one.
+func (c *Cache) Remove(h uint64, key []byte) bool {
+	if c.Lookup(h, key) == nil {
+		return false
+	}
+	c.store.Delete(h)
+	return true
+}
+
+// Resize changes the byte bound; eviction catches up in the background.
+func (c *Cache) Resize(size int64) error {
+	if size <= 0 {
+		return ErrBadSize
+	}
+	c.store.c.SetMaximum(uint64(size))
+	return nil
+}
+
+// Len is the approximate number of objects held.
+func (c *Cache) Len() int { return c.store.c.EstimatedSize() }
+
+// Bytes is the weighted size of what is held.
+func (c *Cache) Bytes() uint64 { return c.store.c.WeightedSize() }
+
+// Close stops the store's maintenance goroutines. It is idempotent.
+func (c *Cache) Close() error {
+	c.store.c.StopAllGoroutines()
+	return nil
+}
+
+// Now is the clock entries are compared against, in unix nanoseconds.
+func Now() int64 { return time.Now().UnixNano() }

@@ -1,0 +1,88 @@
+package cache
+
+import "time"
+
+// Field is one pre-serialised response header: canonical name and value,
+// ready to be written as is on a hit.
+type Field struct {
+	Name  []byte
+	Value []byte
+}
+
+// Entry is one stored response variant. It is immutable once stored.
+type Entry struct {
+	// Variant is the serialised vary values of the request that stored
+	// it; empty when the response does not vary.
+	Variant string
+	Status  int
+	// Header holds the headers written on every hit, without hop-by-hop,
+	// content-length/-encoding, Date, Age, Set-Cookie or internal headers.
+	Header []Field
+	// Internal holds the application's cache-control headers (tags, LSCache
+	// control), written only when a site asks for debug headers.
+	Internal []Field
+	// ETag and ETagWeak are the validator for the identity body and for the
+	// compressed bodies (a compressed body is not byte-identical, so its
+	// strong validator becomes weak).
+	ETag, ETagWeak []byte
+	LastModified   []byte
+	// ContentType is kept apart because fasthttp treats it specially.
+	ContentType []byte
+	Body        []byte
+	Gzip        []byte // nil when not compressed
+	Brotli      []byte // nil when not compressed
+	Tags        []string
+	ESI         bool
+
+	// Times are unix nanoseconds.
+	Stored     int64
+	InitialAge int64 // seconds of Age the origin reported
+	FreshUntil int64
+	// StaleUntil ends the window in which a stale copy is served while one
+	// request revalidates; ErrorUntil the window in which it is served
+	// because the origin failed.
+	StaleUntil int64
+	ErrorUntil int64
+}
+
+// Fresh reports whether e may be served without revalidation at now.
+func (e *Entry) Fresh(now int64) bool { return now < e.FreshUntil }
+
+// Servable reports whether e may be served stale while revalidating.
+func (e *Entry) Servable(now int64) bool { return now < e.StaleUntil }
+
+// ServableOnError reports whether e may be served because the origin failed.
+func (e *Entry) ServableOnError(now int64) bool { return now < e.ErrorUntil }
+
+// Age is the RFC 9111 current age in whole seconds.
+func (e *Entry) Age(now int64) int64 {
+	return e.InitialAge + (now-e.Stored)/int64(time.Second)
+}
+
+// Size is the number of bytes e holds, as charged against the cache size.
+func (e *Entry) Size() int {
+	n := entryOverhead + len(e.Variant) + len(e.Body) + len(e.Gzip) + len(e.Brotli) +
+		len(e.ETag) + len(e.ETagWeak) + len(e.LastModified) + len(e.ContentType)
+	for _, f := range e.Header {
+		n += len(f.Name) + len(f.Value) + fieldOverhead
+	}
+	for _, f := range e.Internal {
+		n += len(f.Name) + len(f.Value) + fieldOverhead
+	}
+	for _, t := range e.Tags {
+		n += len(t) + 16
+	}
+	return n
+}
+
+// expires is when e can no longer be served in any way.
+func (e *Entry) expires() int64 {
+	return max(e.FreshUntil, e.StaleUntil, e.ErrorUntil)
+}
+
+// Overheads approximate Go's bookkeeping so the byte bound holds for RSS.
+const (
+	entryOverhead  = 320
+	fieldOverhead  = 48
+	objectOverhead = 160
+)

@@ -1,0 +1,57 @@
+package cache
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/maypok86/otter/v2"
+)
+
+// Store is what the cache needs of a concurrent, byte-bounded map. It is
+// narrow so that other engines can be measured against the one in use
+// (see BenchmarkStores).
+type Store interface {
+	Get(h uint64) (*Object, bool)
+	Set(h uint64, o *Object)
+	Delete(h uint64)
+}
+
+// otterStore keeps objects by reference (no copy per hit), expires each at
+// its own time, and evicts by weight with W-TinyLFU.
+type otterStore struct {
+	c *otter.Cache[uint64, *Object]
+}
+
+func newOtterStore(maxBytes int64) (*otterStore, error) {
+	c, err := otter.New(&otter.Options[uint64, *Object]{
+		MaximumWeight:    uint64(maxBytes),
+		Weigher:          func(_ uint64, o *Object) uint32 { return uint32(min(o.size, 1<<31)) },
+		ExpiryCalculator: objectExpiry{},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache: new otter store: %w", err)
+	}
+	return &otterStore{c: c}, nil
+}
+
+func (s *otterStore) Get(h uint64) (*Object, bool) { return s.c.GetIfPresent(h) }
+func (s *otterStore) Set(h uint64, o *Object)      { s.c.Set(h, o) }
+func (s *otterStore) Delete(h uint64)              { s.c.Invalidate(h) }
+
+// objectExpiry drops an object from memory once none of its variants can
+// be served any more, fresh or stale.
+type objectExpiry struct{}
+
+func (objectExpiry) ExpireAfterCreate(e otter.Entry[uint64, *Object]) time.Duration {
+	return time.Duration(e.Value.expiresAt - time.Now().UnixNano())
+}
+
+func (objectExpiry) ExpireAfterUpdate(e otter.Entry[uint64, *Object], _ *Object) time.Duration {
+	return time.Duration(e.Value.expiresAt - time.Now().UnixNano())
+}
+
+func (objectExpiry) ExpireAfterRead(e otter.Entry[uint64, *Object]) time.Duration {
+	return e.ExpiresAfter()
+}
+
+var _ Store = (*otterStore)(nil)

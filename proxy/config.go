@@ -1,0 +1,151 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ramjet-proxy/ramjet/proxy/origin"
+)
+
+// Config is one generation of proxy policy. Reload swaps it whole.
+type Config struct {
+	Origin origin.Config
+	// Default applies to requests whose Host matches no site.
+	Default Site
+	Sites   []Site
+	// MaxObjectSize bounds the body of a stored response; larger ones
+	// stream through uncached. 0 means 8 MiB.
+	MaxObjectSize int64
+	// HitForPass is how long a URL that answered uncacheably skips request
+	// coalescing; 0 disables the memory.
+	HitForPass time.Duration
+	Compress   Compress
+}
+
+// Site is the cache policy of one or more host names.
+type Site struct {
+	// Names are exact host names or "*.suffix" wildcards, case-insensitive.
+	Names []string
+	// Cache off forwards everything uncached.
+	Cache bool
+	// DefaultTTL applies to responses without freshness information;
+	// 0 leaves them uncached.
+	DefaultTTL time.Duration
+	// Grace is the stale window when a response gives none: a stale copy
+	// is served while one request refreshes it, or when the origin fails.
+	Grace time.Duration
+	// CacheSetCookie stores responses carrying Set-Cookie (without the
+	// cookie); off by default, as LSCache's respCookieCache.
+	CacheSetCookie bool
+	// DebugHeaders keeps the application's internal cache headers on
+	// responses to clients.
+	DebugHeaders bool
+	// BypassCookies: a request carrying one of these skips the cache.
+	// A trailing "*" matches by prefix.
+	BypassCookies []string
+	// VaryCookies become part of every cache key of the site.
+	VaryCookies []string
+	// DropQueryParams are left out of the cache key ("utm_*" by prefix).
+	DropQueryParams []string
+}
+
+// Compress selects the encodings stored next to each compressible body.
+type Compress struct {
+	Gzip, Brotli bool
+	// MinSize: smaller bodies are not compressed.
+	MinSize int
+	// Types are media types (without parameters) worth compressing.
+	Types []string
+}
+
+// site is a Site compiled for the request path.
+type site struct {
+	Site
+	bypass      *patterns
+	drop        *patterns
+	varyCookies []string
+}
+
+func compileSite(s Site) *site {
+	return &site{
+		Site:        s,
+		bypass:      newPatterns(s.BypassCookies),
+		drop:        newPatterns(s.DropQueryParams),
+		varyCookies: s.VaryCookies,
+	}
+}
+
+// router maps a Host header to its site.
+type router struct {
+	exact    map[string]*site
+	suffixes []suffixSite
+	def      *site
+}
+
+type suffixSite struct {
+	suffix string // ".example.com"
+	site   *site
+}
+
+func newRouter(cfg Config) (*router, error) {
+	r := &router{exact: make(map[string]*site), def: compileSite(cfg.Default)}
+	var errs []error
+	for _, s := range cfg.Sites {
+		cs := compileSite(s)
+		for _, n := range s.Names {
+			n = strings.ToLower(n)
+			if suf, ok := strings.CutPrefix(n, "*"); ok {
+				r.suffixes = append(r.suffixes, suffixSite{suffix: suf, site: cs})
+				continue
+			}
+			if _, dup := r.exact[n]; dup {
+				errs = append(errs, fmt.Errorf("proxy: host %q configured twice", n))
+			}
+			r.exact[n] = cs
+		}
+	}
+	return r, errors.Join(errs...)
+}
+
+// route returns the site of a Host header value; it does not allocate.
+func (r *router) route(host []byte) *site {
+	host = stripPort(host)
+	var buf [128]byte
+	if len(host) > len(buf) {
+		return r.def
+	}
+	h := buf[:len(host)]
+	for i, c := range host {
+		h[i] = lower(c)
+	}
+	if s, ok := r.exact[string(h)]; ok {
+		return s
+	}
+	for _, ss := range r.suffixes {
+		if len(h) > len(ss.suffix) && string(h[len(h)-len(ss.suffix):]) == ss.suffix {
+			return ss.site
+		}
+	}
+	return r.def
+}
+
+func stripPort(host []byte) []byte {
+	if len(host) > 0 && host[0] == '[' { // [::1]:8080
+		if i := bytes.LastIndexByte(host, ']'); i >= 0 {
+			return host[:i+1]
+		}
+		return host
+	}
+	for i := len(host) - 1; i >= 0; i-- {
+		switch c := host[i]; {
+		case c == ':':
+			return host[:i]
+		case c < '0' || c > '9':
+			return host
+		}
+	}
+	return host
+}

@@ -1,0 +1,43 @@
+package proxy
+
+import (
+	"errors"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/origin"
+)
+
+// ErrBodyRead is returned when the origin's body broke off before it was
+// complete and nothing had been sent to the client yet.
+var ErrBodyRead = errors.New("proxy: reading origin body")
+
+// statusFor is the one place that maps a failure to the client's status.
+func statusFor(err error) int {
+	switch {
+	case errors.Is(err, origin.ErrTimeout):
+		return fasthttp.StatusGatewayTimeout
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		return fasthttp.StatusRequestEntityTooLarge
+	default:
+		return fasthttp.StatusBadGateway
+	}
+}
+
+// writeError answers the client with a short body and logs why.
+func (p *Proxy) writeError(ctx *fasthttp.RequestCtx, err error) {
+	code := statusFor(err)
+	switch code {
+	case fasthttp.StatusGatewayTimeout:
+		p.metrics.originTimeouts.Inc()
+	case fasthttp.StatusBadGateway:
+		p.metrics.originErrors.Inc()
+	}
+	p.log.Warn("origin request failed", "status", code, "method", string(ctx.Method()),
+		"host", string(ctx.Host()), "uri", string(ctx.RequestURI()), "err", err)
+	ctx.Response.Reset()
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.SetContentType("text/plain; charset=utf-8")
+	ctx.SetStatusCode(code)
+	ctx.SetBodyString(fasthttp.StatusMessage(code) + "\n")
+}

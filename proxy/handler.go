@@ -1,0 +1,105 @@
+package proxy
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+)
+
+// ServeFastHTTP is the request path: route, pass what the cache must not
+// answer, look up, then serve a hit or fill a miss.
+func (p *Proxy) ServeFastHTTP(ctx *fasthttp.RequestCtx) {
+	g := p.gen.Load()
+	s := g.router.route(ctx.Host())
+	if !ctx.IsGet() && !ctx.IsHead() {
+		p.unsafeMethod(ctx, g, s)
+		return
+	}
+	if p.bypassed(ctx, s) {
+		p.metrics.bypass.Inc()
+		p.forward(ctx, g, s, csBypass)
+		return
+	}
+	st := acquireState()
+	defer releaseState(st)
+	st.key = appendKey(st.key[:0], st, requestScheme(ctx), ctx.Host(), pathOf(ctx), ctx.URI().QueryString(), s.drop)
+	h := p.cache.Hash(st.key)
+	o := p.cache.Lookup(h, st.key)
+	now := cache.Now()
+	switch {
+	case o == nil:
+		p.fill(ctx, g, s, st, h, nil, fwdMiss, true)
+	case o.PassUntil > now:
+		p.metrics.pass.Inc()
+		p.fill(ctx, g, s, st, h, nil, fwdURIMiss, false)
+	default:
+		p.lookupVariant(ctx, g, s, st, h, o, now)
+	}
+}
+
+// lookupVariant serves the variant of o that the request selects: fresh,
+// stale while one refresh runs, or refetched.
+func (p *Proxy) lookupVariant(ctx *fasthttp.RequestCtx, g *generation, s *site, st *reqState, h uint64, o *cache.Object, now int64) {
+	st.variant = appendVariant(st.variant[:0], &ctx.Request.Header, o.Vary)
+	e := o.Variant(st.variant)
+	switch {
+	case e == nil:
+		p.fill(ctx, g, s, st, h, nil, fwdVaryMiss, true)
+	case e.Fresh(now):
+		p.metrics.hit.Inc()
+		serveEntry(ctx, s, e, now, csHit)
+	case e.Servable(now):
+		p.metrics.stale.Inc()
+		serveEntry(ctx, s, e, now, csStale)
+		p.refresh(ctx, g, s, st, h, e)
+	default:
+		p.fill(ctx, g, s, st, h, e, fwdStale, true)
+	}
+}
+
+// bypassed reports whether the request must skip the cache both ways:
+// caching off for the site, credentials, or a bypass cookie.
+func (p *Proxy) bypassed(ctx *fasthttp.RequestCtx, s *site) bool {
+	h := &ctx.Request.Header
+	return !s.Cache || len(h.Peek("Authorization")) > 0 || hasCookie(h.Peek("Cookie"), s.bypass)
+}
+
+// unsafeMethod forwards a request the cache cannot answer and, when it
+// succeeded, invalidates the URL it targeted (RFC 9111 4.4).
+func (p *Proxy) unsafeMethod(ctx *fasthttp.RequestCtx, g *generation, s *site) {
+	p.metrics.method.Inc()
+	p.forward(ctx, g, s, csMethod)
+	if code := ctx.Response.StatusCode(); code < 200 || code >= 400 {
+		return
+	}
+	if string(ctx.Method()) == fasthttp.MethodOptions || string(ctx.Method()) == fasthttp.MethodTrace {
+		return
+	}
+	st := acquireState()
+	defer releaseState(st)
+	st.key = appendKey(st.key[:0], st, requestScheme(ctx), ctx.Host(), pathOf(ctx), ctx.URI().QueryString(), s.drop)
+	p.cache.Remove(p.cache.Hash(st.key), st.key)
+}
+
+// pathOf is the request path as the client sent it (not decoded).
+func pathOf(ctx *fasthttp.RequestCtx) []byte {
+	uri := ctx.Request.Header.RequestURI()
+	if i := indexAny(uri, '?', '#'); i >= 0 {
+		uri = uri[:i]
+	}
+	if len(uri) > 0 && uri[0] != '/' { // absolute form: http://host/path
+		return ctx.URI().PathOriginal()
+	}
+	return uri
+}
+
+func indexAny(b []byte, c1, c2 byte) int {
+	for i, c := range b {
+		if c == c1 || c == c2 {
+			return i
+		}
+	}
+	return -1
+}
+
+var _ fasthttp.RequestHandler = (*Proxy)(nil).ServeFastHTTP

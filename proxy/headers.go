@@ -1,0 +1,140 @@
+package proxy
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/policy"
+)
+
+// headerClass says what the proxy does with an origin response header.
+type headerClass int
+
+const (
+	headerKeep     headerClass = iota // stored and sent to clients
+	headerInternal                    // the application talking to the cache
+	headerDrop                        // connection-level, or rewritten by the proxy
+	headerSpecial                     // kept outside the generic list (ETag, Content-Type...)
+)
+
+var internalHeaders = []string{
+	"X-Litespeed-Cache-Control", "X-Litespeed-Tag", "X-Litespeed-Purge",
+	"X-Litespeed-Purge2", "X-Litespeed-Vary", "X-Litespeed-Cache",
+	"Surrogate-Key", "Surrogate-Control", "Cache-Tag", "Xkey",
+	"Cache-Group-Invalidation",
+}
+
+var droppedHeaders = []string{
+	"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer",
+	"Transfer-Encoding", "Upgrade", "Proxy-Authenticate", "Content-Length",
+	"Date", "Age", "Set-Cookie", "Cache-Status",
+}
+
+var specialHeaders = []string{"Etag", "Last-Modified", "Content-Type", "Vary"}
+
+func classify(name []byte) headerClass {
+	switch {
+	case foldIn(name, internalHeaders):
+		return headerInternal
+	case foldIn(name, droppedHeaders):
+		return headerDrop
+	case foldIn(name, specialHeaders):
+		return headerSpecial
+	}
+	return headerKeep
+}
+
+func foldIn(name []byte, list []string) bool {
+	for _, s := range list {
+		if len(s) == len(name) && bytes.EqualFold(name, []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// policyInput gathers what policy.Decide reads from one origin exchange.
+func policyInput(req *fasthttp.Request, resp *fasthttp.Response, s *site, now int64, authorization bool) *policy.Input {
+	h := &resp.Header
+	in := &policy.Input{
+		Method:           "GET",
+		Status:           resp.StatusCode(),
+		Authorization:    authorization,
+		SetCookie:        len(h.PeekAll("Set-Cookie")) > 0,
+		LSCacheControl:   joined(h, "X-Litespeed-Cache-Control"),
+		SurrogateControl: joined(h, "Surrogate-Control"),
+		CacheControl:     joined(h, "Cache-Control"),
+		Expires:          h.Peek("Expires"),
+		Date:             h.Peek("Date"),
+		Age:              h.Peek("Age"),
+		Vary:             joined(h, "Vary"),
+		LSVary:           joined(h, "X-Litespeed-Vary"),
+		DefaultTTL:       s.DefaultTTL,
+		Grace:            s.Grace,
+		CacheSetCookie:   s.CacheSetCookie,
+	}
+	in.Now = unixTime(now)
+	for _, name := range []string{"X-Litespeed-Tag", "Surrogate-Key", "Cache-Tag", "Xkey"} {
+		in.TagHeaders = append(in.TagHeaders, h.PeekAll(name)...)
+	}
+	return in
+}
+
+func joined(h *fasthttp.ResponseHeader, name string) []byte {
+	all := h.PeekAll(name)
+	switch len(all) {
+	case 0:
+		return nil
+	case 1:
+		return all[0]
+	}
+	return bytes.Join(all, []byte(", "))
+}
+
+// varySpec is what selects a variant of a response: its Vary headers,
+// the site's vary cookies, the app's X-LiteSpeed-Vary cookies, and
+// LSCache's _lscache_vary cookie unless the response said no-vary.
+func varySpec(s *site, d *policy.Decision) cache.VarySpec {
+	cookies := slices.Concat(s.varyCookies, d.VaryCookies)
+	if !d.NoVary {
+		cookies = append(cookies, "_lscache_vary")
+	}
+	slices.Sort(cookies)
+	headers := slices.Clone(d.VaryHeaders)
+	slices.Sort(headers)
+	return cache.VarySpec{Headers: slices.Compact(headers), Cookies: slices.Compact(cookies)}
+}
+
+// appendVariant serialises the request values a vary spec selects on.
+// It does not allocate when dst has room.
+func appendVariant(dst []byte, h *fasthttp.RequestHeader, v cache.VarySpec) []byte {
+	for _, name := range v.Headers {
+		dst = append(dst, h.Peek(name)...)
+		dst = append(dst, 0)
+	}
+	if len(v.Cookies) == 0 {
+		return dst
+	}
+	ck := h.Peek("Cookie")
+	for _, name := range v.Cookies {
+		dst = append(dst, cookieValue(ck, name)...)
+		dst = append(dst, 0)
+	}
+	return dst
+}
+
+// mergeVary returns the Vary value sent with a stored response: the
+// origin's, plus Accept-Encoding when compressed bodies are stored.
+func mergeVary(origin []byte, compressed bool) []byte {
+	if !compressed || bytes.Contains(bytes.ToLower(origin), []byte("accept-encoding")) {
+		return bytes.Clone(origin)
+	}
+	if len(bytes.TrimSpace(origin)) == 0 {
+		return []byte("Accept-Encoding")
+	}
+	return []byte(strings.TrimSpace(string(origin)) + ", Accept-Encoding")
+}

@@ -1,0 +1,154 @@
+package proxy
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+)
+
+// RFC 9211 Cache-Status values, built once.
+var (
+	csHit          = []byte("ramjet; hit")
+	csStale        = []byte("ramjet; hit; fwd=stale")
+	csStaleOnError = []byte("ramjet; hit; fwd=stale; detail=stale-if-error")
+	csStored       = []byte("ramjet; fwd=miss; stored")
+	csCollapsed    = []byte("ramjet; fwd=miss; collapsed")
+	csRevalidated  = []byte("ramjet; fwd=stale; fwd-status=304; stored")
+	csBypass       = []byte("ramjet; fwd=bypass")
+	csMethod       = []byte("ramjet; fwd=method")
+	csHitForPass   = []byte("ramjet; fwd=uri-miss")
+
+	hdrCacheStatus     = []byte("Cache-Status")
+	hdrAge             = []byte("Age")
+	hdrETag            = []byte("ETag")
+	hdrLastModified    = []byte("Last-Modified")
+	hdrContentEncoding = []byte("Content-Encoding")
+	encGzip            = []byte("gzip")
+	encBrotli          = []byte("br")
+)
+
+// serveEntry writes a stored response. It allocates nothing: headers are
+// pre-serialised, the body is written from the entry without a copy.
+func serveEntry(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int64, status []byte) {
+	resp := &ctx.Response
+	body, etag, enc := pickEncoding(ctx.Request.Header.Peek("Accept-Encoding"), e)
+	if notModified(&ctx.Request.Header, e, etag) {
+		resp.SetStatusCode(fasthttp.StatusNotModified)
+	} else {
+		resp.SetStatusCode(e.Status)
+		resp.SetBodyRaw(body)
+		if len(e.ContentType) > 0 {
+			resp.Header.SetContentTypeBytes(e.ContentType)
+		}
+		if enc != nil {
+			resp.Header.SetCanonical(hdrContentEncoding, enc)
+		}
+	}
+	h := &resp.Header
+	for i := range e.Header {
+		h.AddBytesKV(e.Header[i].Name, e.Header[i].Value)
+	}
+	if s.DebugHeaders {
+		for i := range e.Internal {
+			h.AddBytesKV(e.Internal[i].Name, e.Internal[i].Value)
+		}
+	}
+	if len(etag) > 0 {
+		h.SetCanonical(hdrETag, etag)
+	}
+	if len(e.LastModified) > 0 {
+		h.SetCanonical(hdrLastModified, e.LastModified)
+	}
+	var age [20]byte
+	h.SetCanonical(hdrAge, strconv.AppendInt(age[:0], max(e.Age(now), 0), 10))
+	h.SetCanonical(hdrCacheStatus, status)
+}
+
+// pickEncoding chooses the stored body the client accepts best: br, then
+// gzip, then identity.
+func pickEncoding(accept []byte, e *cache.Entry) (body, etag, enc []byte) {
+	if len(accept) > 0 {
+		if e.Brotli != nil && accepts(accept, encBrotli) {
+			return e.Brotli, e.ETagWeak, encBrotli
+		}
+		if e.Gzip != nil && accepts(accept, encGzip) {
+			return e.Gzip, e.ETagWeak, encGzip
+		}
+	}
+	return e.Body, e.ETag, nil
+}
+
+// accepts reports whether an Accept-Encoding value allows coding (a
+// listed coding or "*", without q=0).
+func accepts(header, coding []byte) bool {
+	for len(header) > 0 {
+		var item []byte
+		if i := bytes.IndexByte(header, ','); i >= 0 {
+			item, header = header[:i], header[i+1:]
+		} else {
+			item, header = header, nil
+		}
+		name, params, _ := bytes.Cut(item, []byte{';'})
+		name = bytes.TrimSpace(name)
+		if !bytes.EqualFold(name, coding) && !(len(name) == 1 && name[0] == '*') {
+			continue
+		}
+		return !qZero(params)
+	}
+	return false
+}
+
+// qZero reports whether parameters carry q=0 (q=0, q=0.0, q=0.000).
+func qZero(params []byte) bool {
+	i := bytes.Index(params, []byte("q="))
+	if i < 0 {
+		return false
+	}
+	v := bytes.TrimSpace(params[i+2:])
+	if len(v) == 0 || v[0] != '0' {
+		return false
+	}
+	for _, c := range v[1:] {
+		if c != '.' && c != '0' {
+			return c == ' ' || c == ';'
+		}
+	}
+	return true
+}
+
+// notModified evaluates the client's conditional GET against the entry
+// (RFC 9110 13.2.2: If-None-Match wins over If-Modified-Since).
+func notModified(h *fasthttp.RequestHeader, e *cache.Entry, etag []byte) bool {
+	if e.Status != fasthttp.StatusOK {
+		return false
+	}
+	if inm := h.Peek("If-None-Match"); len(inm) > 0 {
+		return len(etag) > 0 && etagListMatches(inm, etag)
+	}
+	ims := h.Peek("If-Modified-Since")
+	return len(ims) > 0 && len(e.LastModified) > 0 && bytes.Equal(ims, e.LastModified)
+}
+
+// etagListMatches is the weak comparison of If-None-Match.
+func etagListMatches(list, etag []byte) bool {
+	etag = bytes.TrimPrefix(etag, []byte("W/"))
+	for len(list) > 0 {
+		var item []byte
+		if i := bytes.IndexByte(list, ','); i >= 0 {
+			item, list = list[:i], list[i+1:]
+		} else {
+			item, list = list, nil
+		}
+		item = bytes.TrimSpace(item)
+		if len(item) == 1 && item[0] == '*' {
+			return true
+		}
+		if bytes.Equal(bytes.TrimPrefix(item, []byte("W/")), etag) {
+			return true
+		}
+	}
+	return false
+}

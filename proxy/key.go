@@ -1,0 +1,196 @@
+package proxy
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+
+	"github.com/valyala/fasthttp"
+)
+
+// reqState is the per-request scratch space of the hit path, pooled so
+// that a hit allocates nothing.
+type reqState struct {
+	key     []byte
+	variant []byte
+	params  [][]byte
+}
+
+var statePool = sync.Pool{New: func() any {
+	return &reqState{key: make([]byte, 0, 256), variant: make([]byte, 0, 64), params: make([][]byte, 0, 16)}
+}}
+
+func acquireState() *reqState { return statePool.Get().(*reqState) }
+
+func releaseState(st *reqState) {
+	st.key = st.key[:0]
+	st.variant = st.variant[:0]
+	clear(st.params)
+	st.params = st.params[:0]
+	statePool.Put(st)
+}
+
+// appendKey appends the primary cache key of a request: scheme, lower-case
+// host, normalised path and normalised query (tracking parameters dropped,
+// the rest sorted).
+func appendKey(dst []byte, st *reqState, scheme, host, path, query []byte, drop *patterns) []byte {
+	dst = append(dst, scheme...)
+	dst = append(dst, "://"...)
+	for _, c := range host {
+		dst = append(dst, lower(c))
+	}
+	dst = appendPath(dst, path)
+	return appendQuery(dst, st, query, drop)
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// appendPath normalises percent-encoding (RFC 3986 6.2.2): hex digits
+// upper case, unreserved characters decoded, so equivalent URLs share one
+// entry. Reserved characters stay encoded: /a%2Fb is not /a/b.
+func appendPath(dst, path []byte) []byte {
+	if len(path) == 0 {
+		return append(dst, '/')
+	}
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if c != '%' || i+2 >= len(path) || !isHex(path[i+1]) || !isHex(path[i+2]) {
+			dst = append(dst, c)
+			continue
+		}
+		v := unhex(path[i+1])<<4 | unhex(path[i+2])
+		if isUnreserved(v) {
+			dst = append(dst, v)
+		} else {
+			dst = append(dst, '%', upperHex(path[i+1]), upperHex(path[i+2]))
+		}
+		i += 2
+	}
+	return dst
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
+
+func upperHex(c byte) byte {
+	if 'a' <= c && c <= 'f' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// appendQuery appends "?" and the kept parameters in sorted order, or
+// nothing when none is kept.
+func appendQuery(dst []byte, st *reqState, query []byte, drop *patterns) []byte {
+	params := st.params[:0]
+	for len(query) > 0 {
+		var p []byte
+		if i := bytes.IndexByte(query, '&'); i >= 0 {
+			p, query = query[:i], query[i+1:]
+		} else {
+			p, query = query, nil
+		}
+		if len(p) == 0 || drop.match(paramName(p)) {
+			continue
+		}
+		params = insertSorted(params, p)
+	}
+	st.params = params
+	for i, p := range params {
+		if i == 0 {
+			dst = append(dst, '?')
+		} else {
+			dst = append(dst, '&')
+		}
+		dst = append(dst, p...)
+	}
+	return dst
+}
+
+func paramName(p []byte) []byte {
+	if i := bytes.IndexByte(p, '='); i >= 0 {
+		return p[:i]
+	}
+	return p
+}
+
+// insertSorted keeps params ordered (stable for equal parameters, so
+// ?a=2&a=1 and ?a=1&a=2 stay different, as they may mean different things).
+func insertSorted(params [][]byte, p []byte) [][]byte {
+	params = append(params, p)
+	i := len(params) - 1
+	for i > 0 && bytes.Compare(paramName(params[i-1]), paramName(p)) > 0 {
+		params[i] = params[i-1]
+		i--
+	}
+	params[i] = p
+	return params
+}
+
+// patterns matches names exactly or, for entries ending in "*", by prefix.
+type patterns struct {
+	exact    map[string]struct{}
+	prefixes []string
+}
+
+func newPatterns(list []string) *patterns {
+	p := &patterns{exact: make(map[string]struct{})}
+	for _, s := range list {
+		if pre, ok := strings.CutSuffix(s, "*"); ok {
+			p.prefixes = append(p.prefixes, pre)
+		} else {
+			p.exact[s] = struct{}{}
+		}
+	}
+	return p
+}
+
+func (p *patterns) match(name []byte) bool {
+	if p == nil {
+		return false
+	}
+	if _, ok := p.exact[string(name)]; ok {
+		return true
+	}
+	for _, pre := range p.prefixes {
+		if bytes.HasPrefix(name, []byte(pre)) {
+			return true
+		}
+	}
+	return false
+}
+
+// requestScheme is the scheme the client used.
+func requestScheme(ctx *fasthttp.RequestCtx) []byte {
+	if ctx.IsTLS() {
+		return schemeHTTPS
+	}
+	return schemeHTTP
+}
+
+var (
+	schemeHTTP  = []byte("http")
+	schemeHTTPS = []byte("https")
+)

@@ -1,0 +1,64 @@
+package proxy
+
+import (
+	"io"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+)
+
+// Metrics are the proxy's counters, in a set of their own so that several
+// proxies (tests) never collide in a global registry.
+type Metrics struct {
+	set *metrics.Set
+
+	hit, stale, staleError, miss, collapsed, bypass, pass, method *metrics.Counter
+	stored, notStored                                             *metrics.Counter
+	originErrors, originTimeouts                                  *metrics.Counter
+	refreshes, reloads, reloadErrors                              *metrics.Counter
+}
+
+func newMetrics(c *cache.Cache) *Metrics {
+	s := metrics.NewSet()
+	req := func(kind string) *metrics.Counter {
+		return s.NewCounter(`ramjet_requests_total{cache="` + kind + `"}`)
+	}
+	m := &Metrics{
+		set:            s,
+		hit:            req("hit"),
+		stale:          req("stale"),
+		staleError:     req("stale_if_error"),
+		miss:           req("miss"),
+		collapsed:      req("collapsed"),
+		bypass:         req("bypass"),
+		pass:           req("pass"),
+		method:         req("method"),
+		stored:         s.NewCounter("ramjet_cache_stores_total"),
+		notStored:      s.NewCounter("ramjet_cache_uncacheable_total"),
+		originErrors:   s.NewCounter(`ramjet_origin_errors_total{kind="unavailable"}`),
+		originTimeouts: s.NewCounter(`ramjet_origin_errors_total{kind="timeout"}`),
+		refreshes:      s.NewCounter("ramjet_background_refreshes_total"),
+		reloads:        s.NewCounter(`ramjet_reloads_total{result="ok"}`),
+		reloadErrors:   s.NewCounter(`ramjet_reloads_total{result="error"}`),
+	}
+	s.NewGauge("ramjet_cache_objects", func() float64 { return float64(c.Len()) })
+	s.NewGauge("ramjet_cache_bytes", func() float64 { return float64(c.Bytes()) })
+	return m
+}
+
+// Reloaded counts a configuration reload by its outcome.
+func (m *Metrics) Reloaded(err error) {
+	if err != nil {
+		m.reloadErrors.Inc()
+		return
+	}
+	m.reloads.Inc()
+}
+
+// WritePrometheus writes the proxy's metrics and the process's in the
+// Prometheus text format.
+func (m *Metrics) WritePrometheus(w io.Writer) {
+	m.set.WritePrometheus(w)
+	metrics.WriteProcessMetrics(w)
+}

@@ -1,0 +1,136 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/origin"
+)
+
+// Proxy is the caching reverse proxy. Its handler is ServeFastHTTP.
+type Proxy struct {
+	cache   *cache.Cache
+	log     *slog.Logger
+	metrics *Metrics
+	gen     atomic.Pointer[generation]
+	flights flights
+
+	// reloadMu serialises Reload and Close.
+	reloadMu sync.Mutex
+	closed   bool
+
+	// bgMu guards bgClosed; bg counts background refreshes.
+	bgMu     sync.Mutex
+	bgClosed bool
+	bg       sync.WaitGroup
+}
+
+// generation is everything a config change replaces.
+type generation struct {
+	cfg    Config
+	router *router
+	pool   *origin.Pool
+	types  map[string]struct{} // compressible media types
+}
+
+// New builds a proxy serving cfg from c. Start begins its background work.
+func New(cfg Config, c *cache.Cache, log *slog.Logger) (*Proxy, error) {
+	p := &Proxy{cache: c, log: log, metrics: newMetrics(c)}
+	g, err := p.newGeneration(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	p.gen.Store(g)
+	return p, nil
+}
+
+// Start begins the origin health checks of the current generation.
+func (p *Proxy) Start(ctx context.Context) {
+	p.gen.Load().pool.Start(ctx)
+}
+
+// Metrics returns the proxy's metric set.
+func (p *Proxy) Metrics() *Metrics { return p.metrics }
+
+// Reload builds a generation from cfg and swaps it in; on error the
+// current one keeps serving. In-flight requests finish on the generation
+// they started with.
+func (p *Proxy) Reload(ctx context.Context, cfg Config) error {
+	p.reloadMu.Lock()
+	defer p.reloadMu.Unlock()
+	if p.closed {
+		return fmt.Errorf("proxy: reload after close")
+	}
+	old := p.gen.Load()
+	g, err := p.newGeneration(cfg, old)
+	if err != nil {
+		return fmt.Errorf("proxy: reload: %w", err)
+	}
+	if g.pool != old.pool {
+		g.pool.Start(ctx)
+	}
+	p.gen.Store(g)
+	if g.pool != old.pool {
+		return old.pool.Close()
+	}
+	return nil
+}
+
+// newGeneration compiles cfg, keeping the origin pool (and its warm
+// connections) when the origin settings did not change.
+func (p *Proxy) newGeneration(cfg Config, old *generation) (*generation, error) {
+	if cfg.MaxObjectSize <= 0 {
+		cfg.MaxObjectSize = 8 << 20
+	}
+	r, err := newRouter(cfg)
+	if err != nil {
+		return nil, err
+	}
+	g := &generation{cfg: cfg, router: r, types: make(map[string]struct{})}
+	for _, t := range cfg.Compress.Types {
+		g.types[t] = struct{}{}
+	}
+	if old != nil && sameOrigin(old.cfg.Origin, cfg.Origin) {
+		g.pool = old.pool
+		return g, nil
+	}
+	g.pool, err = origin.New(cfg.Origin, p.log)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
+	}
+	return g, nil
+}
+
+func sameOrigin(a, b origin.Config) bool {
+	if len(a.Servers) != len(b.Servers) {
+		return false
+	}
+	for i := range a.Servers {
+		if a.Servers[i] != b.Servers[i] {
+			return false
+		}
+	}
+	a.Servers, b.Servers = nil, nil
+	return a.ConnectTimeout == b.ConnectTimeout && a.HeaderTimeout == b.HeaderTimeout &&
+		a.BodyTimeout == b.BodyTimeout && a.MaxConns == b.MaxConns && a.Health == b.Health
+}
+
+// Close stops background refreshes and health checks and waits for them.
+// It is idempotent. The cache is the caller's.
+func (p *Proxy) Close() error {
+	p.reloadMu.Lock()
+	defer p.reloadMu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	p.bgMu.Lock()
+	p.bgClosed = true
+	p.bgMu.Unlock()
+	p.bg.Wait()
+	return p.gen.Load().pool.Close()
+}

@@ -1,0 +1,99 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// ServerConfig is a client-facing listener. Zero timeouts mean none.
+type ServerConfig struct {
+	Name           string // for logs: "main", "admin"
+	Addr           string
+	ReadTimeout    time.Duration
+	WriteTimeout   time.Duration
+	IdleTimeout    time.Duration
+	MaxRequestBody int // larger bodies get 413; 0 means 4 MiB
+	MaxHeaderBytes int // larger headers get 431; 0 means 16 KiB
+	MaxConns       int // 0 means fasthttp's default
+}
+
+// Server owns one listener and the goroutine serving it.
+type Server struct {
+	cfg  ServerConfig
+	srv  *fasthttp.Server
+	ln   net.Listener
+	log  *slog.Logger
+	done chan error
+	once sync.Once
+}
+
+// NewServer prepares a server for h; Start listens.
+func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *Server {
+	if cfg.MaxHeaderBytes <= 0 {
+		cfg.MaxHeaderBytes = 16 << 10
+	}
+	srv := &fasthttp.Server{
+		Handler:                       h,
+		Name:                          "ramjet",
+		ReadTimeout:                   cfg.ReadTimeout,
+		WriteTimeout:                  cfg.WriteTimeout,
+		IdleTimeout:                   cfg.IdleTimeout,
+		MaxRequestBodySize:            cfg.MaxRequestBody,
+		ReadBufferSize:                cfg.MaxHeaderBytes,
+		Concurrency:                   cfg.MaxConns,
+		StreamRequestBody:             true,
+		DisablePreParseMultipartForm:  true,
+		NoDefaultServerHeader:         true,
+		NoDefaultContentType:          true,
+		DisableHeaderNamesNormalizing: false,
+		CloseOnShutdown:               true,
+		Logger:                        fasthttpLogger{log},
+	}
+	return &Server{cfg: cfg, srv: srv, log: log, done: make(chan error, 1)}
+}
+
+// Start listens on the configured address and serves until Shutdown.
+func (s *Server) Start(context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("%s listener: %w", s.cfg.Name, err)
+	}
+	s.ln = ln
+	go func() { s.done <- s.srv.Serve(ln) }()
+	s.log.Info("listening", "listener", s.cfg.Name, "addr", ln.Addr().String())
+	return nil
+}
+
+// Addr is the bound address (useful with port 0).
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Shutdown stops accepting, lets in-flight requests finish until ctx
+// ends, then closes what is left and waits for the serving goroutine.
+func (s *Server) Shutdown(ctx context.Context) error {
+	var err error
+	s.once.Do(func() {
+		if s.ln == nil {
+			return
+		}
+		err = s.srv.ShutdownWithContext(ctx)
+		if serr := <-s.done; serr != nil && !errors.Is(serr, net.ErrClosed) {
+			err = errors.Join(err, serr)
+		}
+	})
+	return err
+}
+
+// fasthttpLogger sends fasthttp's own messages (malformed requests and
+// the like) to slog at debug level: they are the client's problem.
+type fasthttpLogger struct{ log *slog.Logger }
+
+func (l fasthttpLogger) Printf(format string, args ...any) {
+	l.log.Debug(fmt.Sprintf(format, args...), "source", "fasthttp")
+}

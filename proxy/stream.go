@@ -1,0 +1,105 @@
+package proxy
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+)
+
+// respond writes a fill's result to the client.
+func (p *Proxy) respond(ctx *fasthttp.RequestCtx, s *site, res result) {
+	switch {
+	case res.err != nil:
+		p.writeError(ctx, res.err)
+	case res.entry != nil:
+		p.countServed(res.status)
+		serveEntry(ctx, s, res.entry, cache.Now(), res.status)
+	default:
+		p.metrics.miss.Inc()
+		streamResponse(ctx, s, res.resp, res.prefix, res.status)
+	}
+}
+
+func (p *Proxy) countServed(status []byte) {
+	switch {
+	case bytes.Equal(status, csStaleOnError):
+		p.metrics.staleError.Inc()
+	default:
+		p.metrics.miss.Inc()
+	}
+}
+
+// streamResponse relays an origin response the cache does not keep: the
+// body is streamed, never buffered whole, and resp is released when the
+// client has it (or the connection ends).
+func streamResponse(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, prefix []byte, status []byte) {
+	out := &ctx.Response
+	out.SetStatusCode(resp.StatusCode())
+	for k, v := range resp.Header.All() {
+		switch classify(k) {
+		case headerDrop:
+			if bytes.EqualFold(k, []byte("Set-Cookie")) || bytes.EqualFold(k, []byte("Age")) {
+				out.Header.AddBytesKV(k, v)
+			}
+		case headerInternal:
+			if s.DebugHeaders {
+				out.Header.AddBytesKV(k, v)
+			}
+		default:
+			out.Header.AddBytesKV(k, v)
+		}
+	}
+	out.Header.SetCanonical(hdrCacheStatus, status)
+	size := resp.Header.ContentLength()
+	if ctx.IsHead() {
+		out.SkipBody = true
+		out.Header.SetContentLength(size)
+		releaseResponse(resp)
+		return
+	}
+	if !resp.IsBodyStream() {
+		out.SetBody(resp.Body())
+		releaseResponse(resp)
+		return
+	}
+	var body io.Reader = resp.BodyStream()
+	if len(prefix) > 0 {
+		body = io.MultiReader(bytes.NewReader(prefix), body)
+	}
+	if size < 0 {
+		size = -1
+	}
+	out.SetBodyStream(&originBody{Reader: body, resp: resp}, size)
+}
+
+// originBody releases the origin response once fasthttp has written the
+// body to the client, or given up on it.
+type originBody struct {
+	io.Reader
+	resp *fasthttp.Response
+}
+
+func (b *originBody) Close() error {
+	releaseResponse(b.resp)
+	return nil
+}
+
+// forward relays a request the cache must not answer (other methods,
+// bypass), streaming both bodies.
+func (p *Proxy) forward(ctx *fasthttp.RequestCtx, g *generation, s *site, status []byte) {
+	req := newUpstreamRequest(ctx, false)
+	defer fasthttp.ReleaseRequest(req)
+	resp := fasthttp.AcquireResponse()
+	if ctx.IsHead() {
+		resp.SkipBody = true
+	}
+	if err := g.pool.Do(req, resp); err != nil {
+		fasthttp.ReleaseResponse(resp)
+		p.writeError(ctx, err)
+		return
+	}
+	streamResponse(ctx, s, resp, nil, status)
+}

@@ -1,0 +1,76 @@
+package proxy
+
+import (
+	"bytes"
+
+	"github.com/valyala/fasthttp"
+)
+
+// hopByHop headers concern one connection and never cross the proxy.
+var hopByHop = []string{
+	"Connection", "Keep-Alive", "Proxy-Connection", "TE", "Trailer",
+	"Transfer-Encoding", "Upgrade", "Proxy-Authorization", "Proxy-Authenticate",
+}
+
+// fillOnly are dropped from a request that may fill the cache: the cache
+// wants the whole identity body, and answers validators, ranges and
+// encodings itself.
+var fillOnly = []string{
+	"Accept-Encoding", "If-None-Match", "If-Modified-Since", "If-Match",
+	"If-Unmodified-Since", "If-Range", "Range",
+}
+
+// newUpstreamRequest copies the client's request for the origin: Host kept,
+// hop-by-hop headers dropped (also those named in Connection),
+// X-Forwarded-* set, the body streamed. A fill asks for GET even for HEAD,
+// so the stored entry can answer both.
+func newUpstreamRequest(ctx *fasthttp.RequestCtx, fill bool) *fasthttp.Request {
+	req := fasthttp.AcquireRequest()
+	ctx.Request.Header.CopyTo(&req.Header)
+	req.SetRequestURIBytes(ctx.Request.Header.RequestURI())
+	stripHopByHop(&req.Header, ctx.Request.Header.Peek("Connection"))
+	setForwarded(ctx, &req.Header)
+	if fill {
+		for _, h := range fillOnly {
+			req.Header.Del(h)
+		}
+		req.Header.SetMethod(fasthttp.MethodGet)
+		return req
+	}
+	switch {
+	case ctx.Request.IsBodyStream():
+		req.SetBodyStream(ctx.RequestBodyStream(), ctx.Request.Header.ContentLength())
+	case len(ctx.Request.Body()) > 0:
+		req.SetBodyRaw(ctx.Request.Body())
+	}
+	return req
+}
+
+func stripHopByHop(h *fasthttp.RequestHeader, connection []byte) {
+	for len(connection) > 0 {
+		var tok []byte
+		if i := bytes.IndexByte(connection, ','); i >= 0 {
+			tok, connection = connection[:i], connection[i+1:]
+		} else {
+			tok, connection = connection, nil
+		}
+		if tok = bytes.TrimSpace(tok); len(tok) > 0 {
+			h.DelBytes(tok)
+		}
+	}
+	for _, name := range hopByHop {
+		h.Del(name)
+	}
+	h.ResetConnectionClose()
+}
+
+func setForwarded(ctx *fasthttp.RequestCtx, h *fasthttp.RequestHeader) {
+	ip := ctx.RemoteIP().String()
+	if prior := h.Peek("X-Forwarded-For"); len(prior) > 0 {
+		h.Set("X-Forwarded-For", string(prior)+", "+ip)
+	} else {
+		h.Set("X-Forwarded-For", ip)
+	}
+	h.SetBytesV("X-Forwarded-Proto", requestScheme(ctx))
+	h.SetBytesV("X-Forwarded-Host", ctx.Host())
+}
