@@ -61,7 +61,7 @@ func (p *Proxy) lookupVariant(ctx *fasthttp.RequestCtx, g *generation, s *site, 
 // caching off for the site, credentials, or a bypass cookie.
 func (p *Proxy) bypassed(ctx *fasthttp.RequestCtx, s *site) bool {
 	h := &ctx.Request.Header
-	return !s.Cache || len(h.Peek("Authorization")) > 0 || hasCookie(h.Peek("Cookie"), s.bypass)
+	return !s.Cache || len(h.Peek("Authorization")) > 0 || hasCookie(h, s.bypass)
 }
 
 // unsafeMethod forwards a request the cache cannot answer and, when it

@@ -119,9 +119,8 @@ func appendVariant(dst []byte, h *fasthttp.RequestHeader, v cache.VarySpec) []by
 	if len(v.Cookies) == 0 {
 		return dst
 	}
-	ck := h.Peek("Cookie")
 	for _, name := range v.Cookies {
-		dst = append(dst, cookieValue(ck, name)...)
+		dst = append(dst, cookieValue(h, name)...)
 		dst = append(dst, 0)
 	}
 	return dst

@@ -1,0 +1,55 @@
+# ramjet — see README.md. Every target is safe to run on a fresh Debian box.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+export PATH := $(PATH):/usr/local/go/bin
+
+.PHONY: build run test unit e2e lint fuzz bench bench-go bench-quick clean
+
+build: bin/ramjet
+
+bin/ramjet: $(shell find . -name '*.go' -not -path './bench/*') go.mod go.sum
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ramjet ./cmd/ramjet
+
+bin/demo-origin: cmd/demo-origin/main.go
+	$(GO) build -o bin/demo-origin ./cmd/demo-origin
+
+# run: ramjet on :8080 with embedded defaults, in front of a small demo
+# origin on 127.0.0.1:8081. Try: curl -i localhost:8080/ (twice).
+run: bin/ramjet bin/demo-origin
+	@bin/demo-origin -listen 127.0.0.1:8081 & pid=$$!; \
+	trap "kill $$pid 2>/dev/null" EXIT INT TERM; \
+	echo "ramjet: http://localhost:8080/  (admin: http://127.0.0.1:9090/metrics)  Ctrl-C stops"; \
+	bin/ramjet serve
+
+# test: lint, every test under the race detector (unit, fuzz seeds, end to
+# end against real nginx + php-fpm), and the zero-allocation checks, which
+# only mean something without -race.
+test: lint
+	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -run 'Alloc' ./proxy/...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# fuzz: each parser's fuzz target for FUZZTIME (default 30s).
+FUZZTIME ?= 30s
+fuzz:
+	@for t in $$(grep -ho 'func Fuzz[A-Za-z]*' conf/*_test.go | cut -d' ' -f2); do $(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) ./conf/ || exit 1; done
+	@for t in $$(grep -ho 'func Fuzz[A-Za-z]*' proxy/policy/*_test.go | cut -d' ' -f2); do $(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) ./proxy/policy/ || exit 1; done
+	@for t in $$(grep -ho 'func Fuzz[A-Za-z]*' proxy/*_test.go | cut -d' ' -f2); do $(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) ./proxy/ || exit 1; done
+
+# bench: Go benchmarks (store comparison, hit path) then the side-by-side
+# wrk run against nginx, nginx fastcgi_cache and Varnish.
+bench: bench-go
+	bench/run
+
+bench-quick:
+	bench/run --quick
+
+bench-go:
+	$(GO) test -run=NONE -bench=. -benchmem -count=1 ./proxy/... | tee bench/out-go.txt
+
+clean:
+	rm -rf bin

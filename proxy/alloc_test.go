@@ -1,0 +1,58 @@
+//go:build !race
+
+package proxy
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+)
+
+// TestHitDoesNotAllocate serves a stored page, identity and gzip, through
+// the whole handler and counts allocations.
+func TestHitDoesNotAllocate(t *testing.T) {
+	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=600")
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("ETag", `"v1"`)
+		w.Header().Set("X-LiteSpeed-Tag", "a,b")
+		w.Write([]byte(strings.Repeat("<p>hello</p>", 200)))
+	})
+	p, base := startProxy(t, testConfig(o.URL))
+	get(t, base+"/page?b=1&a=2")
+
+	tests := []struct{ name, acceptEncoding, cookie string }{
+		{"identity", "", ""},
+		{"gzip", "gzip, deflate", ""},
+		{"br with cookies", "gzip, br", "a=1; _lscache_vary=x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var req fasthttp.Request
+			req.SetRequestURI("/page?a=2&b=1&utm_campaign=z")
+			req.Header.SetHost(strings.TrimPrefix(base, "http://"))
+			if tt.acceptEncoding != "" {
+				req.Header.Set("Accept-Encoding", tt.acceptEncoding)
+			}
+			if tt.cookie != "" {
+				req.Header.Set("Cookie", tt.cookie)
+			}
+			var ctx fasthttp.RequestCtx
+			ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
+			serve := func() {
+				ctx.Response.Reset()
+				p.ServeFastHTTP(&ctx)
+			}
+			serve()
+			if cs := string(ctx.Response.Header.Peek("Cache-Status")); cs != "ramjet; hit" && tt.cookie == "" {
+				t.Fatalf("not a hit: %q", cs)
+			}
+			if n := testing.AllocsPerRun(200, serve); n != 0 {
+				t.Fatalf("hit allocates %v times, want 0", n)
+			}
+		})
+	}
+}

@@ -1,0 +1,185 @@
+package proxy
+
+import (
+	"testing"
+
+	"github.com/valyala/fasthttp"
+)
+
+func TestAppendKeyNormalises(t *testing.T) {
+	drop := newPatterns([]string{"utm_*", "gclid", "fbclid", "_ga"})
+	tests := []struct {
+		name, host, path, query, want string
+	}{
+		{"plain path", "example.com", "/a", "", "http://example.com/a"},
+		{"empty path is slash", "example.com", "", "", "http://example.com/"},
+		{"host lower-cased", "ExAmPle.COM", "/a", "", "http://example.com/a"},
+		{"query sorted", "h", "/", "b=2&a=1", "http://h/?a=1&b=2"},
+		{"tracking params dropped", "h", "/", "utm_source=x&a=1&gclid=z&utm_medium=y", "http://h/?a=1"},
+		{"only tracking params leaves no query", "h", "/p", "utm_source=x&fbclid=1", "http://h/p"},
+		{"repeated param order kept", "h", "/", "a=2&a=1", "http://h/?a=2&a=1"},
+		{"empty params skipped", "h", "/", "&&a=1&", "http://h/?a=1"},
+		{"param without value", "h", "/", "b&a", "http://h/?a&b"},
+		{"unreserved escapes decoded", "h", "/%7Euser/%41b", "", "http://h/~user/Ab"},
+		{"reserved escapes kept upper-cased", "h", "/a%2fb", "", "http://h/a%2Fb"},
+		{"broken escape kept", "h", "/a%zz%4", "", "http://h/a%zz%4"},
+		{"prefix pattern is a prefix only", "h", "/", "xutm_a=1", "http://h/?xutm_a=1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := acquireState()
+			defer releaseState(st)
+			got := appendKey(nil, st, []byte("http"), []byte(tt.host), []byte(tt.path), []byte(tt.query), drop)
+			if string(got) != tt.want {
+				t.Fatalf("key = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRouteByHost(t *testing.T) {
+	r, err := newRouter(Config{
+		Default: Site{Names: nil, DefaultTTL: 1},
+		Sites: []Site{
+			{Names: []string{"example.com"}, DefaultTTL: 2},
+			{Names: []string{"*.example.org"}, DefaultTTL: 3},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		host string
+		want int
+	}{
+		{"example.com", 2},
+		{"EXAMPLE.com:8080", 2},
+		{"www.example.org", 3},
+		{"example.org", 1},
+		{"other.net", 1},
+		{"[::1]:8080", 1},
+		{"", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.host, func(t *testing.T) {
+			if got := r.route([]byte(tt.host)).DefaultTTL; int(got) != tt.want {
+				t.Fatalf("site ttl = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRouterRejectsDuplicateHost(t *testing.T) {
+	_, err := newRouter(Config{Sites: []Site{{Names: []string{"a.com"}}, {Names: []string{"A.com"}}}})
+	if err == nil {
+		t.Fatal("duplicate host accepted")
+	}
+}
+
+func TestCookies(t *testing.T) {
+	bypass := newPatterns([]string{"wordpress_logged_in_*", "woocommerce_cart_hash"})
+	tests := []struct {
+		name, header string
+		bypass       bool
+		lsvary       string
+	}{
+		{"no cookies", "", false, ""},
+		{"logged in prefix", "a=1; wordpress_logged_in_abc=x", true, ""},
+		{"exact name", "woocommerce_cart_hash=1", true, ""},
+		{"value containing the name does not count", "x=wordpress_logged_in_1", false, ""},
+		{"lscache vary value", "_lscache_vary=abc; b=2", false, "abc"},
+		{"name without value", "wordpress_logged_in_=", true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var h fasthttp.RequestHeader
+			if tt.header != "" {
+				h.Set("Cookie", tt.header)
+			}
+			if got := hasCookie(&h, bypass); got != tt.bypass {
+				t.Errorf("hasCookie = %v, want %v", got, tt.bypass)
+			}
+			if got := cookieValue(&h, "_lscache_vary"); string(got) != tt.lsvary {
+				t.Errorf("cookieValue = %q, want %q", got, tt.lsvary)
+			}
+		})
+	}
+}
+
+func TestAcceptEncoding(t *testing.T) {
+	tests := []struct {
+		header   string
+		gzip, br bool
+	}{
+		{"", false, false},
+		{"gzip", true, false},
+		{"gzip, deflate, br", true, true},
+		{"br;q=0, gzip", true, false},
+		{"gzip;q=0.0", false, false},
+		{"gzip;q=0.5", true, false},
+		{"*", true, true},
+		{"identity", false, false},
+		{"GZIP", true, false},
+		{"gzip;q=0.001", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.header, func(t *testing.T) {
+			if got := accepts([]byte(tt.header), encGzip); got != tt.gzip {
+				t.Errorf("gzip = %v, want %v", got, tt.gzip)
+			}
+			if got := accepts([]byte(tt.header), encBrotli); got != tt.br {
+				t.Errorf("br = %v, want %v", got, tt.br)
+			}
+		})
+	}
+}
+
+func TestETagListMatches(t *testing.T) {
+	tests := []struct {
+		list, etag string
+		want       bool
+	}{
+		{`"a"`, `"a"`, true},
+		{`"b", "a"`, `"a"`, true},
+		{`W/"a"`, `"a"`, true},
+		{`"a"`, `W/"a"`, true},
+		{`*`, `"x"`, true},
+		{`"b"`, `"a"`, false},
+		{``, `"a"`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.list+" vs "+tt.etag, func(t *testing.T) {
+			if got := etagListMatches([]byte(tt.list), []byte(tt.etag)); got != tt.want {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzAppendKey(f *testing.F) {
+	f.Add("Example.com", "/a%2fb/%7e", "b=1&a=2&utm_x=3")
+	f.Add("", "", "&&&=")
+	drop := newPatterns([]string{"utm_*", "gclid"})
+	f.Fuzz(func(t *testing.T, host, path, query string) {
+		st := acquireState()
+		defer releaseState(st)
+		a := appendKey(nil, st, []byte("http"), []byte(host), []byte(path), []byte(query), drop)
+		b := appendKey(nil, st, []byte("http"), []byte(host), []byte(path), []byte(query), drop)
+		if string(a) != string(b) {
+			t.Fatalf("key not deterministic: %q vs %q", a, b)
+		}
+		// Normalising a normalised path changes nothing.
+		p := appendPath(nil, []byte(path))
+		if q := appendPath(nil, p); string(p) != string(q) {
+			t.Fatalf("path normalisation not idempotent: %q -> %q", p, q)
+		}
+	})
+}
+
+func FuzzAcceptEncoding(f *testing.F) {
+	f.Add("gzip;q=0, br;q=0.5, *;q=0")
+	f.Fuzz(func(t *testing.T, header string) {
+		_ = accepts([]byte(header), encGzip)
+		_ = accepts([]byte(header), encBrotli)
+	})
+}
