@@ -168,6 +168,9 @@ func (p *Pool) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
 			if pass == 0 && !s.available(now) {
 				continue
 			}
+			if len(req.Header.Host()) == 0 { // HTTP/1.0 clients may send none
+				req.Header.SetHost(s.addr)
+			}
 			err := s.hc.Do(req, resp)
 			if err == nil {
 				s.succeeded()
