@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: build run test unit e2e lint fuzz bench bench-go bench-quick clean
+.PHONY: build run test deps lint fuzz bench bench-go bench-quick clean
 
 build: bin/ramjet
 
@@ -25,9 +25,12 @@ run: bin/ramjet bin/demo-origin
 # test: lint, every test under the race detector (unit, fuzz seeds, end to
 # end against real nginx + php-fpm), and the zero-allocation checks, which
 # only mean something without -race.
-test: lint
+test: deps lint
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -run 'Alloc' ./proxy/...
+
+deps:
+	@.ci/deps
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

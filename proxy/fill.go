@@ -18,7 +18,9 @@ type result struct {
 	prefix []byte             // body bytes already read from resp
 	status []byte             // Cache-Status
 	stored bool
-	err    error
+	// staleOnError: entry is the stale copy, served because the origin failed.
+	staleOnError bool
+	err          error
 }
 
 // fill answers a request the cache cannot: concurrent fills of one key
@@ -29,7 +31,7 @@ func (p *Proxy) fill(ctx *fasthttp.RequestCtx, g *generation, s *site, st *reqSt
 		fl, lead := p.flights.join(key)
 		if lead {
 			res := p.fetch(ctx, g, s, key, h, stale, fwd)
-			p.flights.finish(key, fl, res.stored)
+			p.flights.finish(key, fl, &res)
 			p.respond(ctx, s, res)
 			return
 		}
@@ -44,6 +46,11 @@ func (p *Proxy) fill(ctx *fasthttp.RequestCtx, g *generation, s *site, st *reqSt
 // false when the leader's answer could not be shared.
 func (p *Proxy) follow(ctx *fasthttp.RequestCtx, s *site, st *reqState, h uint64, fl *flight) bool {
 	<-fl.done
+	if fl.stale != nil {
+		p.metrics.staleError.Inc()
+		serveEntry(ctx, s, fl.stale, cache.Now(), csStaleOnError)
+		return true
+	}
 	if !fl.stored {
 		return false
 	}
@@ -82,7 +89,7 @@ func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key stri
 		fasthttp.ReleaseResponse(resp)
 		if stale != nil && stale.ServableOnError(now) {
 			p.log.Warn("serving stale: origin failed", "key", key, "err", err)
-			return result{entry: stale, status: csStaleOnError}
+			return result{entry: stale, status: csStaleOnError, staleOnError: true}
 		}
 		return result{err: err}
 	}
@@ -91,7 +98,7 @@ func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key stri
 	case stale != nil && code >= 500 && stale.ServableOnError(now):
 		releaseResponse(resp)
 		p.log.Warn("serving stale: origin error status", "key", key, "status", code)
-		return result{entry: stale, status: csStaleOnError}
+		return result{entry: stale, status: csStaleOnError, staleOnError: true}
 	case stale != nil && code == fasthttp.StatusNotModified:
 		return p.storeRevalidated(g, s, req, resp, key, h, stale, now)
 	}

@@ -1,6 +1,10 @@
 package proxy
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+)
 
 // flights coalesces concurrent misses of one key into one origin request.
 // Followers wait for the leader's decision (not for its body) and then
@@ -12,8 +16,12 @@ type flights struct {
 }
 
 type flight struct {
-	done   chan struct{}
-	stored bool // written before done is closed
+	done chan struct{}
+	// Written before done is closed: whether the answer was stored, or
+	// the stale entry the leader served because the origin failed (the
+	// followers serve it too rather than each trying the origin again).
+	stored bool
+	stale  *cache.Entry
 }
 
 // join returns the flight for key and whether the caller leads it.
@@ -42,12 +50,15 @@ func (f *flights) busy(key []byte) bool {
 // finish publishes the leader's outcome and lets followers go. The flight
 // leaves the map first, so a request arriving after a non-shareable
 // answer starts its own fill instead of waiting on a finished one.
-func (f *flights) finish(key string, fl *flight, stored bool) {
+func (f *flights) finish(key string, fl *flight, res *result) {
 	f.mu.Lock()
 	if f.m[key] == fl {
 		delete(f.m, key)
 	}
 	f.mu.Unlock()
-	fl.stored = stored
+	fl.stored = res.stored
+	if res.staleOnError {
+		fl.stale = res.entry
+	}
 	close(fl.done)
 }

@@ -16,7 +16,7 @@ func (p *Proxy) refresh(ctx *fasthttp.RequestCtx, g *generation, s *site, st *re
 		return
 	}
 	if !p.startBackground() {
-		p.flights.finish(key, fl, false)
+		p.flights.finish(key, fl, &result{})
 		return
 	}
 	req := newUpstreamRequest(ctx, true)
@@ -25,12 +25,12 @@ func (p *Proxy) refresh(ctx *fasthttp.RequestCtx, g *generation, s *site, st *re
 		defer fasthttp.ReleaseRequest(req)
 		p.metrics.refreshes.Inc()
 		res := p.exchange(g, s, req, key, h, stale, fwdStale)
-		p.flights.finish(key, fl, res.stored)
+		if res.err != nil || res.staleOnError {
+			p.endStaleWhileRevalidate(h, key, stale)
+		}
+		p.flights.finish(key, fl, &res)
 		if res.resp != nil {
 			releaseResponse(res.resp)
-		}
-		if res.err != nil {
-			p.log.Warn("background refresh failed", "key", key, "err", res.err)
 		}
 	}()
 }
@@ -45,4 +45,18 @@ func (p *Proxy) startBackground() bool {
 	}
 	p.bg.Add(1)
 	return true
+}
+
+// endStaleWhileRevalidate stops serving e as "stale while revalidating"
+// once a revalidation failed: the next request tries the origin itself and
+// falls back to the stale copy only within its stale-if-error window, so
+// clients are told the origin is failing.
+func (p *Proxy) endStaleWhileRevalidate(h uint64, key string, e *cache.Entry) {
+	o := p.cache.Lookup(h, []byte(key))
+	if o == nil || o.Variant([]byte(e.Variant)) != e {
+		return // replaced meanwhile
+	}
+	c := *e
+	c.StaleUntil = cache.Now()
+	p.cache.Insert(h, key, o.Vary, &c)
 }

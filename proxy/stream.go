@@ -14,21 +14,15 @@ func (p *Proxy) respond(ctx *fasthttp.RequestCtx, s *site, res result) {
 	switch {
 	case res.err != nil:
 		p.writeError(ctx, res.err)
+	case res.entry != nil && res.staleOnError:
+		p.metrics.staleError.Inc()
+		serveEntry(ctx, s, res.entry, cache.Now(), res.status)
 	case res.entry != nil:
-		p.countServed(res.status)
+		p.metrics.miss.Inc()
 		serveEntry(ctx, s, res.entry, cache.Now(), res.status)
 	default:
 		p.metrics.miss.Inc()
 		streamResponse(ctx, s, res.resp, res.prefix, res.status)
-	}
-}
-
-func (p *Proxy) countServed(status []byte) {
-	switch {
-	case bytes.Equal(status, csStaleOnError):
-		p.metrics.staleError.Inc()
-	default:
-		p.metrics.miss.Inc()
 	}
 }
 

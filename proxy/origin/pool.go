@@ -19,13 +19,15 @@ import (
 type Config struct {
 	// Servers are absolute http:// URLs (scheme, host, port). Required.
 	Servers []string
-	// ConnectTimeout bounds a dial; 0 means 2s.
+	// Timeouts: 0 means the default given, negative means none.
+
+	// ConnectTimeout bounds a dial; default 2s.
 	ConnectTimeout time.Duration
 	// HeaderTimeout bounds the wait for the response header after the
-	// request is sent; 0 means 30s.
+	// request is sent; default 30s.
 	HeaderTimeout time.Duration
 	// BodyTimeout bounds each idle gap while a body streams either way;
-	// 0 means 60s.
+	// default 60s.
 	BodyTimeout time.Duration
 	// MaxConns bounds connections per server; 0 means 512.
 	MaxConns int
@@ -74,8 +76,11 @@ func New(cfg Config, log *slog.Logger) (*Pool, error) {
 
 func withDefaults(c Config) Config {
 	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
+		switch {
+		case *d == 0:
 			*d = v
+		case *d < 0:
+			*d = 0 // none
 		}
 	}
 	def(&c.ConnectTimeout, 2*time.Second)

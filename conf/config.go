@@ -1,0 +1,180 @@
+package conf
+
+import (
+	"log/slog"
+	"slices"
+	"time"
+)
+
+// Config is one parsed configuration file. The yaml tags are the keys of
+// the file; ramjet.example.yaml documents each of them. A Config from
+// Parse or Default is never shared: the caller may keep or change it.
+type Config struct {
+	Listen   string `yaml:"listen"` // main HTTP listener, host:port
+	Admin    Admin  `yaml:"admin"`
+	Log      Log    `yaml:"log"`
+	Server   Server `yaml:"server"`
+	Origin   Origin `yaml:"origin"`
+	Cache    Cache  `yaml:"cache"`
+	Defaults Site   `yaml:"defaults"` // for requests whose Host matches no Hosts entry
+	// Hosts hold effective settings: each is Defaults overlaid with its
+	// block in the file, so callers never merge.
+	Hosts []Host `yaml:"hosts"`
+}
+
+// Admin is the admin listener (metrics, healthz).
+type Admin struct {
+	Listen string `yaml:"listen"` // host:port; "" disables the admin listener
+	Token  string `yaml:"token"`  // bearer token; required unless Listen is loopback
+}
+
+// Log selects the process logger.
+type Log struct {
+	Level  string `yaml:"level"`  // debug, info, warn or error
+	Format string `yaml:"format"` // text or json
+}
+
+// Server bounds the client-facing HTTP server. A zero timeout means none.
+type Server struct {
+	ReadTimeout    Duration `yaml:"read_timeout"`     // whole request, header and body
+	WriteTimeout   Duration `yaml:"write_timeout"`    // whole response
+	IdleTimeout    Duration `yaml:"idle_timeout"`     // keep-alive idle
+	MaxRequestBody Size     `yaml:"max_request_body"` // larger bodies get 413
+	MaxHeaderBytes Size     `yaml:"max_header_bytes"` // larger headers get 431
+	MaxConns       int      `yaml:"max_conns"`        // concurrent client connections
+	DrainTimeout   Duration `yaml:"drain_timeout"`    // grace for in-flight requests on SIGTERM
+}
+
+// Origin is the pool of backend servers. A zero timeout means none.
+type Origin struct {
+	// Servers are "http://host:port" URLs: explicit port, no path,
+	// query, fragment or user info.
+	Servers        []string `yaml:"servers"`
+	ConnectTimeout Duration `yaml:"connect_timeout"`
+	HeaderTimeout  Duration `yaml:"header_timeout"` // until response headers
+	BodyTimeout    Duration `yaml:"body_timeout"`   // idle time between body reads
+	MaxConns       int      `yaml:"max_conns"`      // per server
+	Health         Health   `yaml:"health"`
+}
+
+// Health configures origin health checks.
+type Health struct {
+	Path     string   `yaml:"path"` // "" = passive checks only; else starts with "/"
+	Interval Duration `yaml:"interval"`
+	Timeout  Duration `yaml:"timeout"`
+	Fall     int      `yaml:"fall"` // consecutive failures to mark a server down
+	Rise     int      `yaml:"rise"` // consecutive successes to mark it up again
+}
+
+// Cache bounds the in-memory page cache.
+type Cache struct {
+	Size          Size     `yaml:"size"`            // stored bytes, at least 1MiB
+	MaxObjectSize Size     `yaml:"max_object_size"` // at most Size
+	HitForPass    Duration `yaml:"hit_for_pass"`    // how long an uncacheable URL skips coalescing
+	Compress      Compress `yaml:"compress"`
+}
+
+// Compress selects response compression.
+type Compress struct {
+	Gzip    bool `yaml:"gzip"`
+	Brotli  bool `yaml:"brotli"`
+	MinSize Size `yaml:"min_size"` // smaller bodies are sent as they are
+	// Types are media types "type/subtype", lower case, without
+	// parameters or wildcards; compare the response's media type to them.
+	Types []string `yaml:"types"`
+}
+
+// Site holds per-host caching policy. Cookie and query parameter patterns
+// are exact names, or prefixes when they end in "*" ("utm_*"; "*" alone
+// matches everything).
+type Site struct {
+	Cache           bool     `yaml:"cache"`
+	DefaultTTL      Duration `yaml:"default_ttl"`      // TTL without freshness headers; 0 = not cached
+	Grace           Duration `yaml:"grace"`            // serve stale this long while refreshing or on origin errors
+	CacheSetCookie  bool     `yaml:"cache_set_cookie"` // false: responses with Set-Cookie are never stored
+	DebugHeaders    bool     `yaml:"debug_headers"`    // keep internal X-LiteSpeed-* and tag headers
+	BypassCookies   []string `yaml:"bypass_cookies"`   // any of these cookies bypasses the cache
+	VaryCookies     []string `yaml:"vary_cookies"`     // values of these cookies join the cache key
+	DropQueryParams []string `yaml:"drop_query_params"`
+}
+
+// Host is the effective Site for the host names it lists.
+type Host struct {
+	// Names are lower case, exact ("example.com") or a wildcard
+	// ("*.example.com") matching any subdomain but not the bare domain.
+	// Compare them with the request's Host lower-cased and without port.
+	Names []string `yaml:"names"`
+	Site  `yaml:",inline"`
+}
+
+// Default returns the built-in configuration; it passes Validate.
+func Default() *Config {
+	return &Config{
+		Listen: ":8080",
+		Admin:  Admin{Listen: "127.0.0.1:9090"},
+		Log:    Log{Level: "info", Format: "text"},
+		Server: Server{
+			ReadTimeout:    Duration(60 * time.Second),
+			WriteTimeout:   Duration(60 * time.Second),
+			IdleTimeout:    Duration(120 * time.Second),
+			MaxRequestBody: 64 * MiB,
+			MaxHeaderBytes: 16 * KiB,
+			MaxConns:       10000,
+			DrainTimeout:   Duration(30 * time.Second),
+		},
+		Origin: Origin{
+			Servers:        []string{"http://127.0.0.1:8081"},
+			ConnectTimeout: Duration(2 * time.Second),
+			HeaderTimeout:  Duration(30 * time.Second),
+			BodyTimeout:    Duration(60 * time.Second),
+			MaxConns:       512,
+			Health: Health{
+				Interval: Duration(5 * time.Second),
+				Timeout:  Duration(2 * time.Second),
+				Fall:     2,
+				Rise:     2,
+			},
+		},
+		Cache: Cache{
+			Size:          256 * MiB,
+			MaxObjectSize: 8 * MiB,
+			HitForPass:    Duration(10 * time.Second),
+			Compress: Compress{
+				Gzip:    true,
+				Brotli:  true,
+				MinSize: 1 * KiB,
+				Types: []string{"text/html", "text/css", "text/plain", "text/xml",
+					"application/javascript", "application/json", "application/xml",
+					"application/rss+xml", "image/svg+xml"},
+			},
+		},
+		Defaults: Site{
+			Cache: true,
+			Grace: Duration(10 * time.Second),
+			BypassCookies: []string{"wordpress_logged_in_*", "wp-postpass_*", "comment_author_*",
+				"woocommerce_items_in_cart", "woocommerce_cart_hash"},
+			DropQueryParams: []string{"utm_*", "gclid", "fbclid", "_ga"},
+		},
+	}
+}
+
+// clone returns s with its own copies of the lists.
+func (s Site) clone() Site {
+	s.BypassCookies = slices.Clone(s.BypassCookies)
+	s.VaryCookies = slices.Clone(s.VaryCookies)
+	s.DropQueryParams = slices.Clone(s.DropQueryParams)
+	return s
+}
+
+// SlogLevel returns Level as a slog.Level; anything unknown is Info.
+func (l Log) SlogLevel() slog.Level {
+	switch l.Level {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}

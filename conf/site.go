@@ -1,0 +1,114 @@
+package conf
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Characters that may not appear in a cookie name (RFC 6265 token) or a
+// query parameter name pattern.
+const (
+	badCookieChars = "()<>@,;:\\\"/[]?={}"
+	badParamChars  = "&=#;"
+)
+
+// validate checks s under path. For a host, base is the Defaults it was
+// overlaid on, and fields equal to base are skipped: they were already
+// reported under "defaults".
+func (s *Site) validate(p *problems, path string, base *Site) {
+	if base == nil || s.DefaultTTL != base.DefaultTTL {
+		p.nonNegative(path+".default_ttl", s.DefaultTTL)
+	}
+	if base == nil || s.Grace != base.Grace {
+		p.nonNegative(path+".grace", s.Grace)
+	}
+	var b Site
+	if base != nil {
+		b = *base
+	}
+	p.patterns(path+".bypass_cookies", s.BypassCookies, b.BypassCookies, base != nil, badCookieChars)
+	p.patterns(path+".vary_cookies", s.VaryCookies, b.VaryCookies, base != nil, badCookieChars)
+	p.patterns(path+".drop_query_params", s.DropQueryParams, b.DropQueryParams, base != nil, badParamChars)
+}
+
+// patterns checks name patterns: non-empty, '*' only at the end, none of
+// bad, no spaces or control characters. If inherited and list equals
+// base, it was checked already.
+func (p *problems) patterns(path string, list, base []string, inherited bool, bad string) {
+	if inherited && slices.Equal(list, base) {
+		return
+	}
+	for i, pat := range list {
+		ip := path + "[" + strconv.Itoa(i) + "]"
+		switch star := strings.IndexByte(pat, '*'); {
+		case pat == "":
+			p.add(ip, "must not be empty")
+		case star >= 0 && star != len(pat)-1:
+			p.add(ip, fmt.Sprintf("%q: \"*\" may only end a pattern", pat))
+		case strings.ContainsAny(pat, bad) || strings.ContainsFunc(pat, isSpaceOrCtl):
+			p.add(ip, fmt.Sprintf("%q contains a character not allowed in a name", pat))
+		}
+	}
+}
+
+// validateHosts checks each host's names, unique across hosts, and its
+// settings.
+func (c *Config) validateHosts(p *problems) {
+	seen := map[string]string{} // name -> path where first listed
+	for i := range c.Hosts {
+		h := &c.Hosts[i]
+		hp := "hosts[" + strconv.Itoa(i) + "]"
+		if len(h.Names) == 0 {
+			p.add(hp+".names", "must list at least one host name")
+		}
+		for j, name := range h.Names {
+			np := hp + ".names[" + strconv.Itoa(j) + "]"
+			if msg := checkHostPattern(name); msg != "" {
+				p.add(np, msg)
+			} else if first, dup := seen[name]; dup {
+				p.add(np, fmt.Sprintf("%q is already listed at %s", name, first))
+			} else {
+				seen[name] = np
+			}
+		}
+		h.Site.validate(p, hp, &c.Defaults)
+	}
+}
+
+// checkHostPattern returns what is wrong with a host name pattern, or "".
+func checkHostPattern(name string) string {
+	domain := strings.TrimPrefix(name, "*.")
+	switch {
+	case name == "":
+		return "must not be empty"
+	case strings.Contains(domain, "*"):
+		return fmt.Sprintf("%q: \"*\" is only allowed as a leading \"*.\"", name)
+	case name != strings.ToLower(name):
+		return fmt.Sprintf("%q must be lower case", name)
+	case !isHostName(domain):
+		return fmt.Sprintf("%q is not a host name (no port, no trailing dot)", name)
+	}
+	return ""
+}
+
+// isHostName reports whether s is dot-separated labels of letters,
+// digits, '-' and '_', not starting or ending with '-'.
+func isHostName(s string) bool {
+	if len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,143 @@
+package policy
+
+import "time"
+
+// Input is the raw header values of one origin response and of the request that caused it.
+// Empty slices mean the header was absent. Multiple header lines of one name are joined with ", " by the caller,
+// except TagHeaders which holds each tag-header line as given.
+type Input struct {
+	Now              time.Time
+	Method           string // request method, upper case
+	Status           int
+	Authorization    bool   // request carried Authorization
+	SetCookie        bool   // response carries Set-Cookie
+	LSCacheControl   []byte // X-LiteSpeed-Cache-Control
+	SurrogateControl []byte
+	CacheControl     []byte
+	Expires          []byte
+	Date             []byte
+	Age              []byte
+	Vary             []byte        // response Vary
+	LSVary           []byte        // X-LiteSpeed-Vary (e.g. "cookie=wp-postpass_abc, cookie=x")
+	TagHeaders       [][]byte      // values of X-LiteSpeed-Tag, Surrogate-Key, Cache-Tag, xkey
+	DefaultTTL       time.Duration // site default for responses with no freshness info (0 = don't store those)
+	Grace            time.Duration // site default stale window (used when the response gives none)
+	CacheSetCookie   bool          // LSCache respCookieCache
+}
+
+// Decision is what Decide makes of one response.
+type Decision struct {
+	Store  bool
+	Reason string // when !Store: one of the Reason constants
+
+	// TTL is the remaining freshness at Input.Now (Age already subtracted);
+	// > 0 when Store.
+	TTL time.Duration
+	// StaleWhileRevalidate is how long after TTL the entry may be served
+	// while it is refreshed: the response's stale-while-revalidate (or LS
+	// max-stale), else Input.Grace. 0 with must-revalidate/proxy-revalidate.
+	StaleWhileRevalidate time.Duration
+	// StaleIfError is how long after TTL the entry may be served when the
+	// origin fails: the response's stale-if-error (or Surrogate-Control
+	// max-age=N+M), else Input.Grace. 0 with must-revalidate/proxy-revalidate.
+	StaleIfError time.Duration
+
+	Private bool // LSCache private response: Store=false, Reason "private" (per-user cache comes later)
+	NoVary  bool // LSCache no-vary
+	ESI     bool // LS esi=on, or Surrogate-Control content="ESI/1.0"
+
+	// The lists are filled only when Store.
+	Tags        []string // from all TagHeaders: split, deduped, order kept
+	VaryHeaders []string // from Vary: lower-cased, deduped, without accept-encoding
+	VaryCookies []string // from LSVary cookie=NAME items: case kept, deduped
+}
+
+// Reasons a response is not stored (Decision.Reason), in the order Decide
+// checks them, except that status is checked again after the governing
+// header (LS without max-age stores only 200).
+const (
+	ReasonMethod        = "method"        // not GET or HEAD
+	ReasonStatus        = "status"        // status never stored, or not 200 under LS without max-age
+	ReasonVaryStar      = "vary-star"     // Vary: *
+	ReasonNoStore       = "no-store"      // no-store in the governing header
+	ReasonNoCache       = "no-cache"      // no-cache in the governing header
+	ReasonPrivate       = "private"       // private in the governing header
+	ReasonAuthorization = "authorization" // request had Authorization, response not explicitly shared
+	ReasonSetCookie     = "set-cookie"    // Set-Cookie and !CacheSetCookie
+	ReasonNoTTL         = "no-ttl"        // no freshness information and no applicable DefaultTTL
+	ReasonExpired       = "expired"       // no freshness left after Age (includes max-age=0, invalid Expires)
+)
+
+// Decide decides whether and how the response described by in is stored.
+// It allocates only for the Tags, VaryHeaders and VaryCookies of a stored
+// response.
+func Decide(in *Input) Decision {
+	if reason := screen(in); reason != "" {
+		return Decision{Reason: reason}
+	}
+	ls := ParseLSCacheControl(in.LSCacheControl)
+	sc := ParseSurrogateControl(in.SurrogateControl)
+	d := Decision{NoVary: ls.NoVary, ESI: ls.ESI || sc.ESI}
+	r := governingRules(in, &ls, &sc)
+	if d.Reason = refusal(in, &r); d.Reason != "" {
+		d.Private = r.private
+		return d
+	}
+	if d.TTL, d.Reason = r.ttl(in); d.Reason != "" {
+		return d
+	}
+	d.Store = true
+	d.StaleWhileRevalidate, d.StaleIfError = r.stale(in.Grace)
+	d.Tags = tagsOf(in.TagHeaders)
+	d.VaryHeaders = varyHeaders(in.Vary)
+	d.VaryCookies = varyCookies(in.LSVary)
+	return d
+}
+
+// screen rejects what no header can make storable.
+func screen(in *Input) string {
+	switch {
+	case in.Method != "GET" && in.Method != "HEAD":
+		return ReasonMethod
+	case !storableStatus(in.Status):
+		return ReasonStatus
+	case varyStar(in.Vary):
+		return ReasonVaryStar
+	}
+	return ""
+}
+
+// refusal applies the governing header's prohibitions, then the request's.
+func refusal(in *Input, r *rules) string {
+	switch {
+	case r.reason != "":
+		return r.reason
+	case r.only200 && in.Status != 200:
+		return ReasonStatus
+	case in.Authorization && !r.shared:
+		return ReasonAuthorization
+	case in.SetCookie && !in.CacheSetCookie:
+		return ReasonSetCookie
+	}
+	return ""
+}
+
+// storableStatus reports whether a response with this status may be stored
+// given explicit freshness.
+func storableStatus(status int) bool {
+	switch status {
+	case 200, 203, 204, 300, 301, 302, 307, 308, 404, 405, 410, 414, 501:
+		return true
+	}
+	return false
+}
+
+// defaultTTLStatus reports whether a response with this status and no
+// freshness information may be stored for Input.DefaultTTL.
+func defaultTTLStatus(status int) bool {
+	switch status {
+	case 200, 203, 300, 301, 308, 404, 410:
+		return true
+	}
+	return false
+}

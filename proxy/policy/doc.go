@@ -1,0 +1,23 @@
+// Package policy owns the caching decision for one origin response: from the
+// response's headers and the request that caused it, whether it is stored,
+// for how long, how long it may be served stale, and with which tags and
+// vary. It does no I/O and must not import fasthttp or any ramjet package.
+//
+// One header governs a response, the most specific one present:
+//
+//   - X-LiteSpeed-Cache-Control, read as OpenLiteSpeed does, is the whole
+//     policy: Surrogate-Control and Cache-Control are then ignored, except
+//     the Surrogate-Control content="ESI/1.0" flag. Without max-age or
+//     s-maxage only status 200 is stored, for Input.DefaultTTL.
+//   - Else Surrogate-Control max-age=N[+M]: N is the lifetime and M the
+//     stale-if-error window. Of Cache-Control only private and no-store
+//     still forbid storing (its no-cache is taken as meant for browsers).
+//   - Else Cache-Control read as a shared cache does (RFC 9111), then
+//     Expires minus Date, then Input.DefaultTTL for the statuses that are
+//     heuristically cacheable.
+//
+// Input.Grace fills the stale windows the response leaves open, except
+// after must-revalidate, proxy-revalidate (no stale at all) or s-maxage
+// (only the response's own windows; RFC 9111 4.2.4). Numbers above a year
+// are clamped to a year; invalid ones are ignored.
+package policy
