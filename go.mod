@@ -3,17 +3,19 @@ module github.com/ramjet-proxy/ramjet
 go 1.26.8
 
 require (
-	github.com/VictoriaMetrics/metrics v1.45.0 // indirect
-	github.com/allegro/bigcache/v3 v3.1.0 // indirect
-	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	github.com/VictoriaMetrics/metrics v1.45.0
+	github.com/allegro/bigcache/v3 v3.1.0
+	github.com/fsnotify/fsnotify v1.10.1
+	github.com/maypok86/otter/v2 v2.4.0
+	github.com/molecule-man/go-brrr v1.3.1
+	github.com/valyala/fasthttp v1.78.0
+	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
 	github.com/klauspost/compress v1.20.3 // indirect
-	github.com/maypok86/otter/v2 v2.4.0 // indirect
-	github.com/molecule-man/go-brrr v1.3.1 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
-	github.com/valyala/fasthttp v1.78.0 // indirect
 	github.com/valyala/fastrand v1.1.0 // indirect
 	github.com/valyala/histogram v1.2.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

@@ -19,6 +19,9 @@ type Config struct {
 	// MaxObjectSize bounds the body of a stored response; larger ones
 	// stream through uncached. 0 means 8 MiB.
 	MaxObjectSize int64
+	// MaxRequestBody bounds request bodies: a larger declared length, or a
+	// chunked body that grows past it, gets 413. 0 means no limit.
+	MaxRequestBody int64
 	// HitForPass is how long a URL that answered uncacheably skips request
 	// coalescing; 0 disables the memory.
 	HitForPass time.Duration

@@ -11,6 +11,11 @@ import (
 func (p *Proxy) ServeFastHTTP(ctx *fasthttp.RequestCtx) {
 	g := p.gen.Load()
 	s := g.router.route(ctx.Host())
+	if tooLarge(ctx, g.cfg.MaxRequestBody) {
+		p.writeError(ctx, fasthttp.ErrBodyTooLarge)
+		ctx.SetConnectionClose() // the rest of the body is not read
+		return
+	}
 	if !ctx.IsGet() && !ctx.IsHead() {
 		p.unsafeMethod(ctx, g, s)
 		return
@@ -79,6 +84,12 @@ func (p *Proxy) unsafeMethod(ctx *fasthttp.RequestCtx, g *generation, s *site) {
 	defer releaseState(st)
 	st.key = appendKey(st.key[:0], st, requestScheme(ctx), ctx.Host(), pathOf(ctx), ctx.URI().QueryString(), s.drop)
 	p.cache.Remove(p.cache.Hash(st.key), st.key)
+}
+
+// tooLarge reports a declared body length over the limit; a chunked body
+// is cut by limitedBody as it streams.
+func tooLarge(ctx *fasthttp.RequestCtx, limit int64) bool {
+	return limit > 0 && int64(ctx.Request.Header.ContentLength()) > limit
 }
 
 // pathOf is the request path as the client sent it (not decoded).

@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/policy"
 )
 
 // RFC 9211 Cache-Status values, built once.
@@ -129,7 +130,15 @@ func notModified(h *fasthttp.RequestHeader, e *cache.Entry, etag []byte) bool {
 		return len(etag) > 0 && etagListMatches(inm, etag)
 	}
 	ims := h.Peek("If-Modified-Since")
-	return len(ims) > 0 && len(e.LastModified) > 0 && bytes.Equal(ims, e.LastModified)
+	if len(ims) == 0 || len(e.LastModified) == 0 {
+		return false
+	}
+	if bytes.Equal(ims, e.LastModified) {
+		return true
+	}
+	since, ok1 := policy.ParseHTTPDate(ims)
+	modified, ok2 := policy.ParseHTTPDate(e.LastModified)
+	return ok1 && ok2 && !modified.After(since)
 }
 
 // etagListMatches is the weak comparison of If-None-Match.

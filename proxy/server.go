@@ -14,12 +14,14 @@ import (
 
 // ServerConfig is a client-facing listener. Zero timeouts mean none.
 type ServerConfig struct {
-	Name           string // for logs: "main", "admin"
-	Addr           string
-	ReadTimeout    time.Duration
-	WriteTimeout   time.Duration
-	IdleTimeout    time.Duration
-	MaxRequestBody int // larger bodies get 413; 0 means 4 MiB
+	Name         string // for logs: "main", "admin"
+	Addr         string
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	IdleTimeout  time.Duration
+	// BufferBody is the largest request body read into memory before the
+	// handler runs; larger ones stream to it. 0 means 64 KiB.
+	BufferBody     int
 	MaxHeaderBytes int // larger headers get 431; 0 means 16 KiB
 	MaxConns       int // 0 means fasthttp's default
 }
@@ -36,6 +38,9 @@ type Server struct {
 
 // NewServer prepares a server for h; Start listens.
 func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *Server {
+	if cfg.BufferBody <= 0 {
+		cfg.BufferBody = 64 << 10
+	}
 	if cfg.MaxHeaderBytes <= 0 {
 		cfg.MaxHeaderBytes = 16 << 10
 	}
@@ -45,7 +50,7 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 		ReadTimeout:                   cfg.ReadTimeout,
 		WriteTimeout:                  cfg.WriteTimeout,
 		IdleTimeout:                   cfg.IdleTimeout,
-		MaxRequestBodySize:            cfg.MaxRequestBody,
+		MaxRequestBodySize:            cfg.BufferBody,
 		ReadBufferSize:                cfg.MaxHeaderBytes,
 		Concurrency:                   cfg.MaxConns,
 		StreamRequestBody:             true,

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"io"
 
 	"github.com/valyala/fasthttp"
 )
@@ -24,7 +25,7 @@ var fillOnly = []string{
 // hop-by-hop headers dropped (also those named in Connection),
 // X-Forwarded-* set, the body streamed. A fill asks for GET even for HEAD,
 // so the stored entry can answer both.
-func newUpstreamRequest(ctx *fasthttp.RequestCtx, fill bool) *fasthttp.Request {
+func newUpstreamRequest(ctx *fasthttp.RequestCtx, fill bool, bodyLimit int64) *fasthttp.Request {
 	req := fasthttp.AcquireRequest()
 	ctx.Request.Header.CopyTo(&req.Header)
 	req.SetRequestURIBytes(ctx.Request.Header.RequestURI())
@@ -39,7 +40,11 @@ func newUpstreamRequest(ctx *fasthttp.RequestCtx, fill bool) *fasthttp.Request {
 	}
 	switch {
 	case ctx.Request.IsBodyStream():
-		req.SetBodyStream(ctx.RequestBodyStream(), ctx.Request.Header.ContentLength())
+		var body io.Reader = ctx.RequestBodyStream()
+		if bodyLimit > 0 {
+			body = &limitedBody{r: body, left: bodyLimit}
+		}
+		req.SetBodyStream(body, ctx.Request.Header.ContentLength())
 	case len(ctx.Request.Body()) > 0:
 		req.SetBodyRaw(ctx.Request.Body())
 	}
@@ -73,4 +78,26 @@ func setForwarded(ctx *fasthttp.RequestCtx, h *fasthttp.RequestHeader) {
 	}
 	h.SetBytesV("X-Forwarded-Proto", requestScheme(ctx))
 	h.SetBytesV("X-Forwarded-Host", ctx.Host())
+}
+
+// limitedBody fails a streamed request body that grows past the limit, so
+// the exchange ends with fasthttp.ErrBodyTooLarge (413).
+type limitedBody struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return 0, fasthttp.ErrBodyTooLarge
+	}
+	if int64(len(p)) > l.left+1 {
+		p = p[:l.left+1]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	if l.left < 0 {
+		return n, fasthttp.ErrBodyTooLarge
+	}
+	return n, err
 }

@@ -35,9 +35,9 @@ func proxyConfig(c *conf.Config) proxy.Config {
 	pc := proxy.Config{
 		Origin: origin.Config{
 			Servers:        c.Origin.Servers,
-			ConnectTimeout: time.Duration(c.Origin.ConnectTimeout),
-			HeaderTimeout:  time.Duration(c.Origin.HeaderTimeout),
-			BodyTimeout:    time.Duration(c.Origin.BodyTimeout),
+			ConnectTimeout: timeout(c.Origin.ConnectTimeout),
+			HeaderTimeout:  timeout(c.Origin.HeaderTimeout),
+			BodyTimeout:    timeout(c.Origin.BodyTimeout),
 			MaxConns:       c.Origin.MaxConns,
 			Health: origin.HealthConfig{
 				Path:     c.Origin.Health.Path,
@@ -47,9 +47,10 @@ func proxyConfig(c *conf.Config) proxy.Config {
 				Rise:     c.Origin.Health.Rise,
 			},
 		},
-		Default:       site(nil, c.Defaults),
-		MaxObjectSize: int64(c.Cache.MaxObjectSize),
-		HitForPass:    time.Duration(c.Cache.HitForPass),
+		Default:        site(nil, c.Defaults),
+		MaxObjectSize:  int64(c.Cache.MaxObjectSize),
+		MaxRequestBody: int64(c.Server.MaxRequestBody),
+		HitForPass:     time.Duration(c.Cache.HitForPass),
 		Compress: proxy.Compress{
 			Gzip:    c.Cache.Compress.Gzip,
 			Brotli:  c.Cache.Compress.Brotli,
@@ -61,6 +62,14 @@ func proxyConfig(c *conf.Config) proxy.Config {
 		pc.Sites = append(pc.Sites, site(h.Names, h.Site))
 	}
 	return pc
+}
+
+// timeout maps the file's "0 = none" to origin's "negative = none".
+func timeout(d conf.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return time.Duration(d)
 }
 
 func site(names []string, s conf.Site) proxy.Site {
@@ -84,7 +93,6 @@ func serverConfig(c *conf.Config) proxy.ServerConfig {
 		ReadTimeout:    time.Duration(c.Server.ReadTimeout),
 		WriteTimeout:   time.Duration(c.Server.WriteTimeout),
 		IdleTimeout:    time.Duration(c.Server.IdleTimeout),
-		MaxRequestBody: int(c.Server.MaxRequestBody),
 		MaxHeaderBytes: int(c.Server.MaxHeaderBytes),
 		MaxConns:       c.Server.MaxConns,
 	}
