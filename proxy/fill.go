@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/valyala/fasthttp"
@@ -18,6 +19,9 @@ type result struct {
 	prefix []byte             // body bytes already read from resp
 	status []byte             // Cache-Status
 	stored bool
+	// setCookies go to this client only: a response stored under
+	// cache_set_cookie is stored without them.
+	setCookies [][]byte
 	// staleOnError: entry is the stale copy, served because the origin failed.
 	staleOnError bool
 	err          error
@@ -124,12 +128,16 @@ func (p *Proxy) store(g *generation, s *site, req *fasthttp.Request, resp *fasth
 		return result{resp: resp, prefix: body, status: missStatus(fwd, "too-large")}
 	}
 	e := newEntry(g, resp, body, d, now)
+	var cookies [][]byte
+	for _, c := range resp.Header.PeekAll("Set-Cookie") {
+		cookies = append(cookies, bytes.Clone(c))
+	}
 	releaseResponse(resp)
 	vary := varySpec(s, d)
 	e.Variant = string(appendVariant(nil, &req.Header, vary))
 	p.cache.Insert(h, key, vary, e)
 	p.metrics.stored.Inc()
-	return result{entry: e, status: storedStatus(fwd), stored: true}
+	return result{entry: e, status: storedStatus(fwd), stored: true, setCookies: cookies}
 }
 
 func (p *Proxy) storeRevalidated(g *generation, s *site, req *fasthttp.Request, resp *fasthttp.Response, key string, h uint64, stale *cache.Entry, now int64) result {

@@ -20,6 +20,9 @@ func (p *Proxy) respond(ctx *fasthttp.RequestCtx, s *site, res result) {
 	case res.entry != nil:
 		p.metrics.miss.Inc()
 		serveEntry(ctx, s, res.entry, cache.Now(), res.status)
+		for _, c := range res.setCookies {
+			ctx.Response.Header.Add("Set-Cookie", string(c))
+		}
 	default:
 		p.metrics.miss.Inc()
 		streamResponse(ctx, s, res.resp, res.prefix, res.status)

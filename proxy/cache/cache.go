@@ -82,7 +82,7 @@ func (c *Cache) Remove(h uint64, key []byte) bool {
 	return true
 }
 
-// Resize changes the byte bound; eviction catches up in the background.
+// Resize changes the byte bound; otter evicts down to it at once.
 func (c *Cache) Resize(size int64) error {
 	if size <= 0 {
 		return ErrBadSize

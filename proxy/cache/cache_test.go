@@ -401,8 +401,6 @@ func TestObjectExpiresWhenNoVariantIsServable(t *testing.T) {
 // TestInsertOfExpiredEntryDoesNotStay: an entry that can no longer be
 // served when it is inserted must not be kept until size eviction.
 func TestInsertOfExpiredEntryDoesNotStay(t *testing.T) {
-	t.Skip("known bug: objectExpiry returns a non-positive duration, which otter takes as " +
-		"\"keep the current deadline\", i.e. never for a new key (store.go ExpireAfterCreate/Update)")
 	c := newTestCache(t, Config{Size: 1 << 20})
 	e := testEntry("", 10, -time.Second)
 	h := insert(c, "/a", VarySpec{}, e)

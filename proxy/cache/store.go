@@ -43,11 +43,17 @@ func (s *otterStore) Delete(h uint64)              { s.c.Invalidate(h) }
 type objectExpiry struct{}
 
 func (objectExpiry) ExpireAfterCreate(e otter.Entry[uint64, *Object]) time.Duration {
-	return time.Duration(e.Value.expiresAt - time.Now().UnixNano())
+	return untilExpiry(e.Value)
 }
 
 func (objectExpiry) ExpireAfterUpdate(e otter.Entry[uint64, *Object], _ *Object) time.Duration {
-	return time.Duration(e.Value.expiresAt - time.Now().UnixNano())
+	return untilExpiry(e.Value)
+}
+
+// untilExpiry is at least 1ns: otter reads a non-positive duration as
+// "keep the current deadline", which for a new key is never.
+func untilExpiry(o *Object) time.Duration {
+	return max(time.Duration(o.expiresAt-time.Now().UnixNano()), 1)
 }
 
 func (objectExpiry) ExpireAfterRead(e otter.Entry[uint64, *Object]) time.Duration {
