@@ -219,7 +219,7 @@ func setMemoryLimit(c *conf.Config, log *slog.Logger) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	limit := int64(c.Cache.Size)*5/4 + 64<<20
+	limit := cache.MemoryLimit(int64(c.Cache.Size))
 	debug.SetMemoryLimit(limit)
 	log.Debug("memory limit set", "bytes", limit)
 }

@@ -105,3 +105,9 @@ func (c *Cache) Close() error {
 
 // Now is the clock entries are compared against, in unix nanoseconds.
 func Now() int64 { return time.Now().UnixNano() }
+
+// MemoryLimit is the Go memory limit that keeps a process holding a full
+// cache of size bytes near size in RSS: evicted entries are garbage, and
+// without a limit the GC lets the heap grow to twice the live size. The
+// headroom (15% + 32 MiB) keeps the collector from running constantly.
+func MemoryLimit(size int64) int64 { return size + size*3/20 + 32<<20 }
