@@ -33,6 +33,11 @@ func (p *Proxy) writeError(ctx *fasthttp.RequestCtx, err error) {
 	case fasthttp.StatusBadGateway:
 		p.metrics.originErrors.Inc()
 	}
+	if code == fasthttp.StatusRequestEntityTooLarge {
+		p.log.Info("request body too large", "host", string(ctx.Host()), "uri", string(ctx.RequestURI()))
+		rejectEarly(ctx, ctx.RequestBodyStream(), code, "Content Too Large\n")
+		return
+	}
 	p.log.Warn("origin request failed", "status", code, "method", string(ctx.Method()),
 		"host", string(ctx.Host()), "uri", string(ctx.RequestURI()), "err", err)
 	ctx.Response.Reset()

@@ -13,7 +13,6 @@ func (p *Proxy) ServeFastHTTP(ctx *fasthttp.RequestCtx) {
 	s := g.router.route(ctx.Host())
 	if tooLarge(ctx, g.cfg.MaxRequestBody) {
 		p.writeError(ctx, fasthttp.ErrBodyTooLarge)
-		ctx.SetConnectionClose() // the rest of the body is not read
 		return
 	}
 	if !ctx.IsGet() && !ctx.IsHead() {

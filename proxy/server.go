@@ -60,6 +60,7 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 		DisableHeaderNamesNormalizing: false,
 		CloseOnShutdown:               true,
 		Logger:                        fasthttpLogger{log},
+		ErrorHandler:                  errorHandler,
 	}
 	return &Server{cfg: cfg, srv: srv, log: log, done: make(chan error, 1)}
 }
