@@ -87,11 +87,7 @@ func pickEncoding(accept []byte, e *cache.Entry) (body, etag, enc []byte) {
 func accepts(header, coding []byte) bool {
 	for len(header) > 0 {
 		var item []byte
-		if i := bytes.IndexByte(header, ','); i >= 0 {
-			item, header = header[:i], header[i+1:]
-		} else {
-			item, header = header, nil
-		}
+		item, header = cutItem(header, ',')
 		name, params, _ := bytes.Cut(item, []byte{';'})
 		name = bytes.TrimSpace(name)
 		if !bytes.EqualFold(name, coding) && !(len(name) == 1 && name[0] == '*') {
@@ -146,11 +142,7 @@ func etagListMatches(list, etag []byte) bool {
 	etag = bytes.TrimPrefix(etag, []byte("W/"))
 	for len(list) > 0 {
 		var item []byte
-		if i := bytes.IndexByte(list, ','); i >= 0 {
-			item, list = list[:i], list[i+1:]
-		} else {
-			item, list = list, nil
-		}
+		item, list = cutItem(list, ',')
 		item = bytes.TrimSpace(item)
 		if len(item) == 1 && item[0] == '*' {
 			return true

@@ -107,11 +107,7 @@ func appendQuery(dst []byte, st *reqState, query []byte, drop *patterns) []byte 
 	params := st.params[:0]
 	for len(query) > 0 {
 		var p []byte
-		if i := bytes.IndexByte(query, '&'); i >= 0 {
-			p, query = query[:i], query[i+1:]
-		} else {
-			p, query = query, nil
-		}
+		p, query = cutItem(query, '&')
 		if len(p) == 0 || drop.match(paramName(p)) {
 			continue
 		}
@@ -194,3 +190,11 @@ var (
 	schemeHTTP  = []byte("http")
 	schemeHTTPS = []byte("https")
 )
+
+// cutItem splits the first item off a sep-separated list.
+func cutItem(list []byte, sep byte) (item, rest []byte) {
+	if i := bytes.IndexByte(list, sep); i >= 0 {
+		return list[:i], list[i+1:]
+	}
+	return list, nil
+}

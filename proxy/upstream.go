@@ -54,11 +54,7 @@ func newUpstreamRequest(ctx *fasthttp.RequestCtx, fill bool, bodyLimit int64) *f
 func stripHopByHop(h *fasthttp.RequestHeader, connection []byte) {
 	for len(connection) > 0 {
 		var tok []byte
-		if i := bytes.IndexByte(connection, ','); i >= 0 {
-			tok, connection = connection[:i], connection[i+1:]
-		} else {
-			tok, connection = connection, nil
-		}
+		tok, connection = cutItem(connection, ',')
 		if tok = bytes.TrimSpace(tok); len(tok) > 0 {
 			h.DelBytes(tok)
 		}
