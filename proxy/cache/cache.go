@@ -4,6 +4,8 @@ import (
 	"errors"
 	"hash/maphash"
 	"time"
+
+	"github.com/maypok86/otter/v2"
 )
 
 // Config sizes the cache.
@@ -75,11 +77,17 @@ func (c *Cache) MarkPass(h uint64, key string, until int64) {
 
 // Remove drops every variant of key. It reports whether there was one.
 func (c *Cache) Remove(h uint64, key []byte) bool {
-	if c.Lookup(h, key) == nil {
-		return false
-	}
-	c.store.Delete(h)
-	return true
+	removed := false
+	// Check and delete under the bucket lock, so an object stored under
+	// another key with the same hash in between is never removed.
+	c.store.c.ComputeIfPresent(h, func(o *Object) (*Object, otter.ComputeOp) {
+		if o.Key != string(key) {
+			return o, otter.CancelOp
+		}
+		removed = true
+		return nil, otter.InvalidateOp
+	})
+	return removed
 }
 
 // Resize changes the byte bound; otter evicts down to it at once.
