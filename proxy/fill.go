@@ -65,7 +65,7 @@ func (p *Proxy) follow(ctx *fasthttp.RequestCtx, s *site, st *reqState, h uint64
 	st.variant = appendVariant(st.variant[:0], &ctx.Request.Header, o.Vary)
 	e := o.Variant(st.variant)
 	now := cache.Now()
-	if e == nil || !e.Fresh(now) {
+	if e == nil || p.cache.Status(e, now) != cache.Fresh {
 		return false
 	}
 	p.metrics.collapsed.Inc()
@@ -87,6 +87,7 @@ func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key stri
 		addValidators(req, stale)
 	}
 	resp := fasthttp.AcquireResponse()
+	born := cache.Now() // a purge from now on must invalidate what this fill stores
 	err := g.pool.Do(req, resp)
 	now := cache.Now()
 	if err != nil {
@@ -104,7 +105,7 @@ func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key stri
 		p.log.Warn("serving stale: origin error status", "key", key, "status", code)
 		return result{entry: stale, status: csStaleOnError, staleOnError: true}
 	case stale != nil && code == fasthttp.StatusNotModified:
-		return p.storeRevalidated(g, s, req, resp, key, h, stale, now)
+		return p.storeRevalidated(g, s, req, resp, key, h, stale, born, now)
 	}
 	d := policy.Decide(policyInput(req, resp, s, now, false))
 	if !d.Store {
@@ -112,12 +113,12 @@ func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key stri
 		p.metrics.notStored.Inc()
 		return result{resp: resp, status: missStatus(fwd, d.Reason)}
 	}
-	return p.store(g, s, req, resp, &d, key, h, fwd, now)
+	return p.store(g, s, req, resp, &d, key, h, fwd, born, now)
 }
 
 // store reads the body of a cacheable response and inserts it; a body
 // over the size limit streams through instead.
-func (p *Proxy) store(g *generation, s *site, req *fasthttp.Request, resp *fasthttp.Response, d *policy.Decision, key string, h uint64, fwd string, now int64) result {
+func (p *Proxy) store(g *generation, s *site, req *fasthttp.Request, resp *fasthttp.Response, d *policy.Decision, key string, h uint64, fwd string, born, now int64) result {
 	body, complete, err := readBody(resp, g.cfg.MaxObjectSize)
 	if err != nil {
 		releaseResponse(resp)
@@ -128,6 +129,7 @@ func (p *Proxy) store(g *generation, s *site, req *fasthttp.Request, resp *fasth
 		return result{resp: resp, prefix: body, status: missStatus(fwd, "too-large")}
 	}
 	e := newEntry(g, resp, body, d, now)
+	e.Born = born
 	var cookies [][]byte
 	for _, c := range resp.Header.PeekAll("Set-Cookie") {
 		cookies = append(cookies, bytes.Clone(c))
@@ -140,7 +142,7 @@ func (p *Proxy) store(g *generation, s *site, req *fasthttp.Request, resp *fasth
 	return result{entry: e, status: storedStatus(fwd), stored: true, setCookies: cookies}
 }
 
-func (p *Proxy) storeRevalidated(g *generation, s *site, req *fasthttp.Request, resp *fasthttp.Response, key string, h uint64, stale *cache.Entry, now int64) result {
+func (p *Proxy) storeRevalidated(g *generation, s *site, req *fasthttp.Request, resp *fasthttp.Response, key string, h uint64, stale *cache.Entry, born, now int64) result {
 	in := policyInput(req, resp, s, now, false)
 	in.Status = stale.Status
 	d := policy.Decide(in)
@@ -149,7 +151,8 @@ func (p *Proxy) storeRevalidated(g *generation, s *site, req *fasthttp.Request, 
 		releaseResponse(resp)
 		return result{entry: stale, status: []byte("ramjet; fwd=stale; fwd-status=304")}
 	}
-	e := revalidated(g, stale, resp, &d, now)
+	e := revalidated(stale, resp, &d, now)
+	e.Born = born
 	releaseResponse(resp)
 	vary := varySpec(s, &d)
 	p.cache.Insert(h, key, vary, e)

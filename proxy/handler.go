@@ -46,18 +46,22 @@ func (p *Proxy) ServeFastHTTP(ctx *fasthttp.RequestCtx) {
 func (p *Proxy) lookupVariant(ctx *fasthttp.RequestCtx, g *generation, s *site, st *reqState, h uint64, o *cache.Object, now int64) {
 	st.variant = appendVariant(st.variant[:0], &ctx.Request.Header, o.Vary)
 	e := o.Variant(st.variant)
-	switch {
-	case e == nil:
+	if e == nil {
 		p.fill(ctx, g, s, st, h, nil, fwdVaryMiss, true)
-	case e.Fresh(now):
+		return
+	}
+	switch p.cache.Status(e, now) {
+	case cache.Fresh:
 		p.metrics.hit.Inc()
 		serveEntry(ctx, s, e, now, csHit)
-	case e.Servable(now):
+	case cache.Stale:
 		p.metrics.stale.Inc()
 		serveEntry(ctx, s, e, now, csStale)
 		p.refresh(ctx, g, s, st, h, e)
-	default:
+	case cache.ErrorOnly:
 		p.fill(ctx, g, s, st, h, e, fwdStale, true)
+	default:
+		p.fill(ctx, g, s, st, h, nil, fwdStale, true)
 	}
 }
 

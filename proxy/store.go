@@ -135,7 +135,7 @@ func (g *generation) compressible(contentType []byte) bool {
 
 // revalidated is the stale entry refreshed by a 304: same body, headers
 // and freshness updated from the 304 (RFC 9111 4.3.4).
-func revalidated(g *generation, stale *cache.Entry, resp *fasthttp.Response, d *policy.Decision, now int64) *cache.Entry {
+func revalidated(stale *cache.Entry, resp *fasthttp.Response, d *policy.Decision, now int64) *cache.Entry {
 	e := *stale
 	setTimes(&e, d, resp.Header.Peek("Age"), now)
 	e.Header = nil

@@ -31,3 +31,20 @@ func TestLookupHitDoesNotAllocate(t *testing.T) {
 		t.Fatalf("hit allocates %v times, want 0", n)
 	}
 }
+
+// TestStatusWithTagsDoesNotAllocate: the purge check on a hit reads one
+// atomic per tag.
+func TestStatusWithTagsDoesNotAllocate(t *testing.T) {
+	c := newTestCache(t, Config{Size: 1 << 20})
+	tags := make([]string, 50)
+	for i := range tags {
+		tags[i] = "tag-" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+	}
+	e := testEntry("", 10, time.Hour)
+	e.Tags = tags
+	c.Insert(c.Hash([]byte("/t")), "/t", VarySpec{}, e)
+	now := Now()
+	if n := testing.AllocsPerRun(1000, func() { _ = c.Status(e, now) }); n != 0 {
+		t.Fatalf("status check allocates %v times", n)
+	}
+}

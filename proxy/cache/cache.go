@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"hash/maphash"
+	"sync/atomic"
 	"time"
 
 	"github.com/maypok86/otter/v2"
@@ -25,6 +26,9 @@ type Cache struct {
 	store       *otterStore
 	seed        maphash.Seed
 	maxVariants int
+	tags        tagIndex
+	// allHard and allSoft are the times of the last purge of everything.
+	allHard, allSoft atomic.Int64
 }
 
 // New returns an empty cache bounded by cfg.Size bytes.
@@ -60,6 +64,15 @@ func (c *Cache) Lookup(h uint64, key []byte) *Object {
 // inserts of one key may lose a variant; that costs a later miss, never a
 // wrong answer, because every entry carries its own variant.
 func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
+	if e.tags == nil && len(e.Tags) > 0 {
+		e.tags = make([]*tagState, len(e.Tags))
+		for i, t := range e.Tags {
+			e.tags[i] = c.tags.intern(t)
+		}
+	}
+	if e.Born == 0 {
+		e.Born = e.Stored
+	}
 	old, ok := c.store.Get(h)
 	if !ok || old.Key != key || old.PassUntil > 0 {
 		old = &Object{Key: key}

@@ -33,8 +33,15 @@ type Entry struct {
 	Brotli      []byte // nil when not compressed
 	Tags        []string
 	ESI         bool
+	// tags are the purge states of Tags, interned on insert.
+	tags []*tagState
 
 	// Times are unix nanoseconds.
+	//
+	// Born is when the fill that produced the entry started: a purge after
+	// it invalidates the entry even if the entry was inserted later (the
+	// response may predate the purge). Zero means Stored.
+	Born       int64
 	Stored     int64
 	InitialAge int64 // seconds of Age the origin reported
 	FreshUntil int64

@@ -1,0 +1,102 @@
+package cache
+
+import (
+	"sync/atomic"
+
+	"github.com/maypok86/otter/v2"
+)
+
+// PurgeTag invalidates every entry carrying tag (soft: marks it stale).
+// It reports whether any entry carried it. O(1) in the number of entries.
+func (c *Cache) PurgeTag(tag string, soft bool) bool {
+	return c.tags.purge(tag, soft, Now())
+}
+
+// PurgeTagsMatching purges every tag name match accepts (wildcard tag
+// purges) and returns how many there were. It scans tags, not entries.
+func (c *Cache) PurgeTagsMatching(match func(tag string) bool, soft bool) int {
+	return c.tags.purgeMatching(match, soft, Now())
+}
+
+// PurgeAll invalidates everything; a hard purge also frees the memory now.
+func (c *Cache) PurgeAll(soft bool) {
+	now := Now()
+	if soft {
+		raise(&c.allSoft, now)
+		return
+	}
+	raise(&c.allHard, now)
+	c.store.c.InvalidateAll()
+}
+
+// PurgeKeys purges every object whose primary key match accepts and
+// returns how many. It scans the cache: prefix purges are rare.
+func (c *Cache) PurgeKeys(match func(key string) bool, soft bool) int {
+	var hs []uint64
+	for h, o := range c.store.c.All() {
+		if o.PassUntil == 0 && match(o.Key) {
+			hs = append(hs, h)
+		}
+	}
+	n := 0
+	for _, h := range hs {
+		if c.purgeObject(h, match, soft) {
+			n++
+		}
+	}
+	return n
+}
+
+// PurgeKey purges every variant of one primary key.
+func (c *Cache) PurgeKey(h uint64, key []byte, soft bool) bool {
+	k := string(key)
+	return c.purgeObject(h, func(s string) bool { return s == k }, soft)
+}
+
+// purgeObject removes the object under h (soft: replaces its variants
+// with stale copies), under the bucket lock and only if match accepts its
+// key, so a concurrent insert of another key is never touched.
+func (c *Cache) purgeObject(h uint64, match func(string) bool, soft bool) bool {
+	done := false
+	now := Now()
+	c.store.c.ComputeIfPresent(h, func(o *Object) (*Object, otter.ComputeOp) {
+		if o.PassUntil > 0 || !match(o.Key) {
+			return o, otter.CancelOp
+		}
+		done = true
+		if !soft {
+			return nil, otter.InvalidateOp
+		}
+		return o.softened(now), otter.WriteOp
+	})
+	return done
+}
+
+// softened is o with every fresh variant made stale at now, servable while
+// one request refreshes it.
+func (o *Object) softened(now int64) *Object {
+	n := &Object{Key: o.Key, Vary: o.Vary, Variants: make([]*Entry, len(o.Variants))}
+	for i, e := range o.Variants {
+		c := *e
+		if c.FreshUntil > now {
+			c.StaleUntil = max(c.StaleUntil, c.FreshUntil)
+			c.FreshUntil = now
+		}
+		n.Variants[i] = &c
+	}
+	n.account()
+	return n
+}
+
+// Tags is the number of distinct tags held by stored entries.
+func (c *Cache) Tags() int { return c.tags.len() }
+
+// raise moves t forward to now; purge times never go back.
+func raise(t *atomic.Int64, now int64) {
+	for {
+		old := t.Load()
+		if old >= now || t.CompareAndSwap(old, now) {
+			return
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package cache
+
+// Status is what may be done with an entry at a given time, purges
+// included.
+type Status uint8
+
+const (
+	// Gone: never served (expired past every window, or hard-purged).
+	Gone Status = iota
+	// Fresh: served as a hit.
+	Fresh
+	// Stale: served while one request revalidates it.
+	Stale
+	// ErrorOnly: served only if the origin fails (stale-if-error).
+	ErrorOnly
+)
+
+// Status says how e may be served at now. A soft purge makes an entry
+// stale at once but still servable while one request refreshes it, for
+// as long as it would have been servable without the purge.
+func (c *Cache) Status(e *Entry, now int64) Status {
+	hard, soft := c.purged(e)
+	if hard {
+		return Gone
+	}
+	fresh, stale := e.FreshUntil, e.StaleUntil
+	if soft {
+		fresh, stale = 0, max(stale, e.FreshUntil)
+	}
+	switch {
+	case now < fresh:
+		return Fresh
+	case now < stale:
+		return Stale
+	case now < e.ErrorUntil:
+		return ErrorOnly
+	}
+	return Gone
+}
+
+// purged reports whether a hard or soft purge happened after e's fill
+// began. It reads one atomic per tag and allocates nothing.
+func (c *Cache) purged(e *Entry) (hard, soft bool) {
+	born := e.Born
+	if c.allHard.Load() >= born {
+		return true, false
+	}
+	soft = c.allSoft.Load() >= born
+	for _, t := range e.tags {
+		if t.hard.Load() >= born {
+			return true, false
+		}
+		soft = soft || t.soft.Load() >= born
+	}
+	return false, soft
+}

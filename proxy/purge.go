@@ -1,0 +1,105 @@
+package proxy
+
+import (
+	"strings"
+
+	"github.com/ramjet-proxy/ramjet/purge"
+)
+
+// Purge applies one purge command to the cache; it implements
+// purge.Invalidator. Private commands touch nothing yet: private entries
+// are not cached until the ESI issue brings the private cache.
+func (p *Proxy) Purge(cmd purge.Command) purge.Result {
+	var r purge.Result
+	if cmd.Private {
+		return r
+	}
+	for _, t := range cmd.Targets {
+		switch t.Kind {
+		case purge.KindTag:
+			if p.cache.PurgeTag(t.Value, t.Soft) {
+				r.Tags++
+			}
+		case purge.KindTagPrefix:
+			r.Tags += p.cache.PurgeTagsMatching(func(tag string) bool { return strings.HasPrefix(tag, t.Value) }, t.Soft)
+		case purge.KindTagSuffix:
+			r.Tags += p.cache.PurgeTagsMatching(func(tag string) bool { return strings.HasSuffix(tag, t.Value) }, t.Soft)
+		case purge.KindURL:
+			r.URLs += p.purgeURL(cmd.Host, t.Value, t.Soft)
+		case purge.KindPrefix:
+			r.Prefixes += p.purgePrefix(cmd.Host, t.Value, t.Soft)
+		case purge.KindAll:
+			p.cache.PurgeAll(t.Soft)
+			r.All = true
+		}
+	}
+	return r
+}
+
+// purgeURL purges every variant of one URL, under both schemes. A path
+// without a host purges it on every host.
+func (p *Proxy) purgeURL(host, raw string, soft bool) int {
+	host, path, query := splitURL(host, raw)
+	if host == "" {
+		want := string(appendPath(nil, []byte(path)))
+		return p.cache.PurgeKeys(func(key string) bool {
+			k, _ := keyPathOf(key)
+			return k == want || strings.HasPrefix(k, want+"?")
+		}, soft)
+	}
+	s := p.gen.Load().router.route([]byte(host))
+	st := acquireState()
+	defer releaseState(st)
+	n := 0
+	for _, scheme := range [][]byte{schemeHTTP, schemeHTTPS} {
+		st.key = appendKey(st.key[:0], st, scheme, []byte(host), []byte(path), []byte(query), s.drop)
+		if p.cache.PurgeKey(p.cache.Hash(st.key), st.key, soft) {
+			n++
+		}
+	}
+	return n
+}
+
+// purgePrefix purges every URL starting with a prefix ("/blog/" on one
+// host, or on every host when no host is known).
+func (p *Proxy) purgePrefix(host, raw string, soft bool) int {
+	host, path, _ := splitURL(host, raw)
+	prefix := string(appendPath(nil, []byte(path)))
+	host = strings.ToLower(string(stripPort([]byte(host))))
+	return p.cache.PurgeKeys(func(key string) bool {
+		k, h := keyPathOf(key)
+		return (host == "" || string(stripPort([]byte(h))) == host) && strings.HasPrefix(k, prefix)
+	}, soft)
+}
+
+// splitURL takes "http://host/path?q" or "/path?q" (with the host given
+// apart) into host, path and query.
+func splitURL(host, raw string) (string, string, string) {
+	if rest, ok := strings.CutPrefix(raw, "http://"); ok {
+		raw = rest
+	} else if rest, ok := strings.CutPrefix(raw, "https://"); ok {
+		raw = rest
+	} else {
+		path, query, _ := strings.Cut(raw, "?")
+		return host, path, query
+	}
+	h, pq, found := strings.Cut(raw, "/")
+	if !found {
+		return h, "/", ""
+	}
+	path, query, _ := strings.Cut("/"+pq, "?")
+	return h, path, query
+}
+
+// keyPathOf splits a primary key "scheme://host/path?q" into its
+// "/path?q" and its host.
+func keyPathOf(key string) (pathQuery, host string) {
+	_, rest, _ := strings.Cut(key, "://")
+	i := strings.IndexByte(rest, '/')
+	if i < 0 {
+		return "/", rest
+	}
+	return rest[i:], rest[:i]
+}
+
+var _ purge.Invalidator = (*Proxy)(nil)
