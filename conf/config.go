@@ -16,10 +16,27 @@ type Config struct {
 	Server   Server `yaml:"server"`
 	Origin   Origin `yaml:"origin"`
 	Cache    Cache  `yaml:"cache"`
+	Purge    Purge  `yaml:"purge"`
 	Defaults Site   `yaml:"defaults"` // for requests whose Host matches no Hosts entry
 	// Hosts hold effective settings: each is Defaults overlaid with its
 	// block in the file, so callers never merge.
 	Hosts []Host `yaml:"hosts"`
+}
+
+// Purge configures who may purge and the fan-out of purges across nodes.
+type Purge struct {
+	// Trusted are the networks (CIDR or address) that may send PURGE and
+	// REFRESH requests on the main listener; others get 405.
+	Trusted []string `yaml:"trusted"`
+	// AdminAllow are the networks that may call the admin purge API.
+	AdminAllow []string `yaml:"admin_allow"`
+	// Redis is "redis://host:port/db" (or rediss://, unix://): every purge
+	// is published there and applied on every node. "" = a single node.
+	Redis string `yaml:"redis"`
+	// Node names this node in the stream; "" = hostname and listen port.
+	Node string `yaml:"node"`
+	// Stream is the Redis stream key.
+	Stream string `yaml:"stream"`
 }
 
 // Admin is the admin listener (metrics, healthz).
@@ -147,6 +164,11 @@ func Default() *Config {
 					"application/javascript", "application/json", "application/xml",
 					"application/rss+xml", "image/svg+xml"},
 			},
+		},
+		Purge: Purge{
+			Trusted:    []string{"127.0.0.0/8", "::1/128"},
+			AdminAllow: []string{"127.0.0.0/8", "::1/128"},
+			Stream:     "ramjet:purge",
 		},
 		Defaults: Site{
 			Cache: true,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -20,6 +21,7 @@ func (c *Config) Validate() error {
 	c.Server.validate(&p)
 	c.Origin.validate(&p)
 	c.Cache.validate(&p)
+	c.Purge.validate(&p)
 	c.Defaults.validate(&p, "defaults", nil)
 	c.validateHosts(&p)
 	return errors.Join(p...)
@@ -193,3 +195,39 @@ func (p *problems) minInt(path string, n, low int) {
 }
 
 func isSpaceOrCtl(r rune) bool { return r <= ' ' || r == 0x7f }
+
+func (u *Purge) validate(p *problems) {
+	for i, n := range u.Trusted {
+		if _, err := ParsePrefix(n); err != nil {
+			p.add(fmt.Sprintf("purge.trusted[%d]", i), err.Error())
+		}
+	}
+	for i, n := range u.AdminAllow {
+		if _, err := ParsePrefix(n); err != nil {
+			p.add(fmt.Sprintf("purge.admin_allow[%d]", i), err.Error())
+		}
+	}
+	if u.Redis != "" {
+		if r, err := url.Parse(u.Redis); err != nil || (r.Scheme != "redis" && r.Scheme != "rediss" && r.Scheme != "unix") {
+			p.add("purge.redis", fmt.Sprintf("%q is not a redis://, rediss:// or unix:// URL", u.Redis))
+		}
+	}
+	if strings.ContainsFunc(u.Node, isSpaceOrCtl) {
+		p.add("purge.node", "must not contain spaces or control characters")
+	}
+	if u.Stream == "" || strings.ContainsFunc(u.Stream, isSpaceOrCtl) {
+		p.add("purge.stream", "must be a non-empty key without spaces")
+	}
+}
+
+// ParsePrefix reads a network as CIDR ("10.0.0.0/8") or a single address.
+func ParsePrefix(s string) (netip.Prefix, error) {
+	if pfx, err := netip.ParsePrefix(s); err == nil {
+		return pfx.Masked(), nil
+	}
+	addr, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is not an address or CIDR network", s)
+	}
+	return netip.PrefixFrom(addr, addr.BitLen()), nil
+}
