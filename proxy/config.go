@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ type Config struct {
 	// coalescing; 0 disables the memory.
 	HitForPass time.Duration
 	Compress   Compress
+	// PurgeAllow lists the client networks allowed to send PURGE and
+	// REFRESH; empty means loopback only. Others get 405.
+	PurgeAllow []netip.Prefix
 }
 
 // Site is the cache policy of one or more host names.

@@ -98,6 +98,7 @@ func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key stri
 		}
 		return result{err: err}
 	}
+	p.applyResponsePurges(&resp.Header, req.Header.Host())
 	code := resp.StatusCode()
 	switch {
 	case stale != nil && code >= 500 && stale.ServableOnError(now):

@@ -15,6 +15,10 @@ func (p *Proxy) ServeFastHTTP(ctx *fasthttp.RequestCtx) {
 		p.writeError(ctx, fasthttp.ErrBodyTooLarge)
 		return
 	}
+	if m := string(ctx.Method()); m == "PURGE" || m == "REFRESH" {
+		p.purgeMethod(ctx, g)
+		return
+	}
 	if !ctx.IsGet() && !ctx.IsHead() {
 		p.unsafeMethod(ctx, g, s)
 		return
@@ -60,6 +64,8 @@ func (p *Proxy) lookupVariant(ctx *fasthttp.RequestCtx, g *generation, s *site, 
 		p.refresh(ctx, g, s, st, h, e)
 	case cache.ErrorOnly:
 		p.fill(ctx, g, s, st, h, e, fwdStale, true)
+	case cache.Purged:
+		p.fill(ctx, g, s, st, h, nil, fwdMiss, true)
 	default:
 		p.fill(ctx, g, s, st, h, nil, fwdStale, true)
 	}

@@ -17,6 +17,7 @@ type Metrics struct {
 	stored, notStored                                             *metrics.Counter
 	originErrors, originTimeouts                                  *metrics.Counter
 	refreshes, reloads, reloadErrors                              *metrics.Counter
+	badPurgeHeaders                                               *metrics.Counter
 }
 
 func newMetrics(c *cache.Cache) *Metrics {
@@ -25,27 +26,31 @@ func newMetrics(c *cache.Cache) *Metrics {
 		return s.NewCounter(`ramjet_requests_total{cache="` + kind + `"}`)
 	}
 	m := &Metrics{
-		set:            s,
-		hit:            req("hit"),
-		stale:          req("stale"),
-		staleError:     req("stale_if_error"),
-		miss:           req("miss"),
-		collapsed:      req("collapsed"),
-		bypass:         req("bypass"),
-		pass:           req("pass"),
-		method:         req("method"),
-		stored:         s.NewCounter("ramjet_cache_stores_total"),
-		notStored:      s.NewCounter("ramjet_cache_uncacheable_total"),
-		originErrors:   s.NewCounter(`ramjet_origin_errors_total{kind="unavailable"}`),
-		originTimeouts: s.NewCounter(`ramjet_origin_errors_total{kind="timeout"}`),
-		refreshes:      s.NewCounter("ramjet_background_refreshes_total"),
-		reloads:        s.NewCounter(`ramjet_reloads_total{result="ok"}`),
-		reloadErrors:   s.NewCounter(`ramjet_reloads_total{result="error"}`),
+		set:             s,
+		hit:             req("hit"),
+		stale:           req("stale"),
+		staleError:      req("stale_if_error"),
+		miss:            req("miss"),
+		collapsed:       req("collapsed"),
+		bypass:          req("bypass"),
+		pass:            req("pass"),
+		method:          req("method"),
+		stored:          s.NewCounter("ramjet_cache_stores_total"),
+		notStored:       s.NewCounter("ramjet_cache_uncacheable_total"),
+		originErrors:    s.NewCounter(`ramjet_origin_errors_total{kind="unavailable"}`),
+		originTimeouts:  s.NewCounter(`ramjet_origin_errors_total{kind="timeout"}`),
+		refreshes:       s.NewCounter("ramjet_background_refreshes_total"),
+		reloads:         s.NewCounter(`ramjet_reloads_total{result="ok"}`),
+		reloadErrors:    s.NewCounter(`ramjet_reloads_total{result="error"}`),
+		badPurgeHeaders: s.NewCounter("ramjet_purge_header_errors_total"),
 	}
 	s.NewGauge("ramjet_cache_objects", func() float64 { return float64(c.Len()) })
 	s.NewGauge("ramjet_cache_bytes", func() float64 { return float64(c.Bytes()) })
 	return m
 }
+
+// Set is the metric set, for other components to register in.
+func (m *Metrics) Set() *metrics.Set { return m.set }
 
 // Reloaded counts a configuration reload by its outcome.
 func (m *Metrics) Reloaded(err error) {

@@ -18,6 +18,7 @@ type Proxy struct {
 	metrics *Metrics
 	gen     atomic.Pointer[generation]
 	flights flights
+	purger  Purger // set once before serving; nil = own cache only
 
 	// reloadMu serialises Reload and Close.
 	reloadMu sync.Mutex

@@ -12,8 +12,9 @@ import (
 var version = "dev"
 
 const usage = `usage:
-  ramjet serve [--config FILE] [--listen ADDR] [--origin URL] [--admin ADDR] [--admin-token TOKEN]
+  ramjet serve [--config FILE] [--listen ADDR] [--origin URL] [--admin ADDR] [--admin-token TOKEN] [--redis URL] [--node NAME]
   ramjet check --config FILE
+  ramjet purge [--admin URL] [--token TOKEN] (--tag T... | --url U... | --prefix P... | --all) [--soft] [--host H]
   ramjet version
 `
 
@@ -31,6 +32,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], stderr)
 	case "check":
 		return check(args[1:], stdout, stderr)
+	case "purge":
+		return purgeCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "ramjet", version)
 		return 0

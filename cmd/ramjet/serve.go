@@ -17,6 +17,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/conf"
 	"github.com/ramjet-proxy/ramjet/proxy"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/purge"
 )
 
 // daemon is the running process: long-lived state (cache, proxy with its
@@ -28,6 +29,8 @@ type daemon struct {
 	level   *slog.LevelVar
 	cache   *cache.Cache
 	proxy   *proxy.Proxy
+	hub     *purge.Hub
+	fan     *purge.Fanout // nil on a single node
 	cfg     *conf.Config
 	lastRaw []byte
 }
@@ -41,6 +44,8 @@ func serve(args []string, stderr io.Writer) int {
 	fs.StringVar(&d.flags.origin, "origin", "", "origin URL, overrides origin.servers")
 	fs.StringVar(&d.flags.admin, "admin", "", "admin listener address, overrides admin.listen")
 	fs.StringVar(&d.flags.adminToken, "admin-token", "", "admin bearer token, overrides admin.token")
+	fs.StringVar(&d.flags.redis, "redis", "", "Redis URL for purge fan-out across nodes, overrides purge.redis")
+	fs.StringVar(&d.flags.node, "node", "", "this node's name for the fan-out, overrides purge.node")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -88,6 +93,16 @@ func (d *daemon) run() error {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	fan, err := d.startFanout(ctx)
+	if err != nil {
+		return err
+	}
+	if fan != nil {
+		defer fan.Close()
+	}
+	d.hub = purge.NewHub(d.proxy, fan, d.proxy.Metrics().Set())
+	d.fan = fan
+	d.proxy.SetPurger(d.hub)
 	d.proxy.Start(ctx)
 	main := proxy.NewServer(serverConfig(d.cfg), d.proxy.ServeFastHTTP, d.log)
 	if err := main.Start(ctx); err != nil {
@@ -151,8 +166,29 @@ func (d *daemon) startAdmin(ctx context.Context) (*proxy.Server, error) {
 	}
 	s := proxy.NewServer(proxy.ServerConfig{Name: "admin", Addr: d.cfg.Admin.Listen,
 		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute},
-		adminHandler(d.proxy.Metrics(), d.cfg.Admin.Token), d.log)
+		d.adminHandler(), d.log)
 	return s, s.Start(ctx)
+}
+
+// startFanout connects the purge fan-out when Redis is configured; a
+// single node needs none.
+func (d *daemon) startFanout(ctx context.Context) (*purge.Fanout, error) {
+	if d.cfg.Purge.Redis == "" {
+		return nil, nil
+	}
+	fan, err := purge.NewFanout(purge.FanoutConfig{
+		URL:    d.cfg.Purge.Redis,
+		Node:   nodeName(d.cfg),
+		Stream: d.cfg.Purge.Stream,
+	}, d.proxy, d.log, d.proxy.Metrics().Set())
+	if err != nil {
+		return nil, err
+	}
+	if err := fan.Start(ctx); err != nil {
+		return nil, err
+	}
+	d.log.Info("purge fan-out on", "node", nodeName(d.cfg), "stream", d.cfg.Purge.Stream)
+	return fan, nil
 }
 
 func (d *daemon) watch(ctx context.Context, changed chan<- struct{}) (*conf.Watcher, error) {

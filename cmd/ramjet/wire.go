@@ -2,6 +2,8 @@ package main
 
 import (
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"time"
 
@@ -12,7 +14,7 @@ import (
 
 // overrides are the command-line flags that win over the file.
 type overrides struct {
-	listen, origin, admin, adminToken string
+	listen, origin, admin, adminToken, redis, node string
 }
 
 func (o overrides) apply(c *conf.Config) {
@@ -27,6 +29,12 @@ func (o overrides) apply(c *conf.Config) {
 	}
 	if o.adminToken != "" {
 		c.Admin.Token = o.adminToken
+	}
+	if o.redis != "" {
+		c.Purge.Redis = o.redis
+	}
+	if o.node != "" {
+		c.Purge.Node = o.node
 	}
 }
 
@@ -48,6 +56,7 @@ func proxyConfig(c *conf.Config) proxy.Config {
 			},
 		},
 		Default:        site(nil, c.Defaults),
+		PurgeAllow:     prefixes(c.Purge.Trusted),
 		MaxObjectSize:  int64(c.Cache.MaxObjectSize),
 		MaxRequestBody: int64(c.Server.MaxRequestBody),
 		HitForPass:     time.Duration(c.Cache.HitForPass),
@@ -62,6 +71,17 @@ func proxyConfig(c *conf.Config) proxy.Config {
 		pc.Sites = append(pc.Sites, site(h.Names, h.Site))
 	}
 	return pc
+}
+
+// prefixes converts validated CIDR strings (conf.Validate checked them).
+func prefixes(list []string) []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(list))
+	for _, s := range list {
+		if p, err := conf.ParsePrefix(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // timeout maps the file's "0 = none" to origin's "negative = none".
@@ -105,4 +125,21 @@ func newLogger(c conf.Log, level *slog.LevelVar) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+// nodeName is the configured node name, or hostname:port of the main
+// listener, which is unique per process on one host and across hosts.
+func nodeName(c *conf.Config) string {
+	if c.Purge.Node != "" {
+		return c.Purge.Node
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "ramjet"
+	}
+	_, port, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return host
+	}
+	return net.JoinHostPort(host, port)
 }

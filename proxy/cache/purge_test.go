@@ -21,15 +21,15 @@ func TestStatusAfterPurges(t *testing.T) {
 		want  Status
 	}{
 		{"untouched entry is fresh", func(c *Cache) {}, Fresh},
-		{"hard tag purge removes", func(c *Cache) { c.PurgeTag("post-1", false) }, Gone},
+		{"hard tag purge removes", func(c *Cache) { c.PurgeTag("post-1", false) }, Purged},
 		{"soft tag purge makes stale", func(c *Cache) { c.PurgeTag("post-1", true) }, Stale},
 		{"purge of another tag leaves it", func(c *Cache) { c.PurgeTag("post-2", false) }, Fresh},
 		{"tag prefix purge", func(c *Cache) {
 			c.PurgeTagsMatching(func(s string) bool { return strings.HasPrefix(s, "post-") }, false)
-		}, Gone},
-		{"hard purge all", func(c *Cache) { c.PurgeAll(false) }, Gone},
+		}, Purged},
+		{"hard purge all", func(c *Cache) { c.PurgeAll(false) }, Purged},
 		{"soft purge all", func(c *Cache) { c.PurgeAll(true) }, Stale},
-		{"soft then hard is gone", func(c *Cache) { c.PurgeTag("home", true); c.PurgeTag("post-1", false) }, Gone},
+		{"soft then hard is gone", func(c *Cache) { c.PurgeTag("home", true); c.PurgeTag("post-1", false) }, Purged},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,8 +52,8 @@ func TestEntryStoredAfterPurgeButFilledBeforeIsPurged(t *testing.T) {
 	e := taggedEntry("post-1")
 	e.Born = born
 	insert(c, "/a", VarySpec{}, e)
-	if got := c.Status(e, Now()); got != Gone {
-		t.Fatalf("entry whose fill began before the purge: status %d, want Gone", got)
+	if got := c.Status(e, Now()); got != Purged {
+		t.Fatalf("entry whose fill began before the purge: status %d, want Purged", got)
 	}
 }
 

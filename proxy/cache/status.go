@@ -13,6 +13,8 @@ const (
 	Stale
 	// ErrorOnly: served only if the origin fails (stale-if-error).
 	ErrorOnly
+	// Purged: hard-purged; never served.
+	Purged
 )
 
 // Status says how e may be served at now. A soft purge makes an entry
@@ -21,7 +23,7 @@ const (
 func (c *Cache) Status(e *Entry, now int64) Status {
 	hard, soft := c.purged(e)
 	if hard {
-		return Gone
+		return Purged
 	}
 	fresh, stale := e.FreshUntil, e.StaleUntil
 	if soft {
