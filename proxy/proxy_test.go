@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -265,4 +266,17 @@ func TestUnsafeMethodInvalidates(t *testing.T) {
 	if r := get(t, base+"/post"); !strings.Contains(r.cacheStatus, "fwd=miss") {
 		t.Fatalf("GET after POST: %q, want a miss", r.cacheStatus)
 	}
+}
+
+func mustPrefixes(t *testing.T, list ...string) []netip.Prefix {
+	t.Helper()
+	var out []netip.Prefix
+	for _, s := range list {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
 }
