@@ -98,7 +98,7 @@ func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key stri
 		}
 		return result{err: err}
 	}
-	p.applyResponsePurges(&resp.Header, req.Header.Host())
+	p.applyResponsePurges(&resp.Header, req.Header.Host(), born-1)
 	code := resp.StatusCode()
 	switch {
 	case stale != nil && code >= 500 && stale.ServableOnError(now):

@@ -17,19 +17,19 @@ func (p *Proxy) Purge(cmd purge.Command) purge.Result {
 	for _, t := range cmd.Targets {
 		switch t.Kind {
 		case purge.KindTag:
-			if p.cache.PurgeTag(t.Value, t.Soft) {
+			if p.cache.PurgeTag(t.Value, t.Soft, cmd.Before) {
 				r.Tags++
 			}
 		case purge.KindTagPrefix:
-			r.Tags += p.cache.PurgeTagsMatching(func(tag string) bool { return strings.HasPrefix(tag, t.Value) }, t.Soft)
+			r.Tags += p.cache.PurgeTagsMatching(func(tag string) bool { return strings.HasPrefix(tag, t.Value) }, t.Soft, cmd.Before)
 		case purge.KindTagSuffix:
-			r.Tags += p.cache.PurgeTagsMatching(func(tag string) bool { return strings.HasSuffix(tag, t.Value) }, t.Soft)
+			r.Tags += p.cache.PurgeTagsMatching(func(tag string) bool { return strings.HasSuffix(tag, t.Value) }, t.Soft, cmd.Before)
 		case purge.KindURL:
 			r.URLs += p.purgeURL(cmd.Host, t.Value, t.Soft)
 		case purge.KindPrefix:
 			r.Prefixes += p.purgePrefix(cmd.Host, t.Value, t.Soft)
 		case purge.KindAll:
-			p.cache.PurgeAll(t.Soft)
+			p.cache.PurgeAll(t.Soft, cmd.Before)
 			r.All = true
 		}
 	}
@@ -40,16 +40,17 @@ func (p *Proxy) Purge(cmd purge.Command) purge.Result {
 // without a host purges it on every host.
 func (p *Proxy) purgeURL(host, raw string, soft bool) int {
 	host, path, query := splitURL(host, raw)
+	st := acquireState()
+	defer releaseState(st)
 	if host == "" {
-		want := string(appendPath(nil, []byte(path)))
+		def := p.gen.Load().router.def
+		want := string(appendQuery(appendPath(nil, []byte(path)), st, []byte(query), def.drop))
 		return p.cache.PurgeKeys(func(key string) bool {
 			k, _ := keyPathOf(key)
-			return k == want || strings.HasPrefix(k, want+"?")
+			return k == want
 		}, soft)
 	}
 	s := p.gen.Load().router.route([]byte(host))
-	st := acquireState()
-	defer releaseState(st)
 	n := 0
 	for _, scheme := range [][]byte{schemeHTTP, schemeHTTPS} {
 		st.key = appendKey(st.key[:0], st, scheme, []byte(host), []byte(path), []byte(query), s.drop)

@@ -34,8 +34,10 @@ var (
 )
 
 // applyResponsePurges runs the purges an origin response asks for,
-// before the response itself is stored.
-func (p *Proxy) applyResponsePurges(h *fasthttp.ResponseHeader, host []byte) {
+// before the response itself is stored. They reach entries whose fill
+// began before born (the fill that got this response), never the response
+// itself. born 0 means now.
+func (p *Proxy) applyResponsePurges(h *fasthttp.ResponseHeader, host []byte, born int64) {
 	for _, name := range lsPurgeHeaders {
 		for _, v := range h.PeekAll(name) {
 			cmds, err := purge.ParseHeader(v)
@@ -44,7 +46,7 @@ func (p *Proxy) applyResponsePurges(h *fasthttp.ResponseHeader, host []byte) {
 				p.log.Debug("malformed purge header; well-formed parts applied", "header", name, "value", string(v), "err", err)
 			}
 			for _, c := range cmds {
-				c.Host = string(host)
+				c.Host, c.Before = string(host), born
 				p.apply(c, "header")
 			}
 		}
@@ -52,7 +54,7 @@ func (p *Proxy) applyResponsePurges(h *fasthttp.ResponseHeader, host []byte) {
 	for _, name := range keysPurgeHeaders {
 		for _, v := range h.PeekAll(name) {
 			c := purge.ParseKeys(v, false)
-			c.Host = string(host)
+			c.Host, c.Before = string(host), born
 			p.apply(c, "header")
 		}
 	}

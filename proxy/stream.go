@@ -98,6 +98,6 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, g *generation, s *site, status
 		p.writeError(ctx, err)
 		return
 	}
-	p.applyResponsePurges(&resp.Header, ctx.Host())
+	p.applyResponsePurges(&resp.Header, ctx.Host(), 0)
 	streamResponse(ctx, s, resp, nil, status)
 }

@@ -42,6 +42,11 @@ type Command struct {
 	Identity string `json:"identity,omitempty"`
 	// Host resolves path-only URL and prefix targets.
 	Host string `json:"host,omitempty"`
+	// Before, when set (unix nanoseconds), limits tag and purge-all
+	// targets to entries whose fill began before it: a response's own
+	// purge header must not invalidate the response. Local only; a node
+	// applying a fanned-out command uses its own clock.
+	Before int64 `json:"-"`
 }
 
 // Result counts what a command matched, per kind of target.

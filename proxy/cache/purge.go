@@ -6,27 +6,38 @@ import (
 	"github.com/maypok86/otter/v2"
 )
 
-// PurgeTag invalidates every entry carrying tag (soft: marks it stale).
-// It reports whether any entry carried it. O(1) in the number of entries.
-func (c *Cache) PurgeTag(tag string, soft bool) bool {
-	return c.tags.purge(tag, soft, Now())
+// PurgeTag invalidates every entry carrying tag (soft: marks it stale)
+// whose fill began before at (unix nanos; 0 = now). It reports whether any
+// entry carried the tag. O(1) in the number of entries.
+func (c *Cache) PurgeTag(tag string, soft bool, at int64) bool {
+	return c.tags.purge(tag, soft, orNow(at))
 }
 
 // PurgeTagsMatching purges every tag name match accepts (wildcard tag
 // purges) and returns how many there were. It scans tags, not entries.
-func (c *Cache) PurgeTagsMatching(match func(tag string) bool, soft bool) int {
-	return c.tags.purgeMatching(match, soft, Now())
+func (c *Cache) PurgeTagsMatching(match func(tag string) bool, soft bool, at int64) int {
+	return c.tags.purgeMatching(match, soft, orNow(at))
 }
 
-// PurgeAll invalidates everything; a hard purge also frees the memory now.
-func (c *Cache) PurgeAll(soft bool) {
-	now := Now()
+// PurgeAll invalidates everything filled before at (0 = now); a hard purge
+// of everything up to now also frees the memory at once.
+func (c *Cache) PurgeAll(soft bool, at int64) {
+	now := orNow(at)
 	if soft {
 		raise(&c.allSoft, now)
 		return
 	}
 	raise(&c.allHard, now)
-	c.store.c.InvalidateAll()
+	if at == 0 {
+		c.store.c.InvalidateAll()
+	}
+}
+
+func orNow(at int64) int64 {
+	if at == 0 {
+		return Now()
+	}
+	return at
 }
 
 // PurgeKeys purges every object whose primary key match accepts and

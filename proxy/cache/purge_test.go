@@ -21,15 +21,15 @@ func TestStatusAfterPurges(t *testing.T) {
 		want  Status
 	}{
 		{"untouched entry is fresh", func(c *Cache) {}, Fresh},
-		{"hard tag purge removes", func(c *Cache) { c.PurgeTag("post-1", false) }, Purged},
-		{"soft tag purge makes stale", func(c *Cache) { c.PurgeTag("post-1", true) }, Stale},
-		{"purge of another tag leaves it", func(c *Cache) { c.PurgeTag("post-2", false) }, Fresh},
+		{"hard tag purge removes", func(c *Cache) { c.PurgeTag("post-1", false, 0) }, Purged},
+		{"soft tag purge makes stale", func(c *Cache) { c.PurgeTag("post-1", true, 0) }, Stale},
+		{"purge of another tag leaves it", func(c *Cache) { c.PurgeTag("post-2", false, 0) }, Fresh},
 		{"tag prefix purge", func(c *Cache) {
-			c.PurgeTagsMatching(func(s string) bool { return strings.HasPrefix(s, "post-") }, false)
+			c.PurgeTagsMatching(func(s string) bool { return strings.HasPrefix(s, "post-") }, false, 0)
 		}, Purged},
-		{"hard purge all", func(c *Cache) { c.PurgeAll(false) }, Purged},
-		{"soft purge all", func(c *Cache) { c.PurgeAll(true) }, Stale},
-		{"soft then hard is gone", func(c *Cache) { c.PurgeTag("home", true); c.PurgeTag("post-1", false) }, Purged},
+		{"hard purge all", func(c *Cache) { c.PurgeAll(false, 0) }, Purged},
+		{"soft purge all", func(c *Cache) { c.PurgeAll(true, 0) }, Stale},
+		{"soft then hard is gone", func(c *Cache) { c.PurgeTag("home", true, 0); c.PurgeTag("post-1", false, 0) }, Purged},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,7 +48,7 @@ func TestEntryStoredAfterPurgeButFilledBeforeIsPurged(t *testing.T) {
 	c := newTestCache(t, Config{Size: 1 << 20})
 	insert(c, "/other", VarySpec{}, taggedEntry("post-1")) // the tag exists
 	born := Now()
-	c.PurgeTag("post-1", false) // purge while the fill is in flight
+	c.PurgeTag("post-1", false, 0) // purge while the fill is in flight
 	e := taggedEntry("post-1")
 	e.Born = born
 	insert(c, "/a", VarySpec{}, e)
@@ -62,10 +62,10 @@ func TestPurgeTagIsO1(t *testing.T) {
 	for i := range 20000 {
 		insert(c, fmt.Sprintf("/p/%d", i), VarySpec{}, taggedEntry("shared", fmt.Sprintf("own-%d", i)))
 	}
-	if !c.PurgeTag("shared", false) {
+	if !c.PurgeTag("shared", false, 0) {
 		t.Fatal("tag held by 20000 entries not found")
 	}
-	if c.PurgeTag("never-stored", false) {
+	if c.PurgeTag("never-stored", false, 0) {
 		t.Fatal("purge of an unknown tag reported a match")
 	}
 }

@@ -21,7 +21,7 @@ func BenchmarkPurgeTag(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				c.PurgeTag("shared", false)
+				c.PurgeTag("shared", false, 0)
 			}
 		})
 	}
