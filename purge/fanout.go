@@ -86,7 +86,7 @@ type Fanout struct {
 	wake chan struct{} // publisher wake-up, capacity 1
 
 	qmu     sync.Mutex // guards queue, qgen, dropped
-	queue   []pending  // FIFO of purges not yet published
+	queue   fifo       // purges not yet published
 	qgen    uint64     // bumped when the queue collapses on overflow
 	dropped int64      // purges dropped since the publisher last logged it
 
@@ -252,17 +252,16 @@ func (f *Fanout) Publish(cmd Command) {
 	}
 	p := pending{cmd: cmd, ts: time.Now().UnixNano()}
 	f.qmu.Lock()
-	if len(f.queue) >= f.cfg.Queue {
+	if n := f.queue.len(); n >= f.cfg.Queue {
 		// Drop everything queued and make the other nodes flush instead:
 		// the flush covers every dropped purge.
-		n := len(f.queue)
-		clear(f.queue)
-		f.queue = append(f.queue[:0], pending{cmd: flushAll(), ts: p.ts})
+		f.queue.reset()
+		f.queue.push(pending{cmd: flushAll(), ts: p.ts})
 		f.qgen++
 		f.dropped += int64(n)
 		f.m.dropped.Add(n)
 	}
-	f.queue = append(f.queue, p)
+	f.queue.push(p)
 	f.qmu.Unlock()
 	select {
 	case f.wake <- struct{}{}:
@@ -296,7 +295,7 @@ func (f *Fanout) State() string {
 func (f *Fanout) queued() int {
 	f.qmu.Lock()
 	defer f.qmu.Unlock()
-	return len(f.queue)
+	return f.queue.len()
 }
 
 // runPublisher publishes queued purges in order until ctx ends, then
@@ -348,8 +347,7 @@ func (f *Fanout) runPublisher(ctx context.Context) {
 func (f *Fanout) take(buf []pending) ([]pending, uint64) {
 	f.qmu.Lock()
 	defer f.qmu.Unlock()
-	n := min(len(f.queue), publishBatch)
-	return append(buf, f.queue[:n]...), f.qgen
+	return f.queue.peek(buf, publishBatch), f.qgen
 }
 
 // ack removes the n purges just published, unless the queue collapsed
@@ -360,9 +358,39 @@ func (f *Fanout) ack(n int, gen uint64) {
 	if gen != f.qgen {
 		return
 	}
-	k := copy(f.queue, f.queue[n:])
-	clear(f.queue[k:])
-	f.queue = f.queue[:k]
+	f.queue.pop(n)
+}
+
+// fifo is a queue of pending purges. It is not synchronised.
+type fifo struct {
+	buf  []pending
+	head int // buf[:head] are popped
+}
+
+func (q *fifo) len() int { return len(q.buf) - q.head }
+
+func (q *fifo) push(p pending) { q.buf = append(q.buf, p) }
+
+// peek appends up to n of the oldest purges to dst.
+func (q *fifo) peek(dst []pending, n int) []pending {
+	return append(dst, q.buf[q.head:q.head+min(n, q.len())]...)
+}
+
+// pop removes the n oldest purges. Moving the rest down only once half of
+// buf is popped keeps it amortised O(1).
+func (q *fifo) pop(n int) {
+	clear(q.buf[q.head : q.head+n])
+	q.head += n
+	if q.head >= len(q.buf)/2 {
+		k := copy(q.buf, q.buf[q.head:])
+		clear(q.buf[k:])
+		q.buf, q.head = q.buf[:k], 0
+	}
+}
+
+func (q *fifo) reset() {
+	clear(q.buf)
+	q.buf, q.head = q.buf[:0], 0
 }
 
 func (f *Fanout) reportDropped() {

@@ -627,6 +627,28 @@ func TestFanoutCloseWaitsForGoroutines(t *testing.T) {
 	}
 }
 
+func TestFanoutQueueKeepsOrder(t *testing.T) {
+	var q fifo
+	next, want := 0, 0
+	for round := range 200 {
+		for range round % 7 {
+			q.push(pending{ts: int64(next)})
+			next++
+		}
+		batch := q.peek(nil, round%5)
+		for _, p := range batch {
+			if p.ts != int64(want) {
+				t.Fatalf("round %d: got %d, want %d", round, p.ts, want)
+			}
+			want++
+		}
+		q.pop(len(batch))
+		if q.len() != next-want {
+			t.Fatalf("round %d: len %d, want %d", round, q.len(), next-want)
+		}
+	}
+}
+
 func TestFanoutConfigDefaults(t *testing.T) {
 	rec := newRecorder()
 	if _, err := NewFanout(FanoutConfig{URL: "redis://127.0.0.1:1/0"}, rec, nil, nil); err == nil {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/ramjet-proxy/ramjet/conf"
 	"github.com/ramjet-proxy/ramjet/proxy"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
@@ -176,6 +178,7 @@ func (d *daemon) startFanout(ctx context.Context) (*purge.Fanout, error) {
 	if d.cfg.Purge.Redis == "" {
 		return nil, nil
 	}
+	redis.SetLogger(purge.RedisLogger{Log: d.log}) // go-redis logs through one process-wide logger
 	fan, err := purge.NewFanout(purge.FanoutConfig{
 		URL:    d.cfg.Purge.Redis,
 		Node:   nodeName(d.cfg),
