@@ -36,12 +36,16 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# fuzz: each parser's fuzz target for FUZZTIME (default 30s).
+# fuzz: every fuzz target of every package for FUZZTIME each (default 30s).
 FUZZTIME ?= 30s
+FUZZPKGS := conf proxy proxy/policy proxy/origin purge
 fuzz:
-	@for t in $$(grep -ho 'func Fuzz[A-Za-z]*' conf/*_test.go | cut -d' ' -f2); do $(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) ./conf/ || exit 1; done
-	@for t in $$(grep -ho 'func Fuzz[A-Za-z]*' proxy/policy/*_test.go | cut -d' ' -f2); do $(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) ./proxy/policy/ || exit 1; done
-	@for t in $$(grep -ho 'func Fuzz[A-Za-z]*' proxy/*_test.go | cut -d' ' -f2); do $(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) ./proxy/ || exit 1; done
+	@for p in $(FUZZPKGS); do \
+	  for t in $$(grep -ho '^func Fuzz[A-Za-z0-9]*' $$p/*_test.go | cut -d' ' -f2); do \
+	    echo "== $$p $$t"; \
+	    $(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s ./$$p/ || exit 1; \
+	  done; \
+	done
 
 # bench: Go benchmarks (store comparison, hit path) then the side-by-side
 # wrk run against nginx, nginx fastcgi_cache and Varnish.
