@@ -17,10 +17,20 @@ type Config struct {
 	Origin   Origin `yaml:"origin"`
 	Cache    Cache  `yaml:"cache"`
 	Purge    Purge  `yaml:"purge"`
+	ESI      ESI    `yaml:"esi"`
 	Defaults Site   `yaml:"defaults"` // for requests whose Host matches no Hosts entry
 	// Hosts hold effective settings: each is Defaults overlaid with its
 	// block in the file, so callers never merge.
 	Hosts []Host `yaml:"hosts"`
+}
+
+// ESI bounds Edge Side Includes assembly.
+type ESI struct {
+	MaxDepth    int      `yaml:"max_depth"`    // nested includes
+	MaxIncludes int      `yaml:"max_includes"` // include points per page
+	Timeout     Duration `yaml:"timeout"`      // per fragment
+	// AllowHosts may be included besides the page's own host.
+	AllowHosts []string `yaml:"allow_hosts"`
 }
 
 // Purge configures who may purge and the fan-out of purges across nodes.
@@ -88,6 +98,7 @@ type Cache struct {
 	Size          Size     `yaml:"size"`            // stored bytes, at least 1MiB
 	MaxObjectSize Size     `yaml:"max_object_size"` // at most Size
 	HitForPass    Duration `yaml:"hit_for_pass"`    // how long an uncacheable URL skips coalescing
+	PrivateSize   Size     `yaml:"private_size"`    // memory bound of the per-user private cache; 0 disables it
 	Compress      Compress `yaml:"compress"`
 }
 
@@ -106,6 +117,7 @@ type Compress struct {
 // matches everything).
 type Site struct {
 	Cache           bool     `yaml:"cache"`
+	ESI             bool     `yaml:"esi"`              // process ESI in responses that ask for it
 	DefaultTTL      Duration `yaml:"default_ttl"`      // TTL without freshness headers; 0 = not cached
 	Grace           Duration `yaml:"grace"`            // serve stale this long while refreshing or on origin errors
 	CacheSetCookie  bool     `yaml:"cache_set_cookie"` // false: responses with Set-Cookie are never stored
@@ -156,6 +168,7 @@ func Default() *Config {
 			Size:          256 * MiB,
 			MaxObjectSize: 8 * MiB,
 			HitForPass:    Duration(10 * time.Second),
+			PrivateSize:   64 * MiB,
 			Compress: Compress{
 				Gzip:    true,
 				Brotli:  true,
@@ -165,6 +178,7 @@ func Default() *Config {
 					"application/rss+xml", "image/svg+xml"},
 			},
 		},
+		ESI: ESI{MaxDepth: 3, MaxIncludes: 64, Timeout: Duration(2 * time.Second)},
 		Purge: Purge{
 			Trusted:    []string{"127.0.0.0/8", "::1/128"},
 			AdminAllow: []string{"127.0.0.0/8", "::1/128"},
@@ -172,6 +186,7 @@ func Default() *Config {
 		},
 		Defaults: Site{
 			Cache: true,
+			ESI:   true,
 			Grace: Duration(10 * time.Second),
 			BypassCookies: []string{"wordpress_logged_in_*", "wp-postpass_*", "comment_author_*",
 				"woocommerce_items_in_cart", "woocommerce_cart_hash"},

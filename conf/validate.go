@@ -22,6 +22,7 @@ func (c *Config) Validate() error {
 	c.Origin.validate(&p)
 	c.Cache.validate(&p)
 	c.Purge.validate(&p)
+	c.ESI.validate(&p)
 	c.Defaults.validate(&p, "defaults", nil)
 	c.validateHosts(&p)
 	return errors.Join(p...)
@@ -125,6 +126,9 @@ func (h *Health) validate(p *problems) {
 }
 
 func (c *Cache) validate(p *problems) {
+	if c.PrivateSize != 0 {
+		p.minSize("cache.private_size", c.PrivateSize, MiB)
+	}
 	p.minSize("cache.size", c.Size, MiB)
 	p.minSize("cache.max_object_size", c.MaxObjectSize, 1)
 	if c.Size >= MiB && c.MaxObjectSize > c.Size {
@@ -230,4 +234,15 @@ func ParsePrefix(s string) (netip.Prefix, error) {
 		return netip.Prefix{}, fmt.Errorf("%q is not an address or CIDR network", s)
 	}
 	return netip.PrefixFrom(addr, addr.BitLen()), nil
+}
+
+func (e *ESI) validate(p *problems) {
+	p.minInt("esi.max_depth", e.MaxDepth, 1)
+	p.minInt("esi.max_includes", e.MaxIncludes, 1)
+	p.positive("esi.timeout", e.Timeout)
+	for i, h := range e.AllowHosts {
+		if !isHostName(strings.ToLower(h)) {
+			p.add(fmt.Sprintf("esi.allow_hosts[%d]", i), fmt.Sprintf("%q is not a host name", h))
+		}
+	}
 }

@@ -27,6 +27,7 @@ type Config struct {
 	// coalescing; 0 disables the memory.
 	HitForPass time.Duration
 	Compress   Compress
+	ESI        ESIConfig
 	// PurgeAllow lists the client networks allowed to send PURGE and
 	// REFRESH; empty means loopback only. Others get 405.
 	PurgeAllow []netip.Prefix
@@ -38,6 +39,8 @@ type Site struct {
 	Names []string
 	// Cache off forwards everything uncached.
 	Cache bool
+	// ESI assembles pages whose response asks for it; off passes markup.
+	ESI bool
 	// DefaultTTL applies to responses without freshness information;
 	// 0 leaves them uncached.
 	DefaultTTL time.Duration

@@ -52,7 +52,7 @@ func (p *Proxy) follow(ctx *fasthttp.RequestCtx, s *site, st *reqState, h uint64
 	<-fl.done
 	if fl.stale != nil {
 		p.metrics.staleError.Inc()
-		serveEntry(ctx, s, fl.stale, cache.Now(), csStaleOnError)
+		p.serve(ctx, s, fl.stale, cache.Now(), csStaleOnError)
 		return true
 	}
 	if !fl.stored {
@@ -69,7 +69,7 @@ func (p *Proxy) follow(ctx *fasthttp.RequestCtx, s *site, st *reqState, h uint64
 		return false
 	}
 	p.metrics.collapsed.Inc()
-	serveEntry(ctx, s, e, now, csCollapsed)
+	p.serve(ctx, s, e, now, csCollapsed)
 	return true
 }
 
@@ -77,12 +77,12 @@ func (p *Proxy) follow(ctx *fasthttp.RequestCtx, s *site, st *reqState, h uint64
 func (p *Proxy) fetch(ctx *fasthttp.RequestCtx, g *generation, s *site, key string, h uint64, stale *cache.Entry, fwd string) result {
 	req := newUpstreamRequest(ctx, true, 0)
 	defer fasthttp.ReleaseRequest(req)
-	return p.exchange(g, s, req, key, h, stale, fwd)
+	return p.exchange(g, s, req, key, h, stale, fwd, p.identity(ctx))
 }
 
 // exchange sends a fill request, decides, stores, and says what to answer.
 // It does not touch the client, so background refreshes use it too.
-func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key string, h uint64, stale *cache.Entry, fwd string) result {
+func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key string, h uint64, stale *cache.Entry, fwd string, id uint64) result {
 	if stale != nil {
 		addValidators(req, stale)
 	}
@@ -98,7 +98,7 @@ func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key stri
 		}
 		return result{err: err}
 	}
-	p.applyResponsePurges(&resp.Header, req.Header.Host(), born-1)
+	p.applyResponsePurges(&resp.Header, req.Header.Host(), born-1, id)
 	code := resp.StatusCode()
 	switch {
 	case stale != nil && code >= 500 && stale.ServableOnError(now):
@@ -109,6 +109,9 @@ func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key stri
 		return p.storeRevalidated(g, s, req, resp, key, h, stale, born, now)
 	}
 	d := policy.Decide(policyInput(req, resp, s, now, false))
+	if d.Private && d.TTL > 0 && id != 0 && p.private != nil {
+		return p.storePrivateResult(g, s, req, resp, &d, key, id, born, now)
+	}
 	if !d.Store {
 		p.rememberUncacheable(g, h, key, code, now)
 		p.metrics.notStored.Inc()
@@ -131,6 +134,9 @@ func (p *Proxy) store(g *generation, s *site, req *fasthttp.Request, resp *fasth
 	}
 	e := newEntry(g, resp, body, d, now)
 	e.Born = born
+	if d.ESI && s.ESI {
+		p.parseESI(g, e)
+	}
 	var cookies [][]byte
 	for _, c := range resp.Header.PeekAll("Set-Cookie") {
 		cookies = append(cookies, bytes.Clone(c))
@@ -207,4 +213,40 @@ const (
 func releaseResponse(resp *fasthttp.Response) {
 	_ = resp.CloseBodyStream() // the body is unwanted; a close error only drops the connection
 	fasthttp.ReleaseResponse(resp)
+}
+
+// storePrivateResult keeps an LSCache private response for its user only.
+func (p *Proxy) storePrivateResult(g *generation, s *site, req *fasthttp.Request, resp *fasthttp.Response, d *policy.Decision, key string, id uint64, born, now int64) result {
+	body, complete, err := readBody(resp, g.cfg.MaxObjectSize)
+	if err != nil {
+		releaseResponse(resp)
+		return result{err: fmt.Errorf("proxy: fill %s: %w", key, err)}
+	}
+	if !complete {
+		return result{resp: resp, prefix: body, status: missStatus(fwdMiss, "too-large")}
+	}
+	e := p.storePrivate(g, s, req, resp, body, d, []byte(key), id, born, now)
+	var cookies [][]byte
+	for _, c := range resp.Header.PeekAll("Set-Cookie") {
+		cookies = append(cookies, bytes.Clone(c))
+	}
+	releaseResponse(resp)
+	return result{entry: e, status: csStoredPrivate, setCookies: cookies}
+}
+
+// storePrivate inserts a private entry under the user's identity, with its
+// tags in the user's namespace.
+func (p *Proxy) storePrivate(g *generation, s *site, req *fasthttp.Request, resp *fasthttp.Response, body []byte, d *policy.Decision, key []byte, id uint64, born, now int64) *cache.Entry {
+	e := newEntry(g, resp, body, d, now)
+	e.Born = born
+	e.Tags = privateTags(id, d.Tags)
+	if d.ESI && s.ESI {
+		p.parseESI(g, e)
+	}
+	vary := varySpec(s, d)
+	e.Variant = string(appendVariant(nil, &req.Header, vary))
+	pkey := appendPrivateKey(nil, id, key)
+	p.private.Insert(p.private.Hash(pkey), string(pkey), vary, e)
+	p.metrics.storedPrivate.Inc()
+	return e
 }

@@ -31,9 +31,12 @@ func (p *Proxy) ServeFastHTTP(ctx *fasthttp.RequestCtx) {
 	st := acquireState()
 	defer releaseState(st)
 	st.key = appendKey(st.key[:0], st, requestScheme(ctx), ctx.Host(), pathOf(ctx), ctx.URI().QueryString(), s.drop)
+	now := cache.Now()
+	if p.servePrivate(ctx, s, st, now) {
+		return
+	}
 	h := p.cache.Hash(st.key)
 	o := p.cache.Lookup(h, st.key)
-	now := cache.Now()
 	switch {
 	case o == nil:
 		p.fill(ctx, g, s, st, h, nil, fwdMiss, true)
@@ -57,10 +60,10 @@ func (p *Proxy) lookupVariant(ctx *fasthttp.RequestCtx, g *generation, s *site, 
 	switch p.cache.Status(e, now) {
 	case cache.Fresh:
 		p.metrics.hit.Inc()
-		serveEntry(ctx, s, e, now, csHit)
+		p.serve(ctx, s, e, now, csHit)
 	case cache.Stale:
 		p.metrics.stale.Inc()
-		serveEntry(ctx, s, e, now, csStale)
+		p.serve(ctx, s, e, now, csStale)
 		p.refresh(ctx, g, s, st, h, e)
 	case cache.ErrorOnly:
 		p.fill(ctx, g, s, st, h, e, fwdStale, true)
@@ -69,6 +72,30 @@ func (p *Proxy) lookupVariant(ctx *fasthttp.RequestCtx, g *generation, s *site, 
 	default:
 		p.fill(ctx, g, s, st, h, nil, fwdStale, true)
 	}
+}
+
+// servePrivate serves the client's own fresh copy of the page from the
+// private cache, if it has one.
+func (p *Proxy) servePrivate(ctx *fasthttp.RequestCtx, s *site, st *reqState, now int64) bool {
+	if p.private == nil || p.private.Len() == 0 {
+		return false
+	}
+	if st.id = p.identity(ctx); st.id == 0 {
+		return false
+	}
+	st.pkey = appendPrivateKey(st.pkey[:0], st.id, st.key)
+	o := p.private.Lookup(p.private.Hash(st.pkey), st.pkey)
+	if o == nil {
+		return false
+	}
+	st.variant = appendVariant(st.variant[:0], &ctx.Request.Header, o.Vary)
+	e := o.Variant(st.variant)
+	if e == nil || p.private.Status(e, now) != cache.Fresh {
+		return false
+	}
+	p.metrics.hitPrivate.Inc()
+	p.serve(ctx, s, e, now, csHitPrivate)
+	return true
 }
 
 // bypassed reports whether the request must skip the cache both ways:

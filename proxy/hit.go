@@ -12,15 +12,17 @@ import (
 
 // RFC 9211 Cache-Status values, built once.
 var (
-	csHit          = []byte("ramjet; hit")
-	csStale        = []byte("ramjet; hit; fwd=stale")
-	csStaleOnError = []byte("ramjet; hit; fwd=stale; detail=stale-if-error")
-	csStored       = []byte("ramjet; fwd=miss; stored")
-	csCollapsed    = []byte("ramjet; fwd=miss; collapsed")
-	csRevalidated  = []byte("ramjet; fwd=stale; fwd-status=304; stored")
-	csBypass       = []byte("ramjet; fwd=bypass")
-	csMethod       = []byte("ramjet; fwd=method")
-	csHitForPass   = []byte("ramjet; fwd=uri-miss")
+	csHit           = []byte("ramjet; hit")
+	csHitPrivate    = []byte("ramjet; hit; detail=private")
+	csStale         = []byte("ramjet; hit; fwd=stale")
+	csStaleOnError  = []byte("ramjet; hit; fwd=stale; detail=stale-if-error")
+	csStored        = []byte("ramjet; fwd=miss; stored")
+	csStoredPrivate = []byte("ramjet; fwd=miss; stored; detail=private")
+	csCollapsed     = []byte("ramjet; fwd=miss; collapsed")
+	csRevalidated   = []byte("ramjet; fwd=stale; fwd-status=304; stored")
+	csBypass        = []byte("ramjet; fwd=bypass")
+	csMethod        = []byte("ramjet; fwd=method")
+	csHitForPass    = []byte("ramjet; fwd=uri-miss")
 
 	hdrCacheStatus     = []byte("Cache-Status")
 	hdrAge             = []byte("Age")

@@ -14,10 +14,12 @@ type reqState struct {
 	key     []byte
 	variant []byte
 	params  [][]byte
+	pkey    []byte // private cache key
+	id      uint64 // private identity, 0 = none
 }
 
 var statePool = sync.Pool{New: func() any {
-	return &reqState{key: make([]byte, 0, 256), variant: make([]byte, 0, 64), params: make([][]byte, 0, 16)}
+	return &reqState{key: make([]byte, 0, 256), variant: make([]byte, 0, 64), params: make([][]byte, 0, 16), pkey: make([]byte, 0, 256)}
 }}
 
 func acquireState() *reqState { return statePool.Get().(*reqState) }
@@ -25,6 +27,8 @@ func acquireState() *reqState { return statePool.Get().(*reqState) }
 func releaseState(st *reqState) {
 	st.key = st.key[:0]
 	st.variant = st.variant[:0]
+	st.pkey = st.pkey[:0]
+	st.id = 0
 	clear(st.params)
 	st.params = st.params[:0]
 	statePool.Put(st)

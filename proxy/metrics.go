@@ -14,6 +14,9 @@ type Metrics struct {
 	set *metrics.Set
 
 	hit, stale, staleError, miss, collapsed, bypass, pass, method *metrics.Counter
+	hitPrivate, storedPrivate                                     *metrics.Counter
+	esiFragmentErrors                                             *metrics.Counter
+	esiMalformed                                                  *metrics.Counter
 	stored, notStored                                             *metrics.Counter
 	originErrors, originTimeouts                                  *metrics.Counter
 	refreshes, reloads, reloadErrors                              *metrics.Counter
@@ -26,23 +29,27 @@ func newMetrics(c *cache.Cache) *Metrics {
 		return s.NewCounter(`ramjet_requests_total{cache="` + kind + `"}`)
 	}
 	m := &Metrics{
-		set:             s,
-		hit:             req("hit"),
-		stale:           req("stale"),
-		staleError:      req("stale_if_error"),
-		miss:            req("miss"),
-		collapsed:       req("collapsed"),
-		bypass:          req("bypass"),
-		pass:            req("pass"),
-		method:          req("method"),
-		stored:          s.NewCounter("ramjet_cache_stores_total"),
-		notStored:       s.NewCounter("ramjet_cache_uncacheable_total"),
-		originErrors:    s.NewCounter(`ramjet_origin_errors_total{kind="unavailable"}`),
-		originTimeouts:  s.NewCounter(`ramjet_origin_errors_total{kind="timeout"}`),
-		refreshes:       s.NewCounter("ramjet_background_refreshes_total"),
-		reloads:         s.NewCounter(`ramjet_reloads_total{result="ok"}`),
-		reloadErrors:    s.NewCounter(`ramjet_reloads_total{result="error"}`),
-		badPurgeHeaders: s.NewCounter("ramjet_purge_header_errors_total"),
+		set:               s,
+		hit:               req("hit"),
+		hitPrivate:        req("hit_private"),
+		storedPrivate:     s.NewCounter("ramjet_private_stores_total"),
+		esiFragmentErrors: s.NewCounter("ramjet_esi_fragment_errors_total"),
+		esiMalformed:      s.NewCounter("ramjet_esi_malformed_total"),
+		stale:             req("stale"),
+		staleError:        req("stale_if_error"),
+		miss:              req("miss"),
+		collapsed:         req("collapsed"),
+		bypass:            req("bypass"),
+		pass:              req("pass"),
+		method:            req("method"),
+		stored:            s.NewCounter("ramjet_cache_stores_total"),
+		notStored:         s.NewCounter("ramjet_cache_uncacheable_total"),
+		originErrors:      s.NewCounter(`ramjet_origin_errors_total{kind="unavailable"}`),
+		originTimeouts:    s.NewCounter(`ramjet_origin_errors_total{kind="timeout"}`),
+		refreshes:         s.NewCounter("ramjet_background_refreshes_total"),
+		reloads:           s.NewCounter(`ramjet_reloads_total{result="ok"}`),
+		reloadErrors:      s.NewCounter(`ramjet_reloads_total{result="error"}`),
+		badPurgeHeaders:   s.NewCounter("ramjet_purge_header_errors_total"),
 	}
 	s.NewGauge("ramjet_cache_objects", func() float64 { return float64(c.Len()) })
 	s.NewGauge("ramjet_cache_bytes", func() float64 { return float64(c.Bytes()) })

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -13,7 +14,11 @@ import (
 
 // Proxy is the caching reverse proxy. Its handler is ServeFastHTTP.
 type Proxy struct {
-	cache   *cache.Cache
+	cache *cache.Cache
+	// private holds per-user entries (LSCache private responses and
+	// private ESI fragments), keyed by identity; nil disables them.
+	private *cache.Cache
+	idSeed  maphash.Seed
 	log     *slog.Logger
 	metrics *Metrics
 	gen     atomic.Pointer[generation]
@@ -38,9 +43,18 @@ type generation struct {
 	types  map[string]struct{} // compressible media types
 }
 
-// New builds a proxy serving cfg from c. Start begins its background work.
-func New(cfg Config, c *cache.Cache, log *slog.Logger) (*Proxy, error) {
-	p := &Proxy{cache: c, log: log, metrics: newMetrics(c)}
+// Stores are the long-lived caches a proxy serves from.
+type Stores struct {
+	Public *cache.Cache
+	// Private keeps per-user entries apart, bounded on its own; nil
+	// disables the private cache (private responses are then passed).
+	Private *cache.Cache
+}
+
+// New builds a proxy serving cfg from the stores. Start begins its
+// background work.
+func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
+	p := &Proxy{cache: st.Public, private: st.Private, idSeed: maphash.MakeSeed(), log: log, metrics: newMetrics(st.Public)}
 	g, err := p.newGeneration(cfg, nil)
 	if err != nil {
 		return nil, err

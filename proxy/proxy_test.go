@@ -51,8 +51,12 @@ func startProxy(t *testing.T, cfg Config) (*Proxy, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pc, err := cache.New(cache.Config{Size: 16 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	p, err := New(cfg, c, log)
+	p, err := New(cfg, Stores{Public: c, Private: pc}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +73,7 @@ func startProxy(t *testing.T, cfg Config) (*Proxy, string) {
 		}
 		p.Close()
 		c.Close()
+		pc.Close()
 	})
 	return p, "http://" + srv.Addr().String()
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/ramjet-proxy/ramjet/purge"
@@ -10,10 +11,18 @@ import (
 // purge.Invalidator. Private commands touch nothing yet: private entries
 // are not cached until the ESI issue brings the private cache.
 func (p *Proxy) Purge(cmd purge.Command) purge.Result {
-	var r purge.Result
 	if cmd.Private {
-		return r
+		return p.purgePrivate(cmd)
 	}
+	r := p.purgePublic(cmd)
+	if p.private != nil {
+		p.purgePrivateCopies(cmd)
+	}
+	return r
+}
+
+func (p *Proxy) purgePublic(cmd purge.Command) purge.Result {
+	var r purge.Result
 	for _, t := range cmd.Targets {
 		switch t.Kind {
 		case purge.KindTag:
@@ -34,6 +43,50 @@ func (p *Proxy) Purge(cmd purge.Command) purge.Result {
 		}
 	}
 	return r
+}
+
+// purgePrivate applies "private, …" to one user's private entries: their
+// tags live in the user's namespace, "*" is all of theirs.
+func (p *Proxy) purgePrivate(cmd purge.Command) purge.Result {
+	var r purge.Result
+	id, err := strconv.ParseUint(cmd.Identity, 16, 64)
+	if p.private == nil || err != nil || id == 0 {
+		return r
+	}
+	for _, t := range cmd.Targets {
+		tag := t.Value
+		switch t.Kind {
+		case purge.KindAll:
+			tag = "*"
+		case purge.KindTag:
+		default:
+			continue // URL and wildcard forms are not scoped per user
+		}
+		if p.private.PurgeTag(privateTag(id, tag), t.Soft, cmd.Before) {
+			r.Tags++
+		}
+	}
+	return r
+}
+
+// purgePrivateCopies applies a public purge to the private cache too:
+// "public:" tags of private entries, everything, and URLs.
+func (p *Proxy) purgePrivateCopies(cmd purge.Command) {
+	for _, t := range cmd.Targets {
+		switch t.Kind {
+		case purge.KindTag:
+			p.private.PurgeTag(t.Value, t.Soft, cmd.Before)
+		case purge.KindAll:
+			p.private.PurgeAll(t.Soft, cmd.Before)
+		case purge.KindURL, purge.KindPrefix:
+			_, path, _ := splitURL(cmd.Host, t.Value)
+			want := string(appendPath(nil, []byte(path)))
+			p.private.PurgeKeys(func(key string) bool {
+				k, _ := keyPathOf(key[strings.IndexByte(key, '|')+1:])
+				return strings.HasPrefix(k, want)
+			}, t.Soft)
+		}
+	}
 }
 
 // purgeURL purges every variant of one URL, under both schemes. A path

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/ramjet-proxy/ramjet/purge"
 )
 
 // purgeOrigin serves tagged, cacheable pages; /purger answers with the
@@ -110,4 +112,8 @@ func TestPurgeMethodFromLoopback(t *testing.T) {
 			}
 		})
 	}
+}
+
+func purgeTag(tag string) purge.Command {
+	return purge.Command{Targets: []purge.Target{{Kind: purge.KindTag, Value: tag}}}
 }

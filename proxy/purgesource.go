@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"net/netip"
+	"strconv"
 
 	"github.com/valyala/fasthttp"
 
@@ -37,7 +38,7 @@ var (
 // before the response itself is stored. They reach entries whose fill
 // began before born (the fill that got this response), never the response
 // itself. born 0 means now.
-func (p *Proxy) applyResponsePurges(h *fasthttp.ResponseHeader, host []byte, born int64) {
+func (p *Proxy) applyResponsePurges(h *fasthttp.ResponseHeader, host []byte, born int64, id uint64) {
 	for _, name := range lsPurgeHeaders {
 		for _, v := range h.PeekAll(name) {
 			cmds, err := purge.ParseHeader(v)
@@ -47,6 +48,9 @@ func (p *Proxy) applyResponsePurges(h *fasthttp.ResponseHeader, host []byte, bor
 			}
 			for _, c := range cmds {
 				c.Host, c.Before = string(host), born
+				if c.Private {
+					c.Identity = strconv.FormatUint(id, 16)
+				}
 				p.apply(c, "header")
 			}
 		}

@@ -24,7 +24,7 @@ func (p *Proxy) refresh(ctx *fasthttp.RequestCtx, g *generation, s *site, st *re
 		defer p.bg.Done()
 		defer fasthttp.ReleaseRequest(req)
 		p.metrics.refreshes.Inc()
-		res := p.exchange(g, s, req, key, h, stale, fwdStale)
+		res := p.exchange(g, s, req, key, h, stale, fwdStale, 0)
 		if res.err != nil || res.staleOnError {
 			p.endStaleWhileRevalidate(h, key, stale)
 		}

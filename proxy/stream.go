@@ -16,10 +16,10 @@ func (p *Proxy) respond(ctx *fasthttp.RequestCtx, s *site, res result) {
 		p.writeError(ctx, res.err)
 	case res.entry != nil && res.staleOnError:
 		p.metrics.staleError.Inc()
-		serveEntry(ctx, s, res.entry, cache.Now(), res.status)
+		p.serve(ctx, s, res.entry, cache.Now(), res.status)
 	case res.entry != nil:
 		p.metrics.miss.Inc()
-		serveEntry(ctx, s, res.entry, cache.Now(), res.status)
+		p.serve(ctx, s, res.entry, cache.Now(), res.status)
 		for _, c := range res.setCookies {
 			ctx.Response.Header.Add("Set-Cookie", string(c))
 		}
@@ -98,6 +98,6 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, g *generation, s *site, status
 		p.writeError(ctx, err)
 		return
 	}
-	p.applyResponsePurges(&resp.Header, ctx.Host(), 0)
+	p.applyResponsePurges(&resp.Header, ctx.Host(), 0, p.identity(ctx))
 	streamResponse(ctx, s, resp, nil, status)
 }

@@ -30,6 +30,7 @@ type daemon struct {
 	log     *slog.Logger
 	level   *slog.LevelVar
 	cache   *cache.Cache
+	private *cache.Cache // nil when cache.private_size is 0
 	proxy   *proxy.Proxy
 	hub     *purge.Hub
 	fan     *purge.Fanout // nil on a single node
@@ -88,7 +89,13 @@ func (d *daemon) run() error {
 		return err
 	}
 	defer d.cache.Close()
-	if d.proxy, err = proxy.New(proxyConfig(d.cfg), d.cache, d.log); err != nil {
+	if d.cfg.Cache.PrivateSize > 0 {
+		if d.private, err = cache.New(cache.Config{Size: int64(d.cfg.Cache.PrivateSize)}); err != nil {
+			return err
+		}
+		defer d.private.Close()
+	}
+	if d.proxy, err = proxy.New(proxyConfig(d.cfg), proxy.Stores{Public: d.cache, Private: d.private}, d.log); err != nil {
 		return err
 	}
 	defer d.proxy.Close()
@@ -258,7 +265,7 @@ func setMemoryLimit(c *conf.Config, log *slog.Logger) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	limit := cache.MemoryLimit(int64(c.Cache.Size))
+	limit := cache.MemoryLimit(int64(c.Cache.Size + c.Cache.PrivateSize))
 	debug.SetMemoryLimit(limit)
 	log.Debug("memory limit set", "bytes", limit)
 }

@@ -57,6 +57,12 @@ func proxyConfig(c *conf.Config) proxy.Config {
 		},
 		Default:        site(nil, c.Defaults),
 		PurgeAllow:     prefixes(c.Purge.Trusted),
+		ESI: proxy.ESIConfig{
+			MaxDepth:    c.ESI.MaxDepth,
+			MaxIncludes: c.ESI.MaxIncludes,
+			Timeout:     time.Duration(c.ESI.Timeout),
+			AllowHosts:  c.ESI.AllowHosts,
+		},
 		MaxObjectSize:  int64(c.Cache.MaxObjectSize),
 		MaxRequestBody: int64(c.Server.MaxRequestBody),
 		HitForPass:     time.Duration(c.Cache.HitForPass),
@@ -96,6 +102,7 @@ func site(names []string, s conf.Site) proxy.Site {
 	return proxy.Site{
 		Names:           names,
 		Cache:           s.Cache,
+		ESI:             s.ESI,
 		DefaultTTL:      time.Duration(s.DefaultTTL),
 		Grace:           time.Duration(s.Grace),
 		CacheSetCookie:  s.CacheSetCookie,

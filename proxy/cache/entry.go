@@ -33,6 +33,9 @@ type Entry struct {
 	Brotli      []byte // nil when not compressed
 	Tags        []string
 	ESI         bool
+	// Doc is the body pre-parsed by its owner (an ESI document), so that
+	// a hit does no scanning; nil for plain bodies.
+	Doc any
 	// tags are the purge states of Tags, interned on insert.
 	tags []*tagState
 

@@ -42,11 +42,14 @@ type Decision struct {
 	// max-age=N+M), else Input.Grace. 0 with must-revalidate/proxy-revalidate.
 	StaleIfError time.Duration
 
-	Private bool // LSCache private response: Store=false, Reason "private" (per-user cache comes later)
+	// Private is an LSCache private response: Store=false (the shared
+	// cache must not keep it), Reason "private", and TTL, stale windows and
+	// lists filled for the per-user cache.
+	Private bool
 	NoVary  bool // LSCache no-vary
 	ESI     bool // LS esi=on, or Surrogate-Control content="ESI/1.0"
 
-	// The lists are filled only when Store.
+	// The lists are filled only when Store (or Private with a TTL).
 	Tags        []string // from all TagHeaders: split, deduped, order kept
 	VaryHeaders []string // from Vary: lower-cased, deduped, without accept-encoding
 	VaryCookies []string // from LSVary cookie=NAME items: case kept, deduped
@@ -81,6 +84,9 @@ func Decide(in *Input) Decision {
 	r := governingRules(in, &ls, &sc)
 	if d.Reason = refusal(in, &r); d.Reason != "" {
 		d.Private = r.private
+		if r.private && d.Reason == ReasonPrivate && (!in.SetCookie || in.CacheSetCookie) {
+			privateLifetime(in, &r, &d)
+		}
 		return d
 	}
 	if d.TTL, d.Reason = r.ttl(in); d.Reason != "" {
@@ -92,6 +98,21 @@ func Decide(in *Input) Decision {
 	d.VaryHeaders = varyHeaders(in.Vary)
 	d.VaryCookies = varyCookies(in.LSVary)
 	return d
+}
+
+// privateLifetime fills in what a per-user cache needs of an LSCache
+// private response: its lifetime, tags and vary. Store stays false: the
+// shared cache must not keep it.
+func privateLifetime(in *Input, r *rules, d *Decision) {
+	ttl, reason := r.ttl(in)
+	if reason != "" {
+		return
+	}
+	d.TTL = ttl
+	d.StaleWhileRevalidate, d.StaleIfError = r.stale(in.Grace)
+	d.Tags = tagsOf(in.TagHeaders)
+	d.VaryHeaders = varyHeaders(in.Vary)
+	d.VaryCookies = varyCookies(in.LSVary)
 }
 
 // screen rejects what no header can make storable.

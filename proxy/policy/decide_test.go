@@ -56,7 +56,7 @@ func TestDecideStoresOrRefuses(t *testing.T) {
 		{name: "Authorization allowed with must-revalidate", in: Input{Authorization: true, CacheControl: b("must-revalidate, max-age=60")}, store: true, ttl: time.Minute},
 		{name: "Authorization refuses DefaultTTL", in: Input{Authorization: true, DefaultTTL: time.Hour}, reason: "authorization"},
 		{name: "Authorization allowed with LS max-age (forces public)", in: Input{Authorization: true, LSCacheControl: b("max-age=60")}, store: true, ttl: time.Minute},
-		{name: "Authorization with LS private stays private", in: Input{Authorization: true, LSCacheControl: b("private, max-age=60"), CacheControl: b("public")}, reason: "private", private: true},
+		{name: "Authorization with LS private stays private", in: Input{Authorization: true, LSCacheControl: b("private, max-age=60"), CacheControl: b("public")}, reason: "private", private: true, ttl: time.Minute},
 		{name: "Authorization refuses LS without public", in: Input{Authorization: true, LSCacheControl: b("esi=on"), DefaultTTL: time.Hour}, reason: "authorization"},
 
 		{name: "Cache-Control no-store", in: Input{CacheControl: b("no-store, max-age=60")}, reason: "no-store"},
@@ -73,8 +73,8 @@ func TestDecideStoresOrRefuses(t *testing.T) {
 		{name: "LS max-age overrides Surrogate-Control no-store", in: Input{LSCacheControl: b("max-age=120"), SurrogateControl: b("no-store")}, store: true, ttl: 2 * time.Minute},
 		{name: "LS max-age clears an earlier no-cache", in: Input{LSCacheControl: b("no-cache, max-age=60")}, store: true, ttl: time.Minute},
 		{name: "LS no-cache after max-age wins", in: Input{LSCacheControl: b("max-age=60, no-cache")}, reason: "no-cache"},
-		{name: "LS private is Private and not stored", in: Input{LSCacheControl: b("private,max-age=1800")}, reason: "private", private: true},
-		{name: "LS shared private is Private", in: Input{LSCacheControl: b("shared,private,no-vary,max-age=1800,esi=on")}, reason: "private", private: true},
+		{name: "LS private is Private and not stored, with a lifetime for the per-user cache", in: Input{LSCacheControl: b("private,max-age=1800")}, reason: "private", private: true, ttl: 30 * time.Minute},
+		{name: "LS shared private is Private", in: Input{LSCacheControl: b("shared,private,no-vary,max-age=1800,esi=on")}, reason: "private", private: true, ttl: 30 * time.Minute},
 		{name: "LS public after private clears it", in: Input{LSCacheControl: b("private, public, max-age=60")}, store: true, ttl: time.Minute},
 		{name: "LS without max-age gets DefaultTTL for 200", in: Input{LSCacheControl: b("public"), CacheControl: b("max-age=60"), DefaultTTL: time.Hour}, store: true, ttl: time.Hour},
 		{name: "LS without max-age stores only 200", in: Input{Status: 404, LSCacheControl: b("public"), DefaultTTL: time.Hour}, reason: "status"},
@@ -229,15 +229,30 @@ func TestDecideListsAndFlags(t *testing.T) {
 
 func TestDecideLeavesListsEmptyWhenNotStored(t *testing.T) {
 	d := Decide(input(Input{
+		LSCacheControl: b("no-cache, esi=on"),
+		TagHeaders:     [][]byte{b("a,b")},
+		Vary:           b("Cookie"),
+		LSVary:         b("cookie=x"),
+	}))
+	if d.Store || !d.ESI {
+		t.Fatalf("got Store=%v ESI=%v, want false true", d.Store, d.ESI)
+	}
+	if d.Tags != nil || d.VaryHeaders != nil || d.VaryCookies != nil {
+		t.Errorf("lists filled for a refused response: %q %q %q", d.Tags, d.VaryHeaders, d.VaryCookies)
+	}
+}
+
+func TestDecideFillsPrivateLifetimeAndLists(t *testing.T) {
+	d := Decide(input(Input{
 		LSCacheControl: b("private, esi=on, max-age=60"),
 		TagHeaders:     [][]byte{b("a,b")},
 		Vary:           b("Cookie"),
 		LSVary:         b("cookie=x"),
 	}))
-	if d.Store || !d.Private || !d.ESI {
-		t.Fatalf("got Store=%v Private=%v ESI=%v, want false true true", d.Store, d.Private, d.ESI)
+	if d.Store || !d.Private || !d.ESI || d.TTL != time.Minute {
+		t.Fatalf("got Store=%v Private=%v ESI=%v TTL=%v, want false true true 1m", d.Store, d.Private, d.ESI, d.TTL)
 	}
-	if d.Tags != nil || d.VaryHeaders != nil || d.VaryCookies != nil {
-		t.Errorf("lists filled for a refused response: %q %q %q", d.Tags, d.VaryHeaders, d.VaryCookies)
+	if len(d.Tags) != 2 || len(d.VaryHeaders) != 1 || len(d.VaryCookies) != 1 {
+		t.Errorf("private lists: %q %q %q", d.Tags, d.VaryHeaders, d.VaryCookies)
 	}
 }

@@ -1,0 +1,269 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/esi"
+	"github.com/ramjet-proxy/ramjet/proxy/policy"
+)
+
+// ESI pages are stored parsed (cache.Entry.Doc) and assembled on every
+// hit from the page's literal segments and its fragments. Fragments go
+// through the same cache: public ones are shared entries with their own
+// TTL and tags, private ones live in the private cache under the user's
+// identity. The assembled page itself is never stored.
+
+// ESIConfig bounds assembly.
+type ESIConfig struct {
+	MaxDepth    int           // nested includes; 0 means 3
+	MaxIncludes int           // include points per page; 0 means 64
+	Timeout     time.Duration // per fragment; 0 means 2s
+	// AllowHosts may be included from besides the page's own host.
+	AllowHosts []string
+}
+
+var errForeignHost = errors.New("proxy: esi include of another host")
+
+// parseESI pre-parses a page marked for ESI at store time.
+func (p *Proxy) parseESI(g *generation, e *cache.Entry) {
+	max := g.cfg.ESI.MaxIncludes
+	if max <= 0 {
+		max = 64
+	}
+	doc, stats := esi.Parse(e.Body, max)
+	if stats.Malformed > 0 {
+		p.metrics.esiMalformed.Add(stats.Malformed)
+		p.log.Debug("malformed ESI markup passed through or dropped", "count", stats.Malformed)
+	}
+	if doc.Includes > 0 {
+		e.Doc = doc
+		e.Gzip, e.Brotli = nil, nil // compressed after assembly, not before
+	}
+}
+
+// serve writes an entry: assembled when it is an ESI page, else as stored.
+func (p *Proxy) serve(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int64, status []byte) {
+	doc, ok := e.Doc.(*esi.Document)
+	if !ok {
+		serveEntry(ctx, s, e, now, status)
+		return
+	}
+	p.serveAssembled(ctx, s, e, doc, now, status)
+}
+
+var assembleBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func (p *Proxy) serveAssembled(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, doc *esi.Document, now int64, status []byte) {
+	g := p.gen.Load()
+	buf := assembleBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer assembleBufs.Put(buf)
+	f := newFragmentFetcher(p, g, ctx)
+	reports, err := esi.Assemble(context.Background(), buf, doc, f.fetch, esi.AssembleConfig{
+		MaxDepth: g.cfg.ESI.MaxDepth, Timeout: g.cfg.ESI.Timeout,
+	})
+	if err != nil {
+		p.writeError(ctx, err)
+		return
+	}
+	for _, r := range reports {
+		if r.Err != nil {
+			p.metrics.esiFragmentErrors.Inc()
+			p.log.Warn("esi fragment failed", "src", r.Src, "depth", r.Depth, "err", r.Err)
+		}
+	}
+	plain := *e
+	plain.Doc, plain.Body, plain.ETag, plain.ETagWeak, plain.LastModified = nil, buf.Bytes(), nil, nil, nil
+	serveEntry(ctx, s, &plain, now, status)
+	// The body must outlive the pooled buffer: fasthttp writes it after
+	// the handler returns.
+	ctx.Response.SetBody(buf.Bytes())
+}
+
+// fragmentFetcher fetches the includes of one page request. Fetches run
+// in parallel, and fasthttp headers are not safe for concurrent use (even
+// Peek writes a scratch buffer), so it works from a snapshot of the page
+// request taken before assembly, behind a mutex.
+type fragmentFetcher struct {
+	p  *Proxy
+	g  *generation
+	id uint64 // the page request's private identity
+
+	scheme, host, base  string // of the page: base is its directory
+	forwardedFor, proto string
+
+	mu  sync.Mutex // guards hdr
+	hdr fasthttp.RequestHeader
+}
+
+func newFragmentFetcher(p *Proxy, g *generation, ctx *fasthttp.RequestCtx) *fragmentFetcher {
+	f := &fragmentFetcher{p: p, g: g, id: p.identity(ctx),
+		scheme: string(requestScheme(ctx)), host: string(ctx.Host()), proto: string(requestScheme(ctx))}
+	base := string(pathOf(ctx))
+	f.base = base[:strings.LastIndexByte(base, '/')+1]
+	ctx.Request.Header.CopyTo(&f.hdr)
+	stripHopByHop(&f.hdr, ctx.Request.Header.Peek("Connection"))
+	for _, h := range fillOnly {
+		f.hdr.Del(h)
+	}
+	f.forwardedFor = ctx.RemoteIP().String()
+	if prior := ctx.Request.Header.Peek("X-Forwarded-For"); len(prior) > 0 {
+		f.forwardedFor = string(prior) + ", " + f.forwardedFor
+	}
+	return f
+}
+
+func (f *fragmentFetcher) identity() uint64 { return f.id }
+
+// fetch returns one fragment's body: from the cache (public, or the
+// user's private copy) or from the origin, storing what may be stored.
+func (f *fragmentFetcher) fetch(ctx context.Context, inc *esi.Include, src string, depth int) ([]byte, error) {
+	host, path, query, err := f.resolve(src)
+	if err != nil {
+		return nil, err
+	}
+	s := f.g.router.route([]byte(host))
+	st := acquireState()
+	defer releaseState(st)
+	st.key = appendKey(st.key[:0], st, []byte(f.scheme), []byte(host), []byte(path), []byte(query), s.drop)
+	private := strings.Contains(strings.ToLower(inc.CacheControl), "private")
+	if body, ok := f.cached(st, private); ok {
+		return body, nil
+	}
+	if private {
+		body, _, err := f.fill(ctx, s, st, host, path, query, true)
+		return body, err
+	}
+	// Concurrent pages missing one public fragment share one fill.
+	key := string(st.key)
+	fl, lead := f.p.flights.join(key)
+	if !lead {
+		select {
+		case <-fl.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if body, ok := f.cached(st, false); ok {
+			return body, nil
+		}
+		body, _, err := f.fill(ctx, s, st, host, path, query, false)
+		return body, err
+	}
+	body, stored, err := f.fill(ctx, s, st, host, path, query, false)
+	f.p.flights.finish(key, fl, &result{stored: stored})
+	return body, err
+}
+
+// resolve makes src absolute against the page and refuses other hosts
+// unless allow-listed (no SSRF through markup).
+func (f *fragmentFetcher) resolve(src string) (host, path, query string, err error) {
+	host, path, query = splitURL(f.host, src)
+	if !strings.HasPrefix(path, "/") {
+		path = f.base + path
+	}
+	if !strings.EqualFold(host, f.host) && !allowed(f.g.cfg.ESI.AllowHosts, host) {
+		return "", "", "", fmt.Errorf("%w: %s", errForeignHost, host)
+	}
+	return host, path, query, nil
+}
+
+func allowed(list []string, host string) bool {
+	for _, h := range list {
+		if strings.EqualFold(h, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// cached looks the fragment up in the public or the private cache.
+func (f *fragmentFetcher) cached(st *reqState, private bool) ([]byte, bool) {
+	c, key := f.p.cache, st.key
+	if private {
+		if f.p.private == nil || f.identity() == 0 {
+			return nil, false
+		}
+		st.pkey = appendPrivateKey(st.pkey[:0], f.identity(), st.key)
+		c, key = f.p.private, st.pkey
+	}
+	o := c.Lookup(c.Hash(key), key)
+	if o == nil {
+		return nil, false
+	}
+	f.mu.Lock()
+	st.variant = appendVariant(st.variant[:0], &f.hdr, o.Vary)
+	f.mu.Unlock()
+	e := o.Variant(st.variant)
+	if e == nil || c.Status(e, cache.Now()) != cache.Fresh {
+		return nil, false
+	}
+	return e.Body, true
+}
+
+// fill fetches a fragment with the page request's headers (same host, so
+// Cookie and Authorization go along) and stores it by its own rules.
+func (f *fragmentFetcher) fill(ctx context.Context, s *site, st *reqState, host, path, query string, private bool) ([]byte, bool, error) {
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	f.mu.Lock()
+	f.hdr.CopyTo(&req.Header)
+	f.mu.Unlock()
+	uri := path
+	if query != "" {
+		uri += "?" + query
+	}
+	req.SetRequestURI(uri)
+	req.Header.SetHost(host)
+	req.Header.Set("X-Forwarded-For", f.forwardedFor)
+	req.Header.Set("X-Forwarded-Proto", f.proto)
+	req.Header.Set("X-Forwarded-Host", f.host)
+	req.Header.SetMethod(fasthttp.MethodGet)
+	if dl, ok := ctx.Deadline(); ok {
+		// The assembler waits for every fetch it started: give up with it.
+		req.SetTimeout(time.Until(dl))
+	}
+	resp := fasthttp.AcquireResponse()
+	defer releaseResponse(resp)
+	born := cache.Now()
+	if err := f.g.pool.Do(req, resp); err != nil {
+		return nil, false, err
+	}
+	f.p.applyResponsePurges(&resp.Header, req.Header.Host(), born-1, f.identity())
+	if code := resp.StatusCode(); code != fasthttp.StatusOK && code != fasthttp.StatusNoContent {
+		return nil, false, fmt.Errorf("proxy: esi fragment %s: status %d", uri, code)
+	}
+	body, complete, err := readBody(resp, f.g.cfg.MaxObjectSize)
+	if err != nil || !complete {
+		return nil, false, fmt.Errorf("proxy: esi fragment %s: body: %w", uri, errors.Join(err, fasthttp.ErrBodyTooLarge))
+	}
+	now := cache.Now()
+	d := policy.Decide(policyInput(req, resp, s, now, false))
+	return body, f.store(s, st, req, resp, body, &d, born, now), nil
+}
+
+// store keeps a fragment by its own response's rules and reports whether
+// it went into the shared cache.
+func (f *fragmentFetcher) store(s *site, st *reqState, req *fasthttp.Request, resp *fasthttp.Response, body []byte, d *policy.Decision, born, now int64) bool {
+	switch {
+	case d.Store:
+		e := newEntry(f.g, resp, body, d, now)
+		e.Born, e.Gzip, e.Brotli = born, nil, nil
+		vary := varySpec(s, d)
+		e.Variant = string(appendVariant(nil, &req.Header, vary))
+		f.p.cache.Insert(f.p.cache.Hash(st.key), string(st.key), vary, e)
+		f.p.metrics.stored.Inc()
+		return true
+	case d.Private && d.TTL > 0 && f.p.private != nil && f.identity() != 0:
+		f.p.storePrivate(f.g, s, req, resp, body, d, st.key, f.identity(), born, now)
+	}
+	return false
+}

@@ -1,0 +1,79 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// esiOrigin serves a page with a public and a private fragment; each
+// fragment prints a serial number so a cached copy can be told apart.
+func esiOrigin(t *testing.T) (*testOrigin, *atomic.Int64) {
+	var publicFetches atomic.Int64
+	var serial atomic.Int64
+	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		user := ""
+		if c, err := r.Cookie("user"); err == nil {
+			user = c.Value
+		}
+		switch r.URL.Path {
+		case "/page":
+			w.Header().Set("X-LiteSpeed-Cache-Control", "public,max-age=300,esi=on")
+			io.WriteString(w, `<h1>page</h1><esi:include src="/pub" /><p>mid</p>`+
+				`<esi:include src='/priv?a=1&#038;b=2' cache-control='private,no-vary' /><esi:remove>gone</esi:remove><p>end</p>`)
+		case "/pub":
+			publicFetches.Add(1)
+			w.Header().Set("Cache-Control", "public, max-age=300")
+			w.Header().Set("X-LiteSpeed-Tag", "frag-pub")
+			fmt.Fprintf(w, "[pub %d]", serial.Add(1))
+		case "/priv":
+			w.Header().Set("X-LiteSpeed-Cache-Control", "private,max-age=300")
+			fmt.Fprintf(w, "[hello %s %s]", user, r.URL.RawQuery)
+		case "/slow":
+			time.Sleep(time.Second)
+		}
+	})
+	return o, &publicFetches
+}
+
+func TestESIAssemblesPublicAndPrivateFragments(t *testing.T) {
+	o, pubFetches := esiOrigin(t)
+	cfg := testConfig(o.URL)
+	cfg.Default.ESI = true
+	_, base := startProxy(t, cfg)
+	alice := get(t, base+"/page", "Cookie", "user=alice")
+	bob := get(t, base+"/page", "Cookie", "user=bob")
+	alice2 := get(t, base+"/page", "Cookie", "user=alice")
+	if !strings.Contains(alice.body, "[hello alice a=1&b=2]") || !strings.Contains(bob.body, "[hello bob a=1&b=2]") {
+		t.Fatalf("private blocks wrong:\n%s\n%s", alice.body, bob.body)
+	}
+	if strings.Contains(bob.body, "alice") || strings.Contains(alice2.body, "bob") {
+		t.Fatal("one user's private block reached another")
+	}
+	if strings.Contains(alice.body, "esi:") || strings.Contains(alice.body, "gone") {
+		t.Fatalf("markup left in the page: %s", alice.body)
+	}
+	if pubFetches.Load() != 1 {
+		t.Fatalf("public fragment fetched %d times, want once", pubFetches.Load())
+	}
+	if alice2.cacheStatus != "ramjet; hit" || !strings.HasPrefix(alice2.body, "<h1>page</h1>[pub 1]<p>mid</p>") {
+		t.Fatalf("page hit: %q %s", alice2.cacheStatus, alice2.body)
+	}
+}
+
+func TestESIFragmentTagPurgeRefreshesFragmentNotPage(t *testing.T) {
+	o, pubFetches := esiOrigin(t)
+	cfg := testConfig(o.URL)
+	cfg.Default.ESI = true
+	p, base := startProxy(t, cfg)
+	first := get(t, base+"/page")
+	p.Purge(purgeTag("frag-pub"))
+	second := get(t, base+"/page")
+	if second.cacheStatus != "ramjet; hit" || pubFetches.Load() != 2 || first.body == second.body {
+		t.Fatalf("after fragment purge: %q, %d fetches\n%s\n%s", second.cacheStatus, pubFetches.Load(), first.body, second.body)
+	}
+}
