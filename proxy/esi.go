@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -60,15 +59,19 @@ func (p *Proxy) serve(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int
 	p.serveAssembled(ctx, s, e, doc, now, status)
 }
 
-var assembleBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
 func (p *Proxy) serveAssembled(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, doc *esi.Document, now int64, status []byte) {
 	g := p.gen.Load()
-	buf := assembleBufs.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer assembleBufs.Put(buf)
+	// Headers as stored, without the page's validators (the assembled body
+	// differs per request); the body is assembled straight into the
+	// response buffer.
+	plain := *e
+	plain.Doc, plain.Body, plain.ETag, plain.ETagWeak, plain.LastModified = nil, nil, nil, nil, nil
+	serveEntry(ctx, s, &plain, now, status)
+	if ctx.Response.StatusCode() == fasthttp.StatusNotModified {
+		return
+	}
 	f := newFragmentFetcher(p, g, ctx)
-	reports, err := esi.Assemble(context.Background(), buf, doc, f.fetch, esi.AssembleConfig{
+	reports, err := esi.Assemble(context.Background(), ctx.Response.BodyWriter(), doc, f.fetch, esi.AssembleConfig{
 		MaxDepth: g.cfg.ESI.MaxDepth, Timeout: g.cfg.ESI.Timeout,
 	})
 	if err != nil {
@@ -76,17 +79,11 @@ func (p *Proxy) serveAssembled(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry
 		return
 	}
 	for _, r := range reports {
-		if r.Err != nil {
+		if r.Err != nil && !errors.Is(r.Err, esi.ErrAltServed) {
 			p.metrics.esiFragmentErrors.Inc()
-			p.log.Warn("esi fragment failed", "src", r.Src, "depth", r.Depth, "err", r.Err)
+			p.log.Warn("esi fragment failed; empty block served", "src", r.Src, "depth", r.Depth, "err", r.Err)
 		}
 	}
-	plain := *e
-	plain.Doc, plain.Body, plain.ETag, plain.ETagWeak, plain.LastModified = nil, buf.Bytes(), nil, nil, nil
-	serveEntry(ctx, s, &plain, now, status)
-	// The body must outlive the pooled buffer: fasthttp writes it after
-	// the handler returns.
-	ctx.Response.SetBody(buf.Bytes())
 }
 
 // fragmentFetcher fetches the includes of one page request. Fetches run
