@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,15 +39,55 @@ func (p *Proxy) parseESI(g *generation, e *cache.Entry) {
 	if max <= 0 {
 		max = 64
 	}
+	if !esi.HasMarkup(e.Body) {
+		return
+	}
 	doc, stats := esi.Parse(e.Body, max)
 	if stats.Malformed > 0 {
 		p.metrics.esiMalformed.Add(stats.Malformed)
 		p.log.Debug("malformed ESI markup passed through or dropped", "count", stats.Malformed)
 	}
-	if doc.Includes > 0 {
-		e.Doc = doc
-		e.Gzip, e.Brotli = nil, nil // compressed after assembly, not before
+	e.Doc = doc
+	e.Gzip, e.Brotli = nil, nil // compressed after assembly, not before
+}
+
+// wantsESI reports whether an origin response asks for ESI processing.
+func wantsESI(h *fasthttp.ResponseHeader) bool {
+	return policy.ParseLSCacheControl(h.Peek("X-Litespeed-Cache-Control")).ESI ||
+		policy.ParseSurrogateControl(h.Peek("Surrogate-Control")).ESI
+}
+
+// relayAssembled answers with an ESI page the cache does not keep (a
+// logged-in user's page, a no-cache page): assembled all the same, so the
+// client never sees markup. It reports false when the body is too large
+// to assemble, with the bytes already read, and the caller streams it as
+// it is.
+func (p *Proxy) relayAssembled(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, status []byte) (bool, []byte) {
+	g := p.gen.Load()
+	body, complete, err := readBody(resp, g.cfg.MaxObjectSize)
+	switch {
+	case err != nil:
+		releaseResponse(resp)
+		p.writeError(ctx, err)
+		return true, nil
+	case !complete:
+		return false, body
 	}
+	now := cache.Now()
+	e := newEntry(g, resp, body, &policy.Decision{ESI: true}, now)
+	e.Stored, e.InitialAge = now, 0
+	var cookies [][]byte
+	for _, c := range resp.Header.PeekAll("Set-Cookie") {
+		cookies = append(cookies, bytes.Clone(c))
+	}
+	releaseResponse(resp)
+	p.parseESI(g, e)
+	p.serve(ctx, s, e, now, status)
+	ctx.Response.Header.Del("Age")
+	for _, c := range cookies {
+		ctx.Response.Header.Add("Set-Cookie", string(c))
+	}
+	return true, nil
 }
 
 // serve writes an entry: assembled when it is an ESI page, else as stored.

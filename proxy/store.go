@@ -43,7 +43,7 @@ func newEntry(g *generation, resp *fasthttp.Response, body []byte, d *policy.Dec
 	setTimes(e, d, resp.Header.Peek("Age"), now)
 	encoded := len(resp.Header.ContentEncoding()) > 0 &&
 		!bytes.EqualFold(resp.Header.ContentEncoding(), []byte("identity"))
-	if !encoded {
+	if !encoded && !d.ESI { // an ESI page is compressed, if ever, after assembly
 		compress(g, e, resp.Header.ContentType())
 	}
 	compressed := e.Gzip != nil || e.Brotli != nil

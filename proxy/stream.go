@@ -25,8 +25,20 @@ func (p *Proxy) respond(ctx *fasthttp.RequestCtx, s *site, res result) {
 		}
 	default:
 		p.metrics.miss.Inc()
-		streamResponse(ctx, s, res.resp, res.prefix, res.status)
+		p.relay(ctx, s, res.resp, res.prefix, res.status)
 	}
+}
+
+// relay answers with an origin response the cache does not keep:
+// assembled when it is an ESI page, else streamed.
+func (p *Proxy) relay(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, prefix, status []byte) {
+	if s.ESI && !ctx.IsHead() && len(prefix) == 0 && wantsESI(&resp.Header) {
+		var done bool
+		if done, prefix = p.relayAssembled(ctx, s, resp, status); done {
+			return
+		}
+	}
+	streamResponse(ctx, s, resp, prefix, status)
 }
 
 // streamResponse relays an origin response the cache does not keep: the
@@ -99,5 +111,5 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, g *generation, s *site, status
 		return
 	}
 	p.applyResponsePurges(&resp.Header, ctx.Host(), 0, p.identity(ctx))
-	streamResponse(ctx, s, resp, nil, status)
+	p.relay(ctx, s, resp, nil, status)
 }

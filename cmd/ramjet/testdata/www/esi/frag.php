@@ -1,0 +1,61 @@
+<?php
+// frag.php: an ESI fragment. The small scripts next to it set $defaults
+// and include it; query parameters override the defaults.
+//
+//   name=N      the fragment's name in its body
+//   cc=KIND     public (Cache-Control: public, max-age=60), lspublic
+//               (X-LiteSpeed-Cache-Control: public,max-age=60), private
+//               (X-LiteSpeed-Cache-Control: private,max-age=60), none
+//               (Cache-Control: no-store; the default)
+//   esi=1       add esi=on to X-LiteSpeed-Cache-Control (nested markup)
+//   tag=T       X-LiteSpeed-Tag: T
+//   purge=P     X-LiteSpeed-Purge: P
+//   status=N    response status
+//   sleep_ms=N  wait before answering
+//   m=MARKUP    appended after the fragment's marker
+//
+// Body: [frag name=N id=<unique> user=<cookie user> auth=<Authorization,
+// spaces as _> get=k=v;...] then m.
+
+$p = array_merge($defaults ?? [], $_GET);
+if (!empty($p['sleep_ms'])) {
+    usleep(1000 * (int)$p['sleep_ms']);
+}
+$id = bin2hex(random_bytes(6)) . '-' . hrtime(true);
+$user = $_COOKIE['user'] ?? '-';
+$auth = str_replace(' ', '_', $_SERVER['HTTP_AUTHORIZATION'] ?? '-');
+
+$cc = $p['cc'] ?? 'none';
+$ls = ['lspublic' => 'public,max-age=60', 'private' => 'private,max-age=60', 'none' => 'no-cache'][$cc] ?? null;
+if ($cc === 'public') {
+    header('Cache-Control: public, max-age=60');
+} elseif ($cc === 'none') {
+    header('Cache-Control: no-store');
+}
+if (!empty($p['esi'])) {
+    $ls = ($ls ?? 'public,max-age=60') . ',esi=on';
+}
+if ($ls !== null) {
+    header('X-LiteSpeed-Cache-Control: ' . $ls);
+}
+if (!empty($p['tag'])) {
+    header('X-LiteSpeed-Tag: ' . $p['tag']);
+}
+if (!empty($p['purge'])) {
+    header('X-LiteSpeed-Purge: ' . $p['purge']);
+}
+if (isset($p['status'])) {
+    http_response_code((int)$p['status']);
+}
+header('Content-Type: text/html; charset=utf-8');
+
+$get = $_GET;
+unset($get['m']);
+ksort($get);
+$kv = [];
+foreach ($get as $k => $v) {
+    if (is_scalar($v)) {
+        $kv[] = "$k=$v";
+    }
+}
+echo '[frag name=' . ($p['name'] ?? 'frag') . " id=$id user=$user auth=$auth get=" . implode(';', $kv) . ']' . ($p['m'] ?? '');
