@@ -55,8 +55,8 @@ func proxyConfig(c *conf.Config) proxy.Config {
 				Rise:     c.Origin.Health.Rise,
 			},
 		},
-		Default:        site(nil, c.Defaults),
-		PurgeAllow:     prefixes(c.Purge.Trusted),
+		Default:    site(nil, c.Defaults),
+		PurgeAllow: prefixes(c.Purge.Trusted),
 		ESI: proxy.ESIConfig{
 			MaxDepth:    c.ESI.MaxDepth,
 			MaxIncludes: c.ESI.MaxIncludes,
