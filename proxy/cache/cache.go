@@ -60,7 +60,9 @@ func (c *Cache) Lookup(h uint64, key []byte) *Object {
 	return o
 }
 
-// Insert stores e as the variant of key selected by vary. Concurrent
+// Insert stores e as the variant of key selected by vary. A new entry's
+// tags are interned here, so the same new entry must not be inserted by
+// two goroutines at once; a stored entry is never changed. Concurrent
 // inserts of one key may lose a variant; that costs a later miss, never a
 // wrong answer, because every entry carries its own variant.
 func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
@@ -69,9 +71,6 @@ func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
 		for i, t := range e.Tags {
 			e.tags[i] = c.tags.intern(t)
 		}
-	}
-	if e.Born == 0 {
-		e.Born = e.Stored
 	}
 	old, ok := c.store.Get(h)
 	if !ok || old.Key != key || old.PassUntil > 0 {

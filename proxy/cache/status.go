@@ -44,6 +44,9 @@ func (c *Cache) Status(e *Entry, now int64) Status {
 // began. It reads one atomic per tag and allocates nothing.
 func (c *Cache) purged(e *Entry) (hard, soft bool) {
 	born := e.Born
+	if born == 0 {
+		born = e.Stored
+	}
 	if c.allHard.Load() >= born {
 		return true, false
 	}
