@@ -305,3 +305,39 @@ func (f *fragmentFetcher) store(s *site, st *reqState, req *fasthttp.Request, re
 	}
 	return false
 }
+
+// storeInlines keeps the bodies of a page's <esi:inline> blocks as the
+// fragments of their names (LiteSpeed), so later includes of the name hit.
+// Only public blocks with a lifetime in their cache-control are kept.
+func (p *Proxy) storeInlines(g *generation, pageKey string, e *cache.Entry, now int64) {
+	doc, ok := e.Doc.(*esi.Document)
+	if !ok {
+		return
+	}
+	origin, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(pageKey, "http://"), "https://"), "/")
+	scheme := pageKey[:strings.Index(pageKey, "://")]
+	for _, seg := range doc.Segments {
+		inc := seg.Include
+		if inc == nil || inc.Inline == nil {
+			continue
+		}
+		cc := policy.ParseLSCacheControl([]byte(inc.CacheControl))
+		ttl := max(cc.MaxAge, cc.SMaxAge)
+		if cc.Private || cc.NoCache || cc.NoStore || ttl <= 0 {
+			continue
+		}
+		host, path, query := splitURL(origin, inc.Src)
+		if !strings.EqualFold(host, origin) || !strings.HasPrefix(path, "/") {
+			continue
+		}
+		s := g.router.route([]byte(host))
+		st := acquireState()
+		st.key = appendKey(st.key[:0], st, []byte(scheme), []byte(host), []byte(path), []byte(query), s.drop)
+		f := &cache.Entry{Status: 200, Body: inc.Inline, Stored: now, Born: e.Born,
+			FreshUntil: now + int64(ttl)*int64(time.Second)}
+		f.StaleUntil, f.ErrorUntil = f.FreshUntil, f.FreshUntil
+		f.Tags = policy.AppendTags(nil, []byte(inc.CacheTag))
+		p.cache.Insert(p.cache.Hash(st.key), string(st.key), cache.VarySpec{}, f)
+		releaseState(st)
+	}
+}

@@ -77,3 +77,29 @@ func TestESIFragmentTagPurgeRefreshesFragmentNotPage(t *testing.T) {
 		t.Fatalf("after fragment purge: %q, %d fetches\n%s\n%s", second.cacheStatus, pubFetches.Load(), first.body, second.body)
 	}
 }
+
+func TestESIInlineBodyBecomesTheNamedFragment(t *testing.T) {
+	var inlineFetches atomic.Int64
+	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/a":
+			w.Header().Set("X-LiteSpeed-Cache-Control", "public,max-age=300,esi=on")
+			io.WriteString(w, `A<esi:inline name="/blk" cache-control="public,max-age=60">[block]</esi:inline>A`)
+		case "/b":
+			w.Header().Set("X-LiteSpeed-Cache-Control", "public,max-age=300,esi=on")
+			io.WriteString(w, `B<esi:include src="/blk"/>B`)
+		case "/blk":
+			inlineFetches.Add(1)
+			io.WriteString(w, "[from origin]")
+		}
+	})
+	cfg := testConfig(o.URL)
+	cfg.Default.ESI = true
+	_, base := startProxy(t, cfg)
+	if a := get(t, base+"/a"); a.body != "A[block]A" {
+		t.Fatalf("page with inline: %q", a.body)
+	}
+	if b := get(t, base+"/b"); b.body != "B[block]B" || inlineFetches.Load() != 0 {
+		t.Fatalf("include of the inline name: %q, origin fetched it %d times", b.body, inlineFetches.Load())
+	}
+}

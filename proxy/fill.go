@@ -136,6 +136,7 @@ func (p *Proxy) store(g *generation, s *site, req *fasthttp.Request, resp *fasth
 	e.Born = born
 	if d.ESI && s.ESI {
 		p.parseESI(g, e)
+		p.storeInlines(g, key, e, now)
 	}
 	var cookies [][]byte
 	for _, c := range resp.Header.PeekAll("Set-Cookie") {
