@@ -125,7 +125,29 @@ func (p *Proxy) serveAssembled(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry
 			p.log.Warn("esi fragment failed; empty block served", "src", r.Src, "depth", r.Depth, "err", r.Err)
 		}
 	}
+	gzipAssembled(ctx, g, e)
 }
+
+// gzipAssembled compresses an assembled page for clients that take gzip.
+// The body differs per request, so this is paid per hit: the fastest
+// level (BenchmarkGzipAssembled: ~19 µs for 30 KB here).
+func gzipAssembled(ctx *fasthttp.RequestCtx, g *generation, e *cache.Entry) {
+	body := ctx.Response.Body()
+	if !g.cfg.Compress.Gzip || len(body) < max(g.cfg.Compress.MinSize, 1) || !g.compressible(e.ContentType) ||
+		!accepts(ctx.Request.Header.Peek("Accept-Encoding"), encGzip) {
+		return
+	}
+	buf := gzipBufs.Get().(*[]byte)
+	defer gzipBufs.Put(buf)
+	*buf = fasthttp.AppendGzipBytesLevel((*buf)[:0], body, fasthttp.CompressBestSpeed)
+	ctx.Response.SetBody(*buf)
+	ctx.Response.Header.SetCanonical(hdrContentEncoding, encGzip)
+	if !bytes.Contains(bytes.ToLower(ctx.Response.Header.Peek("Vary")), []byte("accept-encoding")) {
+		ctx.Response.Header.Add("Vary", "Accept-Encoding")
+	}
+}
+
+var gzipBufs = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
 // fragmentFetcher fetches the includes of one page request. Fetches run
 // in parallel, and fasthttp headers are not safe for concurrent use (even

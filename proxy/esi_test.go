@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"compress/gzip"
 	"fmt"
 	"io"
 	"net/http"
@@ -101,5 +102,26 @@ func TestESIInlineBodyBecomesTheNamedFragment(t *testing.T) {
 	}
 	if b := get(t, base+"/b"); b.body != "B[block]B" || inlineFetches.Load() != 0 {
 		t.Fatalf("include of the inline name: %q, origin fetched it %d times", b.body, inlineFetches.Load())
+	}
+}
+
+func TestESIAssembledPageIsGzippedForClientsThatAcceptIt(t *testing.T) {
+	o, _ := esiOrigin(t)
+	cfg := testConfig(o.URL)
+	cfg.Default.ESI = true
+	cfg.Compress.MinSize = 10
+	_, base := startProxy(t, cfg)
+	get(t, base+"/page")
+	r := get(t, base+"/page", "Accept-Encoding", "gzip", "Cookie", "user=carol")
+	if r.header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("no gzip on an assembled page: %v", r.header)
+	}
+	zr, err := gzip.NewReader(strings.NewReader(r.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil || !strings.Contains(string(plain), "[hello carol") {
+		t.Fatalf("gunzipped page: %q %v", plain, err)
 	}
 }
