@@ -283,6 +283,11 @@ func (f *fragmentFetcher) fill(ctx context.Context, s *site, st *reqState, host,
 	}
 	req.SetRequestURI(uri)
 	req.Header.SetHost(host)
+	if !strings.EqualFold(host, f.host) {
+		// An allow-listed other host gets no credentials of the user's.
+		req.Header.DelAllCookies()
+		req.Header.Del("Authorization")
+	}
 	req.Header.Set("X-Forwarded-For", f.forwardedFor)
 	req.Header.Set("X-Forwarded-Proto", f.proto)
 	req.Header.Set("X-Forwarded-Host", f.host)
