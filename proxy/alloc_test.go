@@ -15,6 +15,11 @@ import (
 // the whole handler and counts allocations.
 func TestHitDoesNotAllocate(t *testing.T) {
 	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mine" {
+			w.Header().Set("X-LiteSpeed-Cache-Control", "private,max-age=600")
+			w.Write([]byte("private page"))
+			return
+		}
 		w.Header().Set("Cache-Control", "max-age=600")
 		w.Header().Set("Content-Type", "text/html")
 		w.Header().Set("ETag", `"v1"`)
@@ -23,11 +28,18 @@ func TestHitDoesNotAllocate(t *testing.T) {
 	})
 	p, base := startProxy(t, testConfig(o.URL))
 	get(t, base+"/page?b=1&a=2")
+	// A private entry makes every request with a session compute its
+	// identity and look in the private cache first.
+	get(t, base+"/mine", "Cookie", "session=1")
+	if p.private.Len() == 0 {
+		t.Fatal("private page not stored")
+	}
 
 	tests := []struct{ name, acceptEncoding, cookie string }{
 		{"identity", "", ""},
 		{"gzip", "gzip, deflate", ""},
 		{"br with cookies", "gzip, br", "a=1; _lscache_vary=x"},
+		{"session cookie checks the private cache first", "", "session=2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
