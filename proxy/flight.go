@@ -39,14 +39,6 @@ func (f *flights) join(key string) (*flight, bool) {
 	return fl, true
 }
 
-// busy reports whether a fill of key is in flight.
-func (f *flights) busy(key []byte) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	_, ok := f.m[string(key)]
-	return ok
-}
-
 // finish publishes the leader's outcome and lets followers go. The flight
 // leaves the map first, so a request arriving after a non-shareable
 // answer starts its own fill instead of waiting on a finished one.

@@ -38,7 +38,6 @@ func newEntry(g *generation, resp *fasthttp.Response, body []byte, d *policy.Dec
 		Status: resp.StatusCode(),
 		Body:   body,
 		Tags:   d.Tags,
-		ESI:    d.ESI,
 	}
 	setTimes(e, d, resp.Header.Peek("Age"), now)
 	encoded := len(resp.Header.ContentEncoding()) > 0 &&

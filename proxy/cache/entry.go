@@ -32,7 +32,6 @@ type Entry struct {
 	Gzip        []byte // nil when not compressed
 	Brotli      []byte // nil when not compressed
 	Tags        []string
-	ESI         bool
 	// Doc is the body pre-parsed by its owner (an ESI document), so that
 	// a hit does no scanning; nil for plain bodies.
 	Doc any

@@ -127,11 +127,6 @@ func appendEntry(b []byte, e *Entry) []byte {
 		b = appendBytes(b, v)
 	}
 	b = appendStrings(b, e.Tags)
-	esi := byte(0)
-	if e.ESI {
-		esi = 1
-	}
-	b = append(b, esi)
 	for _, t := range [...]int64{e.Stored, e.InitialAge, e.FreshUntil, e.StaleUntil, e.ErrorUntil} {
 		b = binary.AppendVarint(b, t)
 	}
@@ -233,8 +228,6 @@ func (d *decoder) entry() *Entry {
 		*v = d.bytes()
 	}
 	e.Tags = d.strings()
-	esi := d.take(1)
-	e.ESI = len(esi) == 1 && esi[0] == 1
 	for _, t := range [...]*int64{&e.Stored, &e.InitialAge, &e.FreshUntil, &e.StaleUntil, &e.ErrorUntil} {
 		*t = d.varint()
 	}
@@ -491,7 +484,7 @@ func BenchmarkInsert(b *testing.B) {
 func TestBigcacheStoreRoundTrip(t *testing.T) {
 	now := Now()
 	full := benchEntry(30<<10, now)
-	full.Variant, full.ESI, full.InitialAge = "br", true, 42
+	full.Variant, full.InitialAge = "br", 42
 	full.Internal = []Field{{Name: []byte("X-LiteSpeed-Tag"), Value: []byte("post-1")}}
 	full.Gzip, full.Brotli = benchBody[:100], []byte{}
 	tests := []struct {
