@@ -56,7 +56,8 @@ bench-quick:
 	bench/run --quick
 
 bench-go:
-	$(GO) test -run=NONE -bench=. -benchmem -count=1 ./proxy/... | tee bench/out-go.txt
+	@mkdir -p bench/out
+	$(GO) test -run=NONE -bench=. -benchmem -count=1 ./proxy/... ./purge/ | tee bench/out/go.txt
 
 clean:
 	rm -rf bin
