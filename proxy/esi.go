@@ -125,6 +125,9 @@ func (p *Proxy) serveAssembled(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry
 			p.log.Warn("esi fragment failed; empty block served", "src", r.Src, "depth", r.Depth, "err", r.Err)
 		}
 	}
+	if s.DebugHeaders {
+		ctx.Response.Header.Set("X-Ramjet-Esi", strings.Join(f.outcomes, ", "))
+	}
 	gzipAssembled(ctx, g, e)
 }
 
@@ -161,8 +164,16 @@ type fragmentFetcher struct {
 	scheme, host, base  string // of the page: base is its directory
 	forwardedFor, proto string
 
-	mu  sync.Mutex // guards hdr
-	hdr fasthttp.RequestHeader
+	mu       sync.Mutex // guards hdr and outcomes
+	hdr      fasthttp.RequestHeader
+	outcomes []string // "src hit|miss|error", for the debug header
+}
+
+// note records how one fragment was served, for debug_headers.
+func (f *fragmentFetcher) note(src, how string) {
+	f.mu.Lock()
+	f.outcomes = append(f.outcomes, src+" "+how)
+	f.mu.Unlock()
 }
 
 func newFragmentFetcher(p *Proxy, g *generation, ctx *fasthttp.RequestCtx) *fragmentFetcher {
@@ -187,9 +198,22 @@ func (f *fragmentFetcher) identity() uint64 { return f.id }
 // fetch returns one fragment's body: from the cache (public, or the
 // user's private copy) or from the origin, storing what may be stored.
 func (f *fragmentFetcher) fetch(ctx context.Context, inc *esi.Include, src string, depth int) ([]byte, error) {
+	body, hit, err := f.fetchFragment(ctx, inc, src)
+	switch {
+	case err != nil:
+		f.note(src, "error")
+	case hit:
+		f.note(src, "hit")
+	default:
+		f.note(src, "miss")
+	}
+	return body, err
+}
+
+func (f *fragmentFetcher) fetchFragment(ctx context.Context, inc *esi.Include, src string) ([]byte, bool, error) {
 	host, path, query, err := f.resolve(src)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	s := f.g.router.route([]byte(host))
 	st := acquireState()
@@ -197,11 +221,11 @@ func (f *fragmentFetcher) fetch(ctx context.Context, inc *esi.Include, src strin
 	st.key = appendKey(st.key[:0], st, []byte(f.scheme), []byte(host), []byte(path), []byte(query), s.drop)
 	private := strings.Contains(strings.ToLower(inc.CacheControl), "private")
 	if body, ok := f.cached(st, private); ok {
-		return body, nil
+		return body, true, nil
 	}
 	if private {
 		body, _, err := f.fill(ctx, s, st, host, path, query, true)
-		return body, err
+		return body, false, err
 	}
 	// Concurrent pages missing one public fragment share one fill.
 	key := string(st.key)
@@ -210,17 +234,17 @@ func (f *fragmentFetcher) fetch(ctx context.Context, inc *esi.Include, src strin
 		select {
 		case <-fl.done:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		}
 		if body, ok := f.cached(st, false); ok {
-			return body, nil
+			return body, true, nil
 		}
 		body, _, err := f.fill(ctx, s, st, host, path, query, false)
-		return body, err
+		return body, false, err
 	}
 	body, stored, err := f.fill(ctx, s, st, host, path, query, false)
 	f.p.flights.finish(key, fl, &result{stored: stored})
-	return body, err
+	return body, false, err
 }
 
 // resolve makes src absolute against the page and refuses other hosts

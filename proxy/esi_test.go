@@ -125,3 +125,18 @@ func TestESIAssembledPageIsGzippedForClientsThatAcceptIt(t *testing.T) {
 		t.Fatalf("gunzipped page: %q %v", plain, err)
 	}
 }
+
+func TestESIDebugHeaderListsFragments(t *testing.T) {
+	o, _ := esiOrigin(t)
+	cfg := testConfig(o.URL)
+	cfg.Default.ESI, cfg.Default.DebugHeaders = true, true
+	_, base := startProxy(t, cfg)
+	first := get(t, base+"/page", "Cookie", "user=dave")
+	second := get(t, base+"/page", "Cookie", "user=dave")
+	if got := first.header.Get("X-Ramjet-Esi"); !strings.Contains(got, "/pub miss") {
+		t.Fatalf("first debug header %q", got)
+	}
+	if got := second.header.Get("X-Ramjet-Esi"); !strings.Contains(got, "/pub hit") || !strings.Contains(got, "hit") {
+		t.Fatalf("second debug header %q", got)
+	}
+}
