@@ -112,6 +112,7 @@ func (p *Proxy) serveAssembled(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry
 		return
 	}
 	f := newFragmentFetcher(p, g, ctx)
+	f.debug = s.DebugHeaders
 	reports, err := esi.Assemble(context.Background(), ctx.Response.BodyWriter(), doc, f.fetch, esi.AssembleConfig{
 		MaxDepth: g.cfg.ESI.MaxDepth, Timeout: g.cfg.ESI.Timeout,
 	})
@@ -167,10 +168,14 @@ type fragmentFetcher struct {
 	mu       sync.Mutex // guards hdr and outcomes
 	hdr      fasthttp.RequestHeader
 	outcomes []string // "src hit|miss|error", for the debug header
+	debug    bool     // keep outcomes (the site asked for debug headers)
 }
 
 // note records how one fragment was served, for debug_headers.
 func (f *fragmentFetcher) note(src, how string) {
+	if !f.debug {
+		return
+	}
 	f.mu.Lock()
 	f.outcomes = append(f.outcomes, src+" "+how)
 	f.mu.Unlock()
