@@ -1,0 +1,391 @@
+package phppool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const phpCGIPath = "/usr/bin/php-cgi"
+
+const poolScript = `<?php
+if (isset($_GET['ms'])) { usleep((int)$_GET['ms'] * 1000); }
+if (isset($_GET['code'])) { http_response_code((int)$_GET['code']); }
+echo getmypid(), ' ', $_GET['i'] ?? '';
+`
+
+// newTestPool starts a pool on the real php-cgi; Close runs at cleanup.
+func newTestPool(t *testing.T, cfg Config) (*Pool, string) {
+	t.Helper()
+	if _, err := os.Stat(phpCGIPath); err != nil {
+		t.Fatalf("php-cgi missing (install the Debian package php-cgi): %v", err)
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "index.php")
+	if err := os.WriteFile(script, []byte(poolScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Name = t.Name()
+	cfg.Binary = phpCGIPath
+	p, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return p, script
+}
+
+// get runs index.php with query and returns HTTP status, worker PID and
+// the text after the PID.
+func get(p *Pool, script, query string) (status, pid int, rest string, err error) {
+	ps := []Param{
+		{"GATEWAY_INTERFACE", "CGI/1.1"},
+		{"SCRIPT_FILENAME", script},
+		{"SCRIPT_NAME", "/index.php"},
+		{"REQUEST_METHOD", "GET"},
+		{"REQUEST_URI", "/index.php?" + query},
+		{"QUERY_STRING", query},
+		{"SERVER_PROTOCOL", "HTTP/1.1"},
+		{"REDIRECT_STATUS", "200"},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	if _, err := p.Do(ctx, ps, nil, &out, nil); err != nil {
+		return 0, 0, "", err
+	}
+	r := bufioReader(out.Bytes())
+	status, _, err = ReadResponseHead(r)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	body, _ := r.ReadString(0) // reads to EOF; io.EOF is expected
+	pidText, rest, _ := strings.Cut(body, " ")
+	pid, err = strconv.Atoi(pidText)
+	if err != nil {
+		return 0, 0, "", fmt.Errorf("body %q: %w", body, err)
+	}
+	return status, pid, rest, nil
+}
+
+// procState returns the state letter from /proc/PID/stat, 0 if gone.
+func procState(pid int) byte {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
+}
+
+// childPHP counts php-cgi processes whose parent is this test binary.
+// It returns -1 if /proc cannot be read.
+func childPHP() int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // not a process, or it exited meanwhile
+		}
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open || !strings.HasPrefix(s[open+1:end], "php-cgi") {
+			continue
+		}
+		f := strings.Fields(s[end+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor polls cond every 10ms until it holds or 5s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(5 * time.Second)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func TestPoolServesRequests(t *testing.T) {
+	p, script := newTestPool(t, Config{})
+	tests := []struct {
+		name, query, want string
+		status            int
+	}{
+		{"ok", "i=1", "1", 200},
+		{"status from php", "i=2&code=404", "2", 404},
+		{"empty", "", "", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, _, rest, err := get(p, script, tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status != tt.status || rest != tt.want {
+				t.Fatalf("got %d %q, want %d %q", status, rest, tt.status, tt.want)
+			}
+		})
+	}
+	if st := p.Status(); len(st) != 1 || st[0].Requests != 3 || st[0].State != "idle" {
+		t.Fatalf("status %+v, want one idle worker with 3 requests", st)
+	}
+}
+
+func TestPoolConcurrentRequestsStayWithinMax(t *testing.T) {
+	p, script := newTestPool(t, Config{Min: 1, Max: 2})
+	stop := make(chan struct{})
+	peak := make(chan int)
+	go func() { // sampler, joined through peak
+		most := 0
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			most = max(most, childPHP())
+			select {
+			case <-stop:
+				peak <- most
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			_, _, rest, err := get(p, script, fmt.Sprintf("i=%d&ms=50", i))
+			if err == nil && rest != strconv.Itoa(i) {
+				err = fmt.Errorf("request %d got body %q", i, rest)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(stop)
+	most := <-peak
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if most > 2 || most == 0 {
+		t.Fatalf("peak php-cgi processes %d, want 1..2", most)
+	}
+	if n := len(p.Status()); n > 2 {
+		t.Fatalf("%d workers, want <= 2", n)
+	}
+}
+
+func TestPoolRecyclesAfterMaxRequests(t *testing.T) {
+	p, script := newTestPool(t, Config{Min: 1, Max: 1, MaxRequests: 3})
+	uses := map[int]int{}
+	var order []int
+	for i := range 10 {
+		_, pid, _, err := get(p, script, "i="+strconv.Itoa(i))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if uses[pid] == 0 {
+			order = append(order, pid)
+		}
+		uses[pid]++
+	}
+	if len(order) != 4 {
+		t.Fatalf("PIDs %v (uses %v), want 4 workers for 10 requests at 3 each", order, uses)
+	}
+	for pid, n := range uses {
+		if n > 3 {
+			t.Fatalf("worker %d served %d requests, max 3", pid, n)
+		}
+	}
+}
+
+func TestPoolRecyclesUnderLoadWithoutFailures(t *testing.T) {
+	p, script := newTestPool(t, Config{Min: 1, Max: 2, MaxRequests: 4})
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 10 {
+				_, _, _, err := get(p, script, fmt.Sprintf("i=%d", g*10+i))
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestPoolSuspendsIdleWorkerAndResumesIt(t *testing.T) {
+	p, script := newTestPool(t, Config{IdleSuspend: 200 * time.Millisecond})
+	_, pid, _, err := get(p, script, "i=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "worker stopped", func() bool { return procState(pid) == 'T' })
+	if st := p.Status(); len(st) != 1 || st[0].State != "suspended" {
+		t.Fatalf("status %+v, want one suspended worker", st)
+	}
+	_, pid2, rest, err := get(p, script, "i=2")
+	if err != nil || rest != "2" {
+		t.Fatalf("request after suspend: %q, %v", rest, err)
+	}
+	if pid2 != pid {
+		t.Fatalf("served by %d, want the resumed worker %d", pid2, pid)
+	}
+	if s := procState(pid); s == 'T' || s == 0 {
+		t.Fatalf("worker state %q after the request, want running", s)
+	}
+}
+
+func TestPoolReplacesKilledWorker(t *testing.T) {
+	p, script := newTestPool(t, Config{})
+	_, pid, _, err := get(p, script, "i=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "killed worker reaped", func() bool { return len(p.Status()) == 0 })
+	_, pid2, rest, err := get(p, script, "i=2")
+	if err != nil || rest != "2" {
+		t.Fatalf("request after kill: %q, %v", rest, err)
+	}
+	if pid2 == pid {
+		t.Fatalf("served by the killed worker %d", pid)
+	}
+}
+
+func TestPoolReturnsErrBusyAfterQueueWait(t *testing.T) {
+	p, script := newTestPool(t, Config{Max: 1, QueueWait: 200 * time.Millisecond})
+	slow := make(chan error, 1)
+	go func() {
+		_, _, _, err := get(p, script, "i=1&ms=1500")
+		slow <- err
+	}()
+	waitFor(t, "worker busy", func() bool {
+		st := p.Status()
+		return len(st) == 1 && st[0].State == "busy"
+	})
+	start := time.Now()
+	_, _, _, err := get(p, script, "i=2")
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("err %v, want ErrBusy", err)
+	}
+	if d := time.Since(start); d < 150*time.Millisecond || d > 1200*time.Millisecond {
+		t.Fatalf("ErrBusy after %v, want about 200ms", d)
+	}
+	if err := <-slow; err != nil {
+		t.Fatalf("slow request: %v", err)
+	}
+}
+
+func TestPoolCloseKillsEveryWorker(t *testing.T) {
+	p, script := newTestPool(t, Config{Min: 2, Max: 3, IdleSuspend: 50 * time.Millisecond})
+	busy := make(chan error, 1)
+	go func() {
+		_, _, _, err := get(p, script, "i=1&ms=5000")
+		busy <- err
+	}()
+	waitFor(t, "one busy and two suspended workers", func() bool {
+		var b, s int
+		for _, w := range p.Status() {
+			switch w.State {
+			case "busy":
+				b++
+			case "suspended":
+				s++
+			}
+		}
+		return b == 1 && s >= 1
+	})
+	var pids []int
+	for _, w := range p.Status() {
+		pids = append(pids, w.PID)
+	}
+	start := time.Now()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > killGrace {
+		t.Fatalf("Close took %v", d)
+	}
+	for _, pid := range pids {
+		if s := procState(pid); s != 0 {
+			t.Errorf("worker %d still exists in state %q", pid, s)
+		}
+	}
+	if n := childPHP(); n != 0 {
+		t.Errorf("%d php-cgi children left", n)
+	}
+	if err := <-busy; err == nil {
+		t.Error("request in flight during Close succeeded")
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, _, _, err := get(p, script, "i=2"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Do after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestPoolReportsWorkersFailingAtStart(t *testing.T) {
+	p, err := New(Config{Name: "broken", Binary: "/bin/false"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Start(context.Background()); err == nil {
+		t.Fatal("Start with a binary that exits succeeded")
+	}
+	for i := range 3 {
+		start := time.Now()
+		_, _, _, err := get(p, "/nonexistent", "")
+		if err == nil || errors.Is(err, ErrBusy) {
+			t.Fatalf("Do %d: %v, want a start failure", i, err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("Do %d took %v, want an immediate failure", i, d)
+		}
+	}
+}

@@ -1,0 +1,230 @@
+package phppool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os/exec"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+const (
+	// startTimeout bounds how long a new worker may take to accept.
+	startTimeout = 10 * time.Second
+	// bindAttempts is how often spawn retries with a fresh port when
+	// php-cgi exits before accepting (its port was taken meanwhile).
+	bindAttempts = 3
+	// killGrace is how long a worker has to exit after SIGTERM before SIGKILL.
+	killGrace = 2 * time.Second
+	// acceptPoll is the interval between connection attempts to a new worker.
+	acceptPoll = 10 * time.Millisecond
+)
+
+// errExitedEarly: the process exited before it accepted a connection.
+var errExitedEarly = errors.New("php-cgi exited before accepting")
+
+// workerState is what a worker is doing; guarded by Pool.mu.
+type workerState int
+
+const (
+	stateIdle workerState = iota
+	stateBusy
+	stateSuspended
+)
+
+func (s workerState) String() string {
+	switch s {
+	case stateIdle:
+		return "idle"
+	case stateBusy:
+		return "busy"
+	case stateSuspended:
+		return "suspended"
+	}
+	return fmt.Sprintf("state(%d)", int(s))
+}
+
+// worker is one php-cgi process listening on its own port, with one
+// keep-alive Conn. pid, cmd, conn, started and exited are set before the
+// worker is shared and never change.
+type worker struct {
+	pid     int
+	cmd     *exec.Cmd
+	conn    *Conn
+	started time.Time
+	exited  chan struct{} // closed by the reaper goroutine after cmd.Wait
+
+	// Guarded by Pool.mu.
+	state      workerState
+	requests   int
+	lastUsed   time.Time
+	registered bool // in Pool.workers at some point; its reaper frees a Pool.procs slot
+}
+
+// alive reports whether the process has not been reaped yet.
+func (w *worker) alive() bool {
+	select {
+	case <-w.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// signal sends sig to the process; it fails once the process was reaped.
+func (w *worker) signal(sig syscall.Signal) error {
+	if err := w.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("phppool: signal %v to worker %d: %w", sig, w.pid, err)
+	}
+	return nil
+}
+
+// terminate closes the Conn, resumes the process if it is stopped, sends
+// SIGTERM, SIGKILL after grace, and returns once the process was reaped.
+func (w *worker) terminate(grace time.Duration) {
+	if w.conn != nil {
+		// The worker is being discarded; a close error changes nothing.
+		_ = w.conn.Close()
+	}
+	// Errors mean the process is already gone; the reaper has its status.
+	_ = w.signal(syscall.SIGCONT)
+	_ = w.signal(syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-w.exited:
+		return
+	case <-t.C:
+	}
+	_ = w.signal(syscall.SIGKILL) // as above: failure means it is gone
+	<-w.exited
+}
+
+// spawn starts a worker and connects to it, retrying with a fresh port
+// when php-cgi exits before accepting. The caller holds a procs slot.
+func (p *Pool) spawn(ctx context.Context) (*worker, error) {
+	var err error
+	for range bindAttempts {
+		var w *worker
+		w, err = p.spawnOnce(ctx)
+		if err == nil || !errors.Is(err, errExitedEarly) {
+			return w, err
+		}
+	}
+	return nil, err
+}
+
+// spawnOnce starts one php-cgi on an ephemeral port and waits until it
+// accepts. On failure the process has been reaped before it returns.
+func (p *Pool) spawnOnce(ctx context.Context) (*worker, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(p.bin, append(p.args[:len(p.args):len(p.args)], "-b", addr)...)
+	cmd.Env = p.env
+	stderr := &lineLogger{log: p.log}
+	cmd.Stderr = stderr
+	cmd.WaitDelay = time.Second // bounds the stderr copy after exit
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("phppool: start %s: %w", p.bin, err)
+	}
+	w := &worker{pid: cmd.Process.Pid, cmd: cmd, started: time.Now(), exited: make(chan struct{})}
+	stderr.pid.Store(int64(w.pid))
+	p.wg.Go(func() { p.reap(w) })
+	nc, err := waitAccept(ctx, addr, w.exited, p.done)
+	if err != nil {
+		w.terminate(killGrace)
+		return nil, fmt.Errorf("phppool: worker %d on %s: %w", w.pid, addr, err)
+	}
+	w.conn = NewConn(nc)
+	return w, nil
+}
+
+// reap waits for the process and tells the pool; one per process.
+func (p *Pool) reap(w *worker) {
+	err := w.cmd.Wait()
+	close(w.exited)
+	p.reaped(w, err)
+}
+
+// freeAddr picks a free loopback port by listening on port 0 and closing.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("phppool: pick port: %w", err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		return "", fmt.Errorf("phppool: pick port: %w", err)
+	}
+	return addr, nil
+}
+
+// waitAccept dials addr until it connects, the process exits, the pool
+// closes, ctx is done or startTimeout passes.
+func waitAccept(ctx context.Context, addr string, exited, closed <-chan struct{}) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	tick := time.NewTicker(acceptPoll)
+	defer tick.Stop()
+	var d net.Dialer
+	for {
+		nc, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return nc, nil
+		}
+		select {
+		case <-exited:
+			return nil, errExitedEarly
+		case <-closed:
+			return nil, ErrClosed
+		case <-ctx.Done():
+			return nil, fmt.Errorf("not accepting: %w (last dial: %w)", ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
+}
+
+// lineLogger logs a worker's process stderr line by line. Write is called
+// only by the exec package's copy goroutine, which cmd.Wait joins.
+type lineLogger struct {
+	log *slog.Logger
+	pid atomic.Int64 // set right after Start; the first line may race it
+	buf []byte       // partial line
+}
+
+// maxLine is the longest stderr line logged whole; longer ones are split.
+const maxLine = 4096
+
+func (l *lineLogger) Write(b []byte) (int, error) {
+	l.buf = append(l.buf, b...)
+	rest := l.buf
+	for {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			break
+		}
+		l.emit(rest[:i])
+		rest = rest[i+1:]
+	}
+	if len(rest) > maxLine {
+		l.emit(rest)
+		rest = nil
+	}
+	l.buf = append(l.buf[:0], rest...)
+	return len(b), nil
+}
+
+func (l *lineLogger) emit(line []byte) {
+	line = bytes.TrimRight(line, "\r")
+	if len(line) == 0 {
+		return
+	}
+	l.log.Warn("php-cgi stderr", "pid", l.pid.Load(), "line", string(line))
+}
