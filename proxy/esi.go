@@ -76,17 +76,12 @@ func (p *Proxy) relayAssembled(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp
 	now := cache.Now()
 	e := newEntry(g, resp, body, &policy.Decision{ESI: true}, now)
 	e.Stored, e.InitialAge = now, 0
-	var cookies [][]byte
-	for _, c := range resp.Header.PeekAll("Set-Cookie") {
-		cookies = append(cookies, bytes.Clone(c))
-	}
+	cookies := ownCookies(&resp.Header)
 	releaseResponse(resp)
 	p.parseESI(g, e)
 	p.serve(ctx, s, e, now, status)
 	ctx.Response.Header.Del("Age")
-	for _, c := range cookies {
-		ctx.Response.Header.Add("Set-Cookie", string(c))
-	}
+	addCookies(&ctx.Response.Header, cookies)
 	return true, nil
 }
 

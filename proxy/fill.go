@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/valyala/fasthttp"
@@ -138,10 +137,7 @@ func (p *Proxy) store(g *generation, s *site, req *fasthttp.Request, resp *fasth
 		p.parseESI(g, e)
 		p.storeInlines(g, key, e, now)
 	}
-	var cookies [][]byte
-	for _, c := range resp.Header.PeekAll("Set-Cookie") {
-		cookies = append(cookies, bytes.Clone(c))
-	}
+	cookies := ownCookies(&resp.Header)
 	releaseResponse(resp)
 	vary := varySpec(s, d)
 	e.Variant = string(appendVariant(nil, &req.Header, vary))
@@ -227,10 +223,7 @@ func (p *Proxy) storePrivateResult(g *generation, s *site, req *fasthttp.Request
 		return result{resp: resp, prefix: body, status: missStatus(fwdMiss, "too-large")}
 	}
 	e := p.storePrivate(g, s, req, resp, body, d, []byte(key), id, born, now)
-	var cookies [][]byte
-	for _, c := range resp.Header.PeekAll("Set-Cookie") {
-		cookies = append(cookies, bytes.Clone(c))
-	}
+	cookies := ownCookies(&resp.Header)
 	releaseResponse(resp)
 	return result{entry: e, status: csStoredPrivate, setCookies: cookies}
 }

@@ -18,6 +18,7 @@ const (
 	headerKeep     headerClass = iota // stored and sent to clients
 	headerInternal                    // the application talking to the cache
 	headerDrop                        // connection-level, or rewritten by the proxy
+	headerOwn                         // this client's only: relayed, never stored (Set-Cookie, Age)
 	headerSpecial                     // kept outside the generic list (ETag, Content-Type...)
 )
 
@@ -31,8 +32,10 @@ var internalHeaders = []string{
 var droppedHeaders = []string{
 	"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer",
 	"Transfer-Encoding", "Upgrade", "Proxy-Authenticate", "Content-Length",
-	"Date", "Age", "Set-Cookie", "Cache-Status",
+	"Date", "Cache-Status",
 }
+
+var ownHeaders = []string{"Set-Cookie", "Age"}
 
 var specialHeaders = []string{"Etag", "Last-Modified", "Content-Type", "Vary"}
 
@@ -42,6 +45,8 @@ func classify(name []byte) headerClass {
 		return headerInternal
 	case foldIn(name, droppedHeaders):
 		return headerDrop
+	case foldIn(name, ownHeaders):
+		return headerOwn
 	case foldIn(name, specialHeaders):
 		return headerSpecial
 	}
@@ -136,4 +141,21 @@ func mergeVary(origin []byte, compressed bool) []byte {
 		return []byte("Accept-Encoding")
 	}
 	return []byte(strings.TrimSpace(string(origin)) + ", Accept-Encoding")
+}
+
+// ownCookies copies the Set-Cookie values of a response that is stored
+// without them, so that the client whose request filled it still gets them.
+func ownCookies(h *fasthttp.ResponseHeader) [][]byte {
+	var cookies [][]byte
+	for _, c := range h.PeekAll("Set-Cookie") {
+		cookies = append(cookies, bytes.Clone(c))
+	}
+	return cookies
+}
+
+// addCookies gives the client its own cookies after a stored answer.
+func addCookies(h *fasthttp.ResponseHeader, cookies [][]byte) {
+	for _, c := range cookies {
+		h.AddBytesV("Set-Cookie", c)
+	}
 }

@@ -79,11 +79,15 @@ func (p *Proxy) purgePrivateCopies(cmd purge.Command) {
 		case purge.KindAll:
 			p.private.PurgeAll(t.Soft, cmd.Before)
 		case purge.KindURL, purge.KindPrefix:
-			_, path, _ := splitURL(cmd.Host, t.Value)
+			_, path, query := splitURL(cmd.Host, t.Value)
+			exact := t.Kind == purge.KindURL
 			want := string(appendPath(nil, []byte(path)))
+			if exact {
+				want = p.pathKey(path, query)
+			}
 			p.private.PurgeKeys(func(key string) bool {
 				k, _ := keyPathOf(key[strings.IndexByte(key, '|')+1:])
-				return strings.HasPrefix(k, want)
+				return k == want || !exact && strings.HasPrefix(k, want)
 			}, t.Soft)
 		}
 	}
@@ -96,8 +100,7 @@ func (p *Proxy) purgeURL(host, raw string, soft bool) int {
 	st := acquireState()
 	defer releaseState(st)
 	if host == "" {
-		def := p.gen.Load().router.def
-		want := string(appendQuery(appendPath(nil, []byte(path)), st, []byte(query), def.drop))
+		want := p.pathKey(path, query)
 		return p.cache.PurgeKeys(func(key string) bool {
 			k, _ := keyPathOf(key)
 			return k == want
@@ -124,6 +127,14 @@ func (p *Proxy) purgePrefix(host, raw string, soft bool) int {
 		k, h := keyPathOf(key)
 		return (host == "" || string(stripPort([]byte(h))) == host) && strings.HasPrefix(k, prefix)
 	}, soft)
+}
+
+// pathKey is the "/path?query" part of a cache key for a URL given
+// without a host, normalised with the default site's rules.
+func (p *Proxy) pathKey(path, query string) string {
+	st := acquireState()
+	defer releaseState(st)
+	return string(appendQuery(appendPath(nil, []byte(path)), st, []byte(query), p.gen.Load().router.def.drop))
 }
 
 // splitURL takes "http://host/path?q" or "/path?q" (with the host given

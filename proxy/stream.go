@@ -20,9 +20,7 @@ func (p *Proxy) respond(ctx *fasthttp.RequestCtx, s *site, res result) {
 	case res.entry != nil:
 		p.metrics.miss.Inc()
 		p.serve(ctx, s, res.entry, cache.Now(), res.status)
-		for _, c := range res.setCookies {
-			ctx.Response.Header.Add("Set-Cookie", string(c))
-		}
+		addCookies(&ctx.Response.Header, res.setCookies)
 	default:
 		p.metrics.miss.Inc()
 		p.relay(ctx, s, res.resp, res.prefix, res.status)
@@ -50,9 +48,6 @@ func streamResponse(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, 
 	for k, v := range resp.Header.All() {
 		switch classify(k) {
 		case headerDrop:
-			if bytes.EqualFold(k, []byte("Set-Cookie")) || bytes.EqualFold(k, []byte("Age")) {
-				out.Header.AddBytesKV(k, v)
-			}
 		case headerInternal:
 			if s.DebugHeaders {
 				out.Header.AddBytesKV(k, v)
