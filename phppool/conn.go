@@ -20,10 +20,12 @@ const requestID = 1
 // carries FCGI_KEEP_CONN so the worker keeps the connection open.
 type Conn struct {
 	nc      net.Conn
-	broken  atomic.Bool // set on any I/O or protocol error and on Close
-	endSeen atomic.Bool // END_REQUEST of the current request was read
+	broken  atomic.Bool  // set on any I/O or protocol error and on Close
+	endSeen atomic.Bool  // END_REQUEST of the current request was read
+	failed  atomic.Int32 // which side failed first in the current request (failRead...)
 
-	mu   sync.Mutex // serialises Do and guards br, bw, buf, pbuf, ibuf
+	mu   sync.Mutex // serialises Do and guards ex, br, bw, buf, pbuf, ibuf
+	ex   exchange   // the current or last request's wire facts
 	br   *bufio.Reader
 	bw   *bufio.Writer
 	buf  []byte // record content being read, maxContent bytes
@@ -33,12 +35,10 @@ type Conn struct {
 
 // NewConn wraps an established connection to a FastCGI responder.
 func NewConn(nc net.Conn) *Conn {
-	return &Conn{
-		nc:  nc,
-		br:  bufio.NewReaderSize(nc, 32<<10),
-		bw:  bufio.NewWriterSize(nc, 16<<10),
-		buf: make([]byte, maxContent),
-	}
+	c := &Conn{nc: nc, buf: make([]byte, maxContent)}
+	c.br = bufio.NewReaderSize(rxReader{c}, 32<<10)
+	c.bw = bufio.NewWriterSize(txWriter{c}, 16<<10)
+	return c
 }
 
 // Dial connects to a FastCGI responder at address ("tcp" or "unix").
@@ -67,6 +67,7 @@ func (c *Conn) Close() error {
 
 // fail marks the Conn broken and closes the socket.
 func (c *Conn) fail() {
+	c.failed.CompareAndSwap(failNone, failLocal)
 	c.broken.Store(true)
 	// The socket is being abandoned; a close error changes nothing.
 	_ = c.nc.Close()
@@ -89,6 +90,8 @@ func (c *Conn) fail() {
 func (c *Conn) Do(ctx context.Context, params []Param, stdin io.Reader, stdout, stderr io.Writer) (appStatus int, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.ex = exchange{}
+	c.failed.Store(failNone)
 	if c.broken.Load() {
 		return 0, fmt.Errorf("phppool: request: %w", ErrBroken)
 	}
@@ -215,6 +218,7 @@ func (c *Conn) writeStdin(stdin io.Reader) error {
 	}
 	for {
 		n, rerr := stdin.Read(c.ibuf)
+		c.ex.bodyRead += int64(max(n, 0))
 		if n > 0 {
 			if c.endSeen.Load() {
 				return errEndBeforeBody

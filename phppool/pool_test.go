@@ -29,11 +29,7 @@ func newTestPool(t *testing.T, cfg Config) (*Pool, string) {
 	if _, err := os.Stat(phpCGIPath); err != nil {
 		t.Fatalf("php-cgi missing (install the Debian package php-cgi): %v", err)
 	}
-	dir := t.TempDir()
-	script := filepath.Join(dir, "index.php")
-	if err := os.WriteFile(script, []byte(poolScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := writeScript(t, "index.php", poolScript)
 	cfg.Name = t.Name()
 	cfg.Binary = phpCGIPath
 	p, err := New(cfg, nil)
@@ -49,6 +45,35 @@ func newTestPool(t *testing.T, cfg Config) (*Pool, string) {
 		t.Fatal(err)
 	}
 	return p, script
+}
+
+// publicDir makes a directory workers can read: as root they run as
+// nobody, and t.TempDir is private to its owner.
+func publicDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "phppool-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Errorf("remove %s: %v", dir, err)
+		}
+	})
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// writeScript writes a PHP script into a fresh public directory.
+func writeScript(t testing.TB, name, src string) string {
+	t.Helper()
+	script := filepath.Join(publicDir(t), name)
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return script
 }
 
 // get runs index.php with query and returns HTTP status, worker PID and

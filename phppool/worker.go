@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"os/exec"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -50,12 +52,13 @@ func (s workerState) String() string {
 }
 
 // worker is one php-cgi process listening on its own port, with one
-// keep-alive Conn. pid, cmd, conn, started and exited are set before the
-// worker is shared and never change.
+// keep-alive Conn. pid, cmd, conn, statm, started and exited are set
+// before the worker is shared and never change.
 type worker struct {
 	pid     int
 	cmd     *exec.Cmd
 	conn    *Conn
+	statm   *os.File // /proc/PID/statm, open for the process's life; nil without /proc
 	started time.Time
 	exited  chan struct{} // closed by the reaper goroutine after cmd.Wait
 
@@ -64,6 +67,11 @@ type worker struct {
 	requests   int
 	lastUsed   time.Time
 	registered bool // in Pool.workers at some point; its reaper frees a Pool.procs slot
+	retired    bool // the pool is ending it; an exit is not a crash
+
+	// Set by tryAcquire when it resumed the worker, read and cleared by
+	// the Do that took it.
+	resumedAt time.Time
 }
 
 // alive reports whether the process has not been reaped yet.
@@ -105,6 +113,41 @@ func (w *worker) terminate(grace time.Duration) {
 	<-w.exited
 }
 
+// kill closes the Conn, sends SIGKILL and returns once the process was
+// reaped: for a worker stuck in a request, which SIGTERM does not end.
+func (w *worker) kill() {
+	// The worker is being discarded; a close error changes nothing.
+	_ = w.conn.Close()
+	_ = w.signal(syscall.SIGKILL) // failure means it is gone
+	<-w.exited
+}
+
+// pageSize converts statm's page counts to bytes.
+var pageSize = int64(os.Getpagesize())
+
+// rss returns the worker's resident memory in bytes (statm's second
+// field), or 0 if it cannot be read. statm is reread in place, which
+// costs one pread instead of an open per request.
+func (w *worker) rss() int64 {
+	if w.statm == nil {
+		return 0
+	}
+	var buf [128]byte
+	n, err := w.statm.ReadAt(buf[:], 0)
+	if n == 0 && err != nil {
+		return 0 // closed by the reaper, or the process is gone
+	}
+	f := bytes.Fields(buf[:n])
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * pageSize
+}
+
 // spawn starts a worker and connects to it, retrying with a fresh port
 // when php-cgi exits before accepting. The caller holds a procs slot.
 func (p *Pool) spawn(ctx context.Context) (*worker, error) {
@@ -131,10 +174,15 @@ func (p *Pool) spawnOnce(ctx context.Context) (*worker, error) {
 	stderr := &lineLogger{log: p.log}
 	cmd.Stderr = stderr
 	cmd.WaitDelay = time.Second // bounds the stderr copy after exit
+	if p.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("phppool: start %s: %w", p.bin, err)
 	}
 	w := &worker{pid: cmd.Process.Pid, cmd: cmd, started: time.Now(), exited: make(chan struct{})}
+	// Without /proc there is no RSS: MaxRSS and WorkerStatus.RSS stay off.
+	w.statm, _ = os.Open("/proc/" + strconv.Itoa(w.pid) + "/statm")
 	stderr.pid.Store(int64(w.pid))
 	p.wg.Go(func() { p.reap(w) })
 	nc, err := waitAccept(ctx, addr, w.exited, p.done)
@@ -149,6 +197,10 @@ func (p *Pool) spawnOnce(ctx context.Context) (*worker, error) {
 // reap waits for the process and tells the pool; one per process.
 func (p *Pool) reap(w *worker) {
 	err := w.cmd.Wait()
+	if w.statm != nil {
+		// Read-only; a close error loses nothing.
+		_ = w.statm.Close()
+	}
 	close(w.exited)
 	p.reaped(w, err)
 }

@@ -1,0 +1,266 @@
+package phppool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// acquire returns a busy worker for one request.
+func (p *Pool) acquire(ctx context.Context) (*worker, error) {
+	timer := time.NewTimer(p.cfg.QueueWait)
+	defer timer.Stop()
+	for {
+		w, spawn, wait, err := p.tryAcquire()
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("phppool: pool %q: %w", p.cfg.Name, err)
+		case w != nil:
+			return w, nil
+		case spawn:
+			w, err := p.spawnReserved(ctx)
+			if err != nil {
+				p.unbusy()
+				return nil, fmt.Errorf("phppool: pool %q: %w", p.cfg.Name, err)
+			}
+			return w, nil
+		}
+		err = p.await(ctx, wait, timer.C)
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// await waits for wait, the queue timer or ctx, counted as a waiter
+// (Shutdown hands workers to waiters instead of retiring them).
+func (p *Pool) await(ctx context.Context, wait <-chan struct{}, timeout <-chan time.Time) error {
+	p.mu.Lock()
+	p.waiters++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.waiters--
+		p.mu.Unlock()
+	}()
+	select {
+	case <-wait:
+		return nil
+	case <-timeout:
+		p.stats.busy.Add(1)
+		return fmt.Errorf("phppool: pool %q: no worker free within %v: %w", p.cfg.Name, p.cfg.QueueWait, ErrBusy)
+	case <-ctx.Done():
+		return fmt.Errorf("phppool: pool %q: waiting for a worker: %w", p.cfg.Name, ctx.Err())
+	}
+}
+
+// tryAcquire takes an idle worker (resumed and busy), or reserves a spawn
+// slot (spawn; the caller must call spawnReserved), or returns the channel
+// to wait on.
+func (p *Pool) tryAcquire() (w *worker, spawn bool, wait <-chan struct{}, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, false, nil, ErrClosed
+	}
+	for len(p.idle) > 0 {
+		w := p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+		if !w.alive() {
+			continue // its reaper removes it from workers
+		}
+		if w.state == stateSuspended {
+			if err := w.signal(syscall.SIGCONT); err != nil {
+				continue // exited; as above
+			}
+			w.resumedAt = time.Now()
+			p.stats.resumes.Add(1)
+		}
+		w.state = stateBusy
+		p.busy++
+		return w, false, nil, nil
+	}
+	if p.procs < p.cfg.Max {
+		if time.Now().Before(p.retryAt) {
+			if p.procs == 0 {
+				return nil, false, nil, fmt.Errorf("workers fail to start (retrying after %s): %w",
+					p.retryAt.Format(time.TimeOnly), p.lastErr)
+			}
+		} else {
+			p.procs++
+			p.busy++
+			p.wg.Add(1)
+			return nil, true, nil, nil
+		}
+	}
+	return nil, false, p.wake, nil
+}
+
+// unbusy gives back the busy count of a reserved spawn that failed.
+func (p *Pool) unbusy() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.busy--
+	p.broadcastLocked()
+}
+
+// spawnReserved spawns a worker on a slot reserved by tryAcquire and
+// registers it busy. A failure starts or extends the spawn backoff.
+func (p *Pool) spawnReserved(ctx context.Context) (*worker, error) {
+	defer p.wg.Done()
+	w, err := p.spawn(ctx)
+	p.mu.Lock()
+	if err == nil && !w.alive() {
+		err = fmt.Errorf("phppool: worker %d: %w", w.pid, errExitedEarly)
+	}
+	if err != nil {
+		p.procs--
+		p.failures++
+		p.retryAt = time.Now().Add(min(spawnBackoff<<min(p.failures-1, 16), maxSpawnBackoff))
+		p.lastErr = err
+		p.broadcastLocked()
+		p.mu.Unlock()
+		return nil, err
+	}
+	if p.closed {
+		p.procs--
+		p.mu.Unlock()
+		w.terminate(killGrace)
+		return nil, ErrClosed
+	}
+	p.failures = 0
+	p.stats.spawns.Add(1)
+	w.registered = true
+	w.state = stateBusy
+	p.workers = append(p.workers, w)
+	p.mu.Unlock()
+	return w, nil
+}
+
+// spawnIdle adds one idle worker if a slot is free (used by Start).
+func (p *Pool) spawnIdle(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return ErrClosed
+	}
+	if p.procs >= p.cfg.Max {
+		p.mu.Unlock()
+		return nil
+	}
+	p.procs++
+	p.wg.Add(1)
+	p.mu.Unlock()
+	w, err := p.spawnReserved(ctx)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.parkLocked(w)
+	p.broadcastLocked()
+	return nil
+}
+
+// release says what happens to a worker after its request.
+type release struct {
+	kill    bool // timed out: SIGKILL at once
+	overRSS bool // grew past MaxRSS: recycle
+}
+
+// release returns w after a request: back to the idle stack, or retired
+// (terminated; its slot frees when reaped) if broken, dead, used up, too
+// big, timed out, or the pool is draining and nobody waits for it.
+func (p *Pool) release(w *worker, r release) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w.requests++
+	p.busy--
+	defer p.broadcastLocked()
+	if p.closed {
+		return // Close terminates every worker it found registered
+	}
+	switch {
+	case r.kill:
+		p.retireLocked(w, true)
+	case !w.alive() || w.conn.Broken():
+		p.retireLocked(w, false)
+	case w.requests >= p.cfg.MaxRequests || r.overRSS:
+		p.stats.recycled.Add(1)
+		p.retireLocked(w, false)
+	case p.draining && p.waiters == 0:
+		p.retireLocked(w, false)
+	default:
+		p.parkLocked(w)
+	}
+}
+
+// parkLocked puts w on top of the idle stack; the caller wakes waiters.
+func (p *Pool) parkLocked(w *worker) {
+	w.state = stateIdle
+	w.lastUsed = time.Now()
+	p.idle = append(p.idle, w)
+}
+
+// retireLocked removes w from the pool and ends it in the background:
+// SIGKILL if kill, else SIGTERM with a grace period. Its slot frees when
+// it is reaped.
+func (p *Pool) retireLocked(w *worker, kill bool) {
+	p.removeLocked(w)
+	w.retired = true
+	if kill {
+		p.wg.Go(w.kill)
+		return
+	}
+	p.wg.Go(func() { w.terminate(killGrace) })
+}
+
+// reaped is called once per process after it was waited for.
+func (p *Pool) reaped(w *worker, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !w.registered {
+		return // a failed spawn; spawnReserved frees its slot
+	}
+	p.procs--
+	p.removeLocked(w)
+	if !p.closed && (!w.retired || !endedAsAsked(err)) {
+		p.stats.crashes.Add(1)
+		p.log.Warn("php-cgi worker exited unexpectedly", "pid", w.pid, "requests", w.requests, "err", err)
+	}
+	p.broadcastLocked()
+}
+
+// endedAsAsked reports whether a process's exit is what the pool's
+// SIGTERM or SIGKILL brings: a clean exit or death by one of them. A
+// worker that crashed on its own just before it was retired shows up
+// otherwise (a segfault, a non-zero exit).
+func endedAsAsked(err error) bool {
+	if err == nil {
+		return true
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGTERM || ws.Signal() == syscall.SIGKILL)
+}
+
+// removeLocked drops w from workers and idle; it reports whether w was live.
+func (p *Pool) removeLocked(w *worker) bool {
+	p.idle = slices.DeleteFunc(p.idle, func(x *worker) bool { return x == w })
+	n := len(p.workers)
+	p.workers = slices.DeleteFunc(p.workers, func(x *worker) bool { return x == w })
+	return len(p.workers) < n
+}
+
+// broadcastLocked wakes every goroutine waiting for a worker.
+func (p *Pool) broadcastLocked() {
+	close(p.wake)
+	p.wake = make(chan struct{})
+}

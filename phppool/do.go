@@ -1,0 +1,134 @@
+package phppool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Do runs one request on a worker (see Conn.Do for the arguments). It
+// takes the most recently used idle worker, resuming it if suspended,
+// spawns one if fewer than Max processes run, or waits up to QueueWait and
+// returns ErrBusy. A worker whose Conn broke or that served MaxRequests or
+// grew past MaxRSS is retired and replaced on demand.
+//
+// Errors: ErrTimeout past RequestTimeout or the caller's deadline (the
+// worker is killed), ErrWorkerFailed when the worker died or broke the
+// protocol, the caller's ctx error when it was cancelled (the worker is
+// retired: its Conn is broken). A worker that fails before sending any
+// byte gets the request retried once on another worker, as nginx's
+// fastcgi_next_upstream does: only if the body was not read at all and
+// the method is not POST, LOCK or PATCH, unless sending the request
+// itself failed.
+func (p *Pool) Do(ctx context.Context, params []Param, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	status, retry, err := p.attempt(ctx, params, stdin, stdout, stderr)
+	if !retry {
+		return status, err
+	}
+	p.stats.retries.Add(1)
+	p.log.Info("php worker failed before responding; retrying on another worker",
+		"script", paramValue(params, "SCRIPT_FILENAME"), "err", err)
+	status, _, err = p.attempt(ctx, params, stdin, stdout, stderr)
+	return status, err
+}
+
+// attempt runs the request on one worker; retry reports that it failed
+// in a way that allows running it on another.
+func (p *Pool) attempt(ctx context.Context, params []Param, stdin io.Reader, stdout, stderr io.Writer) (status int, retry bool, err error) {
+	w, err := p.acquire(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	p.stats.requests.Add(1)
+	rctx := ctx
+	if p.cfg.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, p.cfg.RequestTimeout)
+		defer cancel()
+	}
+	start := time.Now()
+	status, err = w.conn.Do(rctx, params, stdin, stdout, stderr)
+	end := time.Now()
+	ex := w.conn.lastExchange()
+	p.noteResume(w, ex, end)
+	if d := end.Sub(start); p.cfg.SlowRequest > 0 && d >= p.cfg.SlowRequest {
+		p.log.Warn("slow php request", "pid", w.pid, "script", paramValue(params, "SCRIPT_FILENAME"),
+			"duration", d, "err", err)
+	}
+	if err == nil {
+		p.release(w, release{overRSS: p.overRSS(w)})
+		return status, false, nil
+	}
+	return p.failed(rctx, w, status, err, ex, params)
+}
+
+// failed classifies a failed request, retires the worker as needed and
+// wraps err with the sentinel the caller maps to a status code.
+func (p *Pool) failed(ctx context.Context, w *worker, status int, err error, ex exchange, params []Param) (int, bool, error) {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		p.stats.timeouts.Add(1)
+		p.release(w, release{kill: true}) // it may be looping; SIGTERM would not end it
+		return status, false, fmt.Errorf("phppool: pool %q worker %d: %w: %w", p.cfg.Name, w.pid, ErrTimeout, err)
+	case ctx.Err() != nil, errors.Is(err, errStdout), errors.Is(err, ErrRequestBody):
+		// The client went away or its body failed: not the worker's fault.
+		// release retires the worker if its Conn broke.
+		p.release(w, release{})
+		return status, false, fmt.Errorf("phppool: pool %q worker %d: %w", p.cfg.Name, w.pid, err)
+	}
+	p.release(w, release{})
+	err = fmt.Errorf("phppool: pool %q worker %d: %w: %w", p.cfg.Name, w.pid, ErrWorkerFailed, err)
+	return status, mayRetry(params, ex), err
+}
+
+// mayRetry reports whether a request whose worker failed may be sent to
+// another one (nginx's fastcgi_next_upstream rules): the worker sent
+// nothing, none of the body was consumed (it is streamed, not kept), and
+// the method is not POST, LOCK or PATCH unless sending the request failed.
+func mayRetry(params []Param, ex exchange) bool {
+	if ex.received > 0 || ex.bodyRead > 0 {
+		return false
+	}
+	if ex.sendFirst {
+		return true
+	}
+	switch paramValue(params, "REQUEST_METHOD") {
+	case "POST", "LOCK", "PATCH":
+		return false
+	}
+	return true
+}
+
+// paramValue returns the value of the first param called name.
+func paramValue(params []Param, name string) string {
+	for _, p := range params {
+		if p.Name == name {
+			return p.Value
+		}
+	}
+	return ""
+}
+
+// noteResume records how long a resumed worker took from SIGCONT to its
+// first response record, or to the end of the request if it sent none.
+func (p *Pool) noteResume(w *worker, ex exchange, end time.Time) {
+	if w.resumedAt.IsZero() {
+		return
+	}
+	at := end
+	if ex.received > 0 {
+		at = ex.firstRecv
+	}
+	p.stats.resume.observe(at.Sub(w.resumedAt))
+	w.resumedAt = time.Time{}
+}
+
+// overRSS reports whether w's resident memory exceeds MaxRSS.
+func (p *Pool) overRSS(w *worker) bool {
+	if p.cfg.MaxRSS <= 0 {
+		return false
+	}
+	return w.rss() > p.cfg.MaxRSS
+}

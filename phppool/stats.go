@@ -1,0 +1,139 @@
+package phppool
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Stats are a pool's counters since New.
+type Stats struct {
+	Requests uint64 // requests sent to workers, retries included
+	Spawns   uint64 // workers started
+	Crashes  uint64 // workers that exited without the pool asking them to
+	Timeouts uint64 // requests past RequestTimeout or the caller's deadline
+	Recycled uint64 // workers retired after MaxRequests or MaxRSS
+	Busy     uint64 // Do calls that returned ErrBusy
+	Retries  uint64 // requests retried after their worker failed before responding
+	Resumes  uint64 // suspended workers resumed (SIGCONT) for a request
+
+	// ResumeLatency: per resume, the time from SIGCONT to the worker's
+	// first response record (or to the end of the request if it sent
+	// none). It includes the script's time to its first output.
+	ResumeLatency Histogram
+}
+
+// Histogram counts durations in fixed buckets.
+type Histogram struct {
+	Bounds []time.Duration // upper bounds (inclusive), ascending
+	Counts []uint64        // per bucket; one more than Bounds, the last for larger ones
+	Sum    time.Duration
+}
+
+// Count is the number of observations.
+func (h Histogram) Count() uint64 {
+	var n uint64
+	for _, c := range h.Counts {
+		n += c
+	}
+	return n
+}
+
+// Quantile returns the upper bound of the bucket holding the q-quantile
+// (0 < q <= 1), or 0 without observations. For the overflow bucket it
+// returns the last bound: the true value is larger.
+func (h Histogram) Quantile(q float64) time.Duration {
+	total := h.Count()
+	if total == 0 || len(h.Bounds) == 0 {
+		return 0
+	}
+	rank := uint64(q*float64(total) + 0.5)
+	rank = max(rank, 1)
+	var seen uint64
+	for i, c := range h.Counts {
+		seen += c
+		if seen >= rank && i < len(h.Bounds) {
+			return h.Bounds[i]
+		}
+	}
+	return h.Bounds[len(h.Bounds)-1]
+}
+
+// resumeBounds are the resume latency buckets: a resumed php-cgi answers
+// a trivial script in well under a millisecond unless it was swapped out.
+var resumeBounds = [...]time.Duration{
+	100 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
+	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond,
+	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 250 * time.Millisecond, time.Second,
+}
+
+// histogram is the lock-free form of Histogram over resumeBounds.
+type histogram struct {
+	counts [len(resumeBounds) + 1]atomic.Uint64
+	sum    atomic.Int64
+}
+
+func (h *histogram) observe(d time.Duration) {
+	i := 0
+	for i < len(resumeBounds) && d > resumeBounds[i] {
+		i++
+	}
+	h.counts[i].Add(1)
+	h.sum.Add(int64(d))
+}
+
+func (h *histogram) snapshot() Histogram {
+	out := Histogram{Bounds: resumeBounds[:], Counts: make([]uint64, len(h.counts)), Sum: time.Duration(h.sum.Load())}
+	for i := range h.counts {
+		out.Counts[i] = h.counts[i].Load()
+	}
+	return out
+}
+
+// counters are the atomics behind Stats, updated on the request path.
+type counters struct {
+	requests, spawns, crashes, timeouts, recycled, busy, retries, resumes atomic.Uint64
+	resume                                                                histogram
+}
+
+// Stats returns the pool's counters.
+func (p *Pool) Stats() Stats {
+	c := &p.stats
+	return Stats{
+		Requests:      c.requests.Load(),
+		Spawns:        c.spawns.Load(),
+		Crashes:       c.crashes.Load(),
+		Timeouts:      c.timeouts.Load(),
+		Recycled:      c.recycled.Load(),
+		Busy:          c.busy.Load(),
+		Retries:       c.retries.Load(),
+		Resumes:       c.resumes.Load(),
+		ResumeLatency: c.resume.snapshot(),
+	}
+}
+
+// WorkerStatus describes one live worker.
+type WorkerStatus struct {
+	PID      int
+	State    string // idle, busy or suspended
+	Requests int
+	Age      time.Duration
+	RSS      int64 // resident memory in bytes; 0 if unknown
+}
+
+// Status lists the live workers.
+func (p *Pool) Status() []WorkerStatus {
+	p.mu.Lock()
+	now := time.Now()
+	out := make([]WorkerStatus, 0, len(p.workers))
+	ws := make([]*worker, 0, len(p.workers))
+	for _, w := range p.workers {
+		out = append(out, WorkerStatus{PID: w.pid, State: w.state.String(), Requests: w.requests, Age: now.Sub(w.started)})
+		ws = append(ws, w)
+	}
+	p.mu.Unlock()
+	for i, w := range ws { // outside mu: /proc reads are syscalls
+		out[i].RSS = w.rss()
+	}
+	return out
+}
