@@ -1,0 +1,294 @@
+package h2
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"golang.org/x/net/http2"
+)
+
+// name is the Server header of responses that set none.
+const name = "ramjet"
+
+// Config is one client-facing listener. Zero timeouts mean none.
+type Config struct {
+	Name string // for logs: "tls", "h2c"
+	Addr string
+	// TLS terminates TLS on the listener and offers h2 and http/1.1 by
+	// ALPN (added to a copy of NextProtos when missing). nil means a
+	// plain listener.
+	TLS *tls.Config
+	// H2C lets a plain listener also speak HTTP/2 with prior knowledge
+	// (RFC 9113 §3.3), as a TLS terminator in front would. Ignored with
+	// TLS.
+	H2C bool
+	// BehindTLS makes every request on a plain listener report
+	// ctx.IsTLS() true: set it only when nothing but a TLS terminator
+	// can reach the listener. Ignored with TLS.
+	BehindTLS bool
+	// ReadTimeout bounds the TLS handshake and, per request, reading it
+	// (for HTTP/2, per stream). Zero leaves handshakes unbounded.
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	IdleTimeout  time.Duration
+	// BufferBody is the largest HTTP/1.1 request body read into memory
+	// before the handler runs; larger ones stream to it. HTTP/2 bodies
+	// always stream. 0 means 64 KiB.
+	BufferBody int
+	// MaxHeaderBytes: larger HTTP/1.1 headers get 431, larger HTTP/2
+	// header lists 431 or a stream reset. 0 means 16 KiB.
+	MaxHeaderBytes int
+	MaxConns       int // 0 means fasthttp's default
+	// MaxConcurrentStreams is per HTTP/2 connection; more are refused.
+	// 0 means 250.
+	MaxConcurrentStreams uint32
+	// ErrorHandler answers HTTP/1.1 requests fasthttp cannot parse. nil
+	// means fasthttp's default.
+	ErrorHandler func(*fasthttp.RequestCtx, error)
+}
+
+// Validate reports every problem in c at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Addr == "" {
+		errs = append(errs, errors.New("h2: no listen address"))
+	}
+	if c.ReadTimeout < 0 || c.WriteTimeout < 0 || c.IdleTimeout < 0 {
+		errs = append(errs, errors.New("h2: negative timeout"))
+	}
+	if c.BufferBody < 0 || c.MaxHeaderBytes < 0 || c.MaxConns < 0 {
+		errs = append(errs, errors.New("h2: negative size or count"))
+	}
+	if c.TLS != nil && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil && len(c.TLS.Certificates) == 0 {
+		errs = append(errs, errors.New("h2: TLS config has no certificate"))
+	}
+	return errors.Join(errs...)
+}
+
+// Server owns one listener, the goroutine serving it and the HTTP/2
+// connections it hands to x/net/http2.
+type Server struct {
+	cfg     Config
+	handler fasthttp.RequestHandler
+	log     *slog.Logger
+	logger  fasthttpLogger
+	fast    *fasthttp.Server
+	hs      *http.Server  // carries limits to h2 and fans out GOAWAY on Shutdown
+	h2      *http2.Server // configured with hs
+	ctxPool sync.Pool     // *fasthttp.RequestCtx for streams
+
+	ln      net.Listener
+	baseCtx context.Context // parent of every stream's r.Context
+	done    chan error      // the Serve goroutine's result
+	once    sync.Once       // Shutdown runs once
+
+	h2Conns atomic.Int64 // HTTP/2 connections handed over so far
+	connsMu sync.Mutex   // guards conns
+	conns   map[net.Conn]struct{}
+}
+
+// NewServer prepares a server for h; Start listens.
+func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.BufferBody == 0 {
+		cfg.BufferBody = 64 << 10
+	}
+	if cfg.MaxHeaderBytes == 0 {
+		cfg.MaxHeaderBytes = 16 << 10
+	}
+	if cfg.MaxConcurrentStreams == 0 {
+		cfg.MaxConcurrentStreams = 250
+	}
+	if cfg.TLS != nil {
+		cfg.TLS = withALPN(cfg.TLS)
+	}
+	s := &Server{
+		cfg:     cfg,
+		handler: h,
+		log:     log,
+		logger:  fasthttpLogger{log},
+		done:    make(chan error, 1),
+		conns:   make(map[net.Conn]struct{}),
+	}
+	s.fast = &fasthttp.Server{
+		Handler:                      h,
+		Name:                         name,
+		ReadTimeout:                  cfg.ReadTimeout,
+		WriteTimeout:                 cfg.WriteTimeout,
+		IdleTimeout:                  cfg.IdleTimeout,
+		MaxRequestBodySize:           cfg.BufferBody,
+		ReadBufferSize:               cfg.MaxHeaderBytes,
+		Concurrency:                  cfg.MaxConns,
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		NoDefaultServerHeader:        true,
+		NoDefaultContentType:         true,
+		CloseOnShutdown:              true,
+		Logger:                       s.logger,
+		ErrorHandler:                 cfg.ErrorHandler,
+	}
+	s.fast.NextProto(http2.NextProtoTLS, s.serveH2)
+	s.hs = &http.Server{
+		ReadTimeout:    cfg.ReadTimeout,
+		WriteTimeout:   cfg.WriteTimeout,
+		IdleTimeout:    cfg.IdleTimeout,
+		MaxHeaderBytes: cfg.MaxHeaderBytes,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelDebug), // protocol errors are the client's
+	}
+	s.h2 = &http2.Server{MaxConcurrentStreams: cfg.MaxConcurrentStreams}
+	if err := http2.ConfigureServer(s.hs, s.h2); err != nil {
+		return nil, fmt.Errorf("h2: configure: %w", err)
+	}
+	return s, nil
+}
+
+// withALPN returns a copy of c offering h2 and http/1.1.
+func withALPN(c *tls.Config) *tls.Config {
+	c = c.Clone()
+	protos := slices.Clone(c.NextProtos)
+	if !slices.Contains(protos, http2.NextProtoTLS) {
+		protos = append([]string{http2.NextProtoTLS}, protos...)
+	}
+	if !slices.Contains(protos, "http/1.1") {
+		protos = append(protos, "http/1.1")
+	}
+	c.NextProtos = protos
+	return c
+}
+
+// Start listens on the configured address and serves until Shutdown.
+// ctx is the parent of every HTTP/2 request's context; cancelling it
+// does not stop the server.
+func (s *Server) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("h2: %s listener: %w", s.cfg.Name, err)
+	}
+	switch {
+	case s.cfg.TLS != nil:
+		ln = tls.NewListener(ln, s.cfg.TLS)
+	case s.cfg.H2C || s.cfg.BehindTLS:
+		ln = newSniffListener(ln, s.cfg.H2C, s.cfg.BehindTLS, s.sniffTimeout())
+	}
+	s.ln = ln
+	s.baseCtx = context.WithoutCancel(ctx)
+	go func() { s.done <- s.fast.Serve(ln) }()
+	s.log.Info("listening", "listener", s.cfg.Name, "addr", ln.Addr().String(),
+		"tls", s.cfg.TLS != nil, "h2c", s.cfg.H2C && s.cfg.TLS == nil)
+	return nil
+}
+
+func (s *Server) sniffTimeout() time.Duration {
+	if s.cfg.ReadTimeout > 0 {
+		return s.cfg.ReadTimeout
+	}
+	return 10 * time.Second
+}
+
+// Addr is the bound address (useful with port 0).
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// serveH2 runs one HTTP/2 connection; fasthttp calls it from its worker
+// after ALPN (or the h2c preface) chose h2, and closes c after.
+func (s *Server) serveH2(c net.Conn) error {
+	b := newConnBridge(s, c)
+	if pc, ok := c.(*h2cConn); ok {
+		c = &pc.replayConn // x/net/http2 must not see the stand-in TLS state
+	}
+	s.track(c, true)
+	defer s.track(c, false)
+	s.h2Conns.Add(1)
+	s.h2.ServeConn(c, &http2.ServeConnOpts{Context: s.baseCtx, BaseConfig: s.hs, Handler: b})
+	return nil
+}
+
+func (s *Server) track(c net.Conn, add bool) {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if add {
+		s.conns[c] = struct{}{}
+	} else {
+		delete(s.conns, c)
+	}
+}
+
+// Shutdown stops accepting, sends GOAWAY on every HTTP/2 connection,
+// lets in-flight requests and streams finish until ctx ends, then closes
+// the HTTP/2 connections left and waits for the serving goroutine.
+// HTTP/1.1 requests still running at the deadline are left to finish
+// (fasthttp cannot cut them), as with proxy.Server.
+func (s *Server) Shutdown(ctx context.Context) error {
+	var err error
+	s.once.Do(func() {
+		if s.ln == nil {
+			return
+		}
+		fastDone := make(chan error, 1)
+		go func() { fastDone <- s.fast.ShutdownWithContext(ctx) }()
+		err = s.drainH2(ctx, fastDone)
+		if serr := <-s.done; serr != nil && !errors.Is(serr, net.ErrClosed) {
+			err = errors.Join(err, serr)
+		}
+	})
+	return err
+}
+
+// drainH2 sends GOAWAY until fasthttp's shutdown, which waits for every
+// connection including the HTTP/2 ones, returns. GOAWAY is sent again
+// whenever a connection was handed over since the last round: one that
+// finished its TLS handshake while the listener closed is not yet known
+// to x/net/http2 when the first GOAWAY goes out.
+func (s *Server) drainH2(ctx context.Context, fastDone <-chan error) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	seen := int64(-1)
+	for {
+		if n := s.h2Conns.Load(); n != seen {
+			seen = n
+			// Runs the GOAWAY hook ConfigureServer registered; hs has
+			// no listener or connection of its own, so this returns
+			// at once.
+			if err := s.hs.Shutdown(ctx); err != nil {
+				s.log.Debug("h2: goaway round", "err", err)
+			}
+		}
+		select {
+		case err := <-fastDone:
+			return err
+		case <-ctx.Done():
+			s.closeH2Conns()
+			return errors.Join(ctx.Err(), <-fastDone)
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *Server) closeH2Conns() {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	for c := range s.conns {
+		_ = c.Close() // ServeConn sees the error and returns
+	}
+}
+
+// fasthttpLogger sends fasthttp's own messages (malformed requests and
+// the like) to slog at debug level: they are the client's problem.
+type fasthttpLogger struct{ log *slog.Logger }
+
+func (l fasthttpLogger) Printf(format string, args ...any) {
+	l.log.Debug(fmt.Sprintf(format, args...), "source", "fasthttp")
+}
+
+var _ fasthttp.Logger = fasthttpLogger{}

@@ -1,0 +1,169 @@
+package h2
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Shutdown with an open HTTP/2 connection and a stream in flight: the
+// stream finishes with its whole body, the connection gets GOAWAY, and
+// Shutdown returns once it is done, long before its deadline.
+func TestGracefulShutdownFinishesInFlightStream(t *testing.T) {
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	env := startTLS(t, func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == "/slow" {
+			started <- struct{}{}
+			select {
+			case <-release:
+			case <-time.After(5 * time.Second):
+			}
+		}
+		ctx.SetBody(bigBody[:64<<10])
+	}, nil)
+	c := env.h2Client(t)
+	get(t, c, env.url("/")) // an open connection, idle between streams
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := c.Get(env.url("/slow"))
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		done <- result{len(b), err}
+	}()
+	<-started
+	shut := make(chan error, 1)
+	begin := time.Now()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		shut <- env.srv.Shutdown(ctx)
+	}()
+	// New connections are refused while the stream is still running.
+	eventually(t, 2*time.Second, func() bool {
+		c, err := net.DialTimeout("tcp", env.addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v with a stream in flight", err)
+	default:
+	}
+	close(release)
+	r := <-done
+	if r.err != nil || r.n != 64<<10 {
+		t.Fatalf("in-flight stream: %d bytes, %v", r.n, r.err)
+	}
+	select {
+	case err := <-shut:
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("Shutdown returned %v after it began", time.Since(begin))
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown did not return after the last stream finished")
+	}
+}
+
+// A stream that never finishes is cut when Shutdown's context ends, and
+// Shutdown returns soon after.
+func TestShutdownDeadlineClosesStuckStreams(t *testing.T) {
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	defer close(release)
+	env := startTLS(t, func(ctx *fasthttp.RequestCtx) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-time.After(10 * time.Second):
+		}
+	}, nil)
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := env.h2Client(t).Get(env.url("/"))
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	err := env.srv.Shutdown(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Shutdown = %v, want DeadlineExceeded", err)
+	}
+	if d := time.Since(begin); d > 2*time.Second {
+		t.Errorf("Shutdown took %v", d)
+	}
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Error("the cut stream reported success")
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("the client's stream was not cut")
+	}
+}
+
+// Shutdown with only idle HTTP/2 and HTTP/1.1 connections returns
+// promptly (GOAWAY closes the idle h2 one).
+func TestShutdownWithIdleConnections(t *testing.T) {
+	env := startTLS(t, echo, nil)
+	get(t, env.h2Client(t), env.url("/"))
+	get(t, env.h1Client(t), env.url("/"))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	begin := time.Now()
+	if err := env.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Shutdown with idle h1 and h2 connections: %v", time.Since(begin))
+	if _, err := env.h2Client(t).Get(env.url("/")); err == nil {
+		t.Error("a request succeeded after Shutdown")
+	}
+}
+
+// eventually polls cond every 20 ms until it holds or d passes.
+func eventually(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("condition not met within %v", d)
+		case <-tick.C:
+		}
+	}
+}
+
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
