@@ -125,6 +125,50 @@ type Site struct {
 	BypassCookies   []string `yaml:"bypass_cookies"`   // any of these cookies bypasses the cache
 	VaryCookies     []string `yaml:"vary_cookies"`     // values of these cookies join the cache key
 	DropQueryParams []string `yaml:"drop_query_params"`
+	// LSCacheHeader sends "X-LSCACHE: on" upstream, which makes the
+	// LiteSpeed Cache WordPress plugin emit its cache headers.
+	LSCacheHeader bool    `yaml:"lscache_header"`
+	Docroot       Docroot `yaml:"docroot"`
+}
+
+// Docroot serves a site from a directory with ramjet's own php-cgi
+// workers instead of (or beside) the origin.
+type Docroot struct {
+	// Root is the directory; "" = the origin answers everything.
+	Root string `yaml:"root"`
+	// Serve is "all" (static files and PHP from Root, no origin) or "php"
+	// (only .php from Root; everything else from the origin).
+	Serve string `yaml:"serve"`
+	// Index names tried for a request ending in "/".
+	Index []string `yaml:"index"`
+	// FrontController answers paths matching no file, like nginx's
+	// try_files $uri $uri/ /index.php?$args; "" answers them 404.
+	FrontController string `yaml:"front_controller"`
+	// PathInfo splits /script.php/extra into the script and PATH_INFO.
+	PathInfo bool `yaml:"path_info"`
+	// FollowSymlinks lets symlinks lead outside Root.
+	FollowSymlinks bool `yaml:"follow_symlinks"`
+	// StaticTTL is how long the cache keeps static files; 0 = not cached.
+	StaticTTL Duration `yaml:"static_ttl"`
+	PHP       PHP      `yaml:"php"`
+}
+
+// PHP is a site's php-cgi worker pool.
+type PHP struct {
+	Binary         string   `yaml:"binary"`          // php-cgi path; "" = php-cgi on PATH
+	Workers        int      `yaml:"workers"`         // processes at most
+	MinWorkers     int      `yaml:"min_workers"`     // kept running even when idle
+	MaxRequests    int      `yaml:"max_requests"`    // recycle a worker after this many
+	MaxRSS         Size     `yaml:"max_rss"`         // recycle a worker above this RSS; 0 = no limit
+	IdleSuspend    Duration `yaml:"idle_suspend"`    // SIGSTOP a worker idle this long; 0 = never
+	IdleExit       Duration `yaml:"idle_exit"`       // end a worker idle this long (down to min_workers); 0 = never
+	QueueWait      Duration `yaml:"queue_wait"`      // wait for a free worker, then 503
+	RequestTimeout Duration `yaml:"request_timeout"` // kill a worker stuck this long (504); 0 = none
+	SlowRequest    Duration `yaml:"slow_request"`    // log requests slower than this; 0 = off
+	User           string   `yaml:"user"`            // run workers as this user when ramjet is root
+	Group          string   `yaml:"group"`           // and this group
+	Env            []string `yaml:"env"`             // "NAME=value" added to the workers' environment
+	INI            []string `yaml:"ini"`             // "key=value" php.ini overrides (-d)
 }
 
 // Host is the effective Site for the host names it lists.
@@ -191,6 +235,24 @@ func Default() *Config {
 			BypassCookies: []string{"wordpress_logged_in_*", "wp-postpass_*", "comment_author_*",
 				"woocommerce_items_in_cart", "woocommerce_cart_hash"},
 			DropQueryParams: []string{"utm_*", "gclid", "fbclid", "_ga"},
+			LSCacheHeader:   true,
+			Docroot: Docroot{
+				Serve:           "all",
+				Index:           []string{"index.php", "index.html"},
+				FrontController: "/index.php",
+				PHP: PHP{
+					Workers:        4,
+					MinWorkers:     1,
+					MaxRequests:    500,
+					IdleSuspend:    Duration(10 * time.Second),
+					IdleExit:       Duration(5 * time.Minute),
+					QueueWait:      Duration(5 * time.Second),
+					RequestTimeout: Duration(60 * time.Second),
+					SlowRequest:    Duration(5 * time.Second),
+					User:           "www-data",
+					Group:          "www-data",
+				},
+			},
 		},
 	}
 }
@@ -200,6 +262,9 @@ func (s Site) clone() Site {
 	s.BypassCookies = slices.Clone(s.BypassCookies)
 	s.VaryCookies = slices.Clone(s.VaryCookies)
 	s.DropQueryParams = slices.Clone(s.DropQueryParams)
+	s.Docroot.Index = slices.Clone(s.Docroot.Index)
+	s.Docroot.PHP.Env = slices.Clone(s.Docroot.PHP.Env)
+	s.Docroot.PHP.INI = slices.Clone(s.Docroot.PHP.INI)
 	return s
 }
 

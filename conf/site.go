@@ -31,6 +31,11 @@ func (s *Site) validate(p *problems, path string, base *Site) {
 	p.patterns(path+".bypass_cookies", s.BypassCookies, b.BypassCookies, base != nil, badCookieChars)
 	p.patterns(path+".vary_cookies", s.VaryCookies, b.VaryCookies, base != nil, badCookieChars)
 	p.patterns(path+".drop_query_params", s.DropQueryParams, b.DropQueryParams, base != nil, badParamChars)
+	var bd *Docroot
+	if base != nil {
+		bd = &base.Docroot
+	}
+	s.Docroot.validate(p, path, bd)
 }
 
 // patterns checks name patterns: non-empty, '*' only at the end, none of

@@ -60,6 +60,12 @@ type Site struct {
 	VaryCookies []string
 	// DropQueryParams are left out of the cache key ("utm_*" by prefix).
 	DropQueryParams []string
+	// LSCacheHeader sends "X-LSCACHE: on" upstream: the LiteSpeed Cache
+	// WordPress plugin then emits its cache headers.
+	LSCacheHeader bool
+	// Docroot, when set, serves the site from a directory with its own
+	// PHP workers instead of (or, PHPOnly, beside) the origin.
+	Docroot *Docroot
 }
 
 // Compress selects the encodings stored next to each compressible body.
@@ -74,6 +80,7 @@ type Compress struct {
 // site is a Site compiled for the request path.
 type site struct {
 	Site
+	up          upstream // the origin, or the site's docroot
 	bypass      *patterns
 	drop        *patterns
 	varyCookies []string
@@ -93,6 +100,26 @@ type router struct {
 	exact    map[string]*site
 	suffixes []suffixSite
 	def      *site
+}
+
+// sites lists every compiled site once, the default last.
+func (r *router) sites() []*site {
+	seen := map[*site]bool{}
+	var out []*site
+	add := func(s *site) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, s := range r.exact {
+		add(s)
+	}
+	for _, s := range r.suffixes {
+		add(s.site)
+	}
+	add(r.def)
+	return out
 }
 
 type suffixSite struct {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 )
 
@@ -12,11 +13,16 @@ import (
 // complete and nothing had been sent to the client yet.
 var ErrBodyRead = errors.New("proxy: reading origin body")
 
+// retryAfter is what a client told 503 (every PHP worker busy) waits.
+const retryAfter = "1"
+
 // statusFor is the one place that maps a failure to the client's status.
 func statusFor(err error) int {
 	switch {
-	case errors.Is(err, origin.ErrTimeout):
+	case errors.Is(err, origin.ErrTimeout), errors.Is(err, phppool.ErrTimeout):
 		return fasthttp.StatusGatewayTimeout
+	case errors.Is(err, phppool.ErrBusy):
+		return fasthttp.StatusServiceUnavailable
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		return fasthttp.StatusRequestEntityTooLarge
 	default:
@@ -32,6 +38,8 @@ func (p *Proxy) writeError(ctx *fasthttp.RequestCtx, err error) {
 		p.metrics.originTimeouts.Inc()
 	case fasthttp.StatusBadGateway:
 		p.metrics.originErrors.Inc()
+	case fasthttp.StatusServiceUnavailable:
+		p.metrics.phpBusy.Inc()
 	}
 	if code == fasthttp.StatusRequestEntityTooLarge {
 		p.log.Info("request body too large", "host", string(ctx.Host()), "uri", string(ctx.RequestURI()))
@@ -44,5 +52,8 @@ func (p *Proxy) writeError(ctx *fasthttp.RequestCtx, err error) {
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	ctx.SetContentType("text/plain; charset=utf-8")
 	ctx.SetStatusCode(code)
+	if code == fasthttp.StatusServiceUnavailable {
+		ctx.Response.Header.Set("Retry-After", retryAfter)
+	}
 	ctx.SetBodyString(fasthttp.StatusMessage(code) + "\n")
 }

@@ -323,7 +323,7 @@ func (f *fragmentFetcher) fill(ctx context.Context, s *site, st *reqState, host,
 	resp := fasthttp.AcquireResponse()
 	defer releaseResponse(resp)
 	born := cache.Now()
-	if err := f.g.pool.Do(req, resp); err != nil {
+	if err := doUpstream(s, req, resp); err != nil {
 		return nil, false, err
 	}
 	f.p.applyResponsePurges(&resp.Header, req.Header.Host(), born-1, f.identity())

@@ -87,7 +87,7 @@ func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key stri
 	}
 	resp := fasthttp.AcquireResponse()
 	born := cache.Now() // a purge from now on must invalidate what this fill stores
-	err := g.pool.Do(req, resp)
+	err := doUpstream(s, req, resp)
 	now := cache.Now()
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)

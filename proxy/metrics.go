@@ -12,6 +12,8 @@ import (
 // proxies (tests) never collide in a global registry.
 type Metrics struct {
 	set *metrics.Set
+	// more writes metrics kept outside the set (the PHP pools').
+	more func(io.Writer)
 
 	hit, stale, staleError, miss, collapsed, bypass, pass, method *metrics.Counter
 	hitPrivate, storedPrivate                                     *metrics.Counter
@@ -21,6 +23,7 @@ type Metrics struct {
 	originErrors, originTimeouts                                  *metrics.Counter
 	refreshes, reloads, reloadErrors                              *metrics.Counter
 	badPurgeHeaders                                               *metrics.Counter
+	phpBusy                                                       *metrics.Counter
 }
 
 func newMetrics(c *cache.Cache) *Metrics {
@@ -50,6 +53,7 @@ func newMetrics(c *cache.Cache) *Metrics {
 		reloads:           s.NewCounter(`ramjet_reloads_total{result="ok"}`),
 		reloadErrors:      s.NewCounter(`ramjet_reloads_total{result="error"}`),
 		badPurgeHeaders:   s.NewCounter("ramjet_purge_header_errors_total"),
+		phpBusy:           s.NewCounter(`ramjet_origin_errors_total{kind="php_busy"}`),
 	}
 	s.NewGauge("ramjet_cache_objects", func() float64 { return float64(c.Len()) })
 	s.NewGauge("ramjet_cache_bytes", func() float64 { return float64(c.Bytes()) })
@@ -72,5 +76,8 @@ func (m *Metrics) Reloaded(err error) {
 // Prometheus text format.
 func (m *Metrics) WritePrometheus(w io.Writer) {
 	m.set.WritePrometheus(w)
+	if m.more != nil {
+		m.more(w)
+	}
 	metrics.WriteProcessMetrics(w)
 }

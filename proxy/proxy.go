@@ -41,6 +41,10 @@ type generation struct {
 	router *router
 	pool   *origin.Pool
 	types  map[string]struct{} // compressible media types
+	// pools are the PHP pools of the docroot sites, by site name;
+	// newPools the ones this generation created (not yet started).
+	pools    map[string]*phpPool
+	newPools []*phpPool
 }
 
 // Stores are the long-lived caches a proxy serves from.
@@ -60,12 +64,16 @@ func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
 		return nil, err
 	}
 	p.gen.Store(g)
+	p.metrics.more = p.writePHPMetrics
 	return p, nil
 }
 
-// Start begins the origin health checks of the current generation.
-func (p *Proxy) Start(ctx context.Context) {
-	p.gen.Load().pool.Start(ctx)
+// Start begins the origin health checks of the current generation and
+// starts its PHP pools.
+func (p *Proxy) Start(ctx context.Context) error {
+	g := p.gen.Load()
+	g.pool.Start(ctx)
+	return g.startPools(ctx)
 }
 
 // Metrics returns the proxy's metric set.
@@ -85,10 +93,17 @@ func (p *Proxy) Reload(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("proxy: reload: %w", err)
 	}
+	if err := g.startPools(ctx); err != nil {
+		if g.pool != old.pool {
+			_ = g.pool.Close() // never started serving; nothing to report
+		}
+		return fmt.Errorf("proxy: reload: %w", err)
+	}
 	if g.pool != old.pool {
 		g.pool.Start(ctx)
 	}
 	p.gen.Store(g)
+	p.retirePools(old, g)
 	if g.pool != old.pool {
 		return old.pool.Close()
 	}
@@ -111,11 +126,14 @@ func (p *Proxy) newGeneration(cfg Config, old *generation) (*generation, error) 
 	}
 	if old != nil && sameOrigin(old.cfg.Origin, cfg.Origin) {
 		g.pool = old.pool
-		return g, nil
-	}
-	g.pool, err = origin.New(cfg.Origin, p.log)
-	if err != nil {
+	} else if g.pool, err = origin.New(cfg.Origin, p.log); err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
+	}
+	if err := p.buildDocroots(g, old); err != nil {
+		if old == nil || g.pool != old.pool {
+			_ = g.pool.Close() // never started; nothing to report
+		}
+		return nil, err
 	}
 	return g, nil
 }
@@ -146,6 +164,10 @@ func (p *Proxy) Close() error {
 	p.bgMu.Lock()
 	p.bgClosed = true
 	p.bgMu.Unlock()
+	g := p.gen.Load()
 	p.bg.Wait()
-	return p.gen.Load().pool.Close()
+	for _, pp := range g.pools {
+		_ = pp.pool.Close() // shutting down: workers are killed either way
+	}
+	return g.pool.Close()
 }

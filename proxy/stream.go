@@ -100,7 +100,7 @@ func (p *Proxy) forward(ctx *fasthttp.RequestCtx, g *generation, s *site, status
 	if ctx.IsHead() {
 		resp.SkipBody = true
 	}
-	if err := g.pool.Do(req, resp); err != nil {
+	if err := doUpstream(s, req, resp); err != nil {
 		fasthttp.ReleaseResponse(resp)
 		p.writeError(ctx, err)
 		return

@@ -7,6 +7,21 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
+// upstream answers what the cache cannot: the origin pool, or a site's
+// docroot (static files and PHP) in front of it.
+type upstream interface {
+	Do(req *fasthttp.Request, resp *fasthttp.Response) error
+}
+
+// doUpstream sends req to the site's upstream, announcing LSCache support
+// when the site asks for it.
+func doUpstream(s *site, req *fasthttp.Request, resp *fasthttp.Response) error {
+	if s.LSCacheHeader {
+		req.Header.Set("X-LSCACHE", "on")
+	}
+	return s.up.Do(req, resp)
+}
+
 // hopByHop headers concern one connection and never cross the proxy.
 var hopByHop = []string{
 	"Connection", "Keep-Alive", "Proxy-Connection", "TE", "Trailer",

@@ -6,6 +6,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/ramjet-proxy/ramjet/proxy"
 	"github.com/ramjet-proxy/ramjet/purge"
 )
 
@@ -21,15 +22,18 @@ func (d *daemon) adminHandler() fasthttp.RequestHandler {
 		case "/healthz":
 			d.health(ctx)
 		case "/metrics":
-			if !authorized(ctx, token) {
-				ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="ramjet"`)
-				ctx.Error("unauthorized\n", fasthttp.StatusUnauthorized)
+			if !requireToken(ctx, token) {
 				return
 			}
 			ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 			d.proxy.Metrics().WritePrometheus(ctx)
 		case "/purge":
 			api.ServePurge(ctx)
+		case "/php/status":
+			if !requireToken(ctx, token) {
+				return
+			}
+			d.phpStatus(ctx)
 		default:
 			ctx.Error("not found\n", fasthttp.StatusNotFound)
 		}
@@ -50,6 +54,63 @@ func (d *daemon) health(ctx *fasthttp.RequestCtx) {
 	}
 	ctx.SetContentType("application/json")
 	ctx.SetBody(append(body, '\n'))
+}
+
+// phpStatus lists the PHP pools and their workers as JSON.
+func (d *daemon) phpStatus(ctx *fasthttp.RequestCtx) {
+	body, err := json.MarshalIndent(map[string]any{"pools": poolsJSON(d.proxy.PHPStatus())}, "", "  ")
+	if err != nil {
+		ctx.Error("status encoding failed\n", fasthttp.StatusInternalServerError)
+		return
+	}
+	ctx.SetContentType("application/json")
+	ctx.SetBody(append(body, '\n'))
+}
+
+type workerJSON struct {
+	PID        int     `json:"pid"`
+	State      string  `json:"state"`
+	Requests   int     `json:"requests"`
+	AgeSeconds float64 `json:"age_seconds"`
+	RSSBytes   int64   `json:"rss_bytes"`
+}
+
+type poolJSON struct {
+	Name    string            `json:"name"`
+	Workers []workerJSON      `json:"workers"`
+	Counts  map[string]uint64 `json:"counts"`
+	// Resume latency (SIGCONT to first output) percentiles, in ms.
+	ResumeP50ms float64 `json:"resume_p50_ms"`
+	ResumeP99ms float64 `json:"resume_p99_ms"`
+}
+
+func poolsJSON(pools []proxy.PoolStatus) []poolJSON {
+	out := make([]poolJSON, 0, len(pools))
+	for _, p := range pools {
+		s := p.Stats
+		pj := poolJSON{Name: p.Name, Workers: []workerJSON{}, Counts: map[string]uint64{
+			"requests": s.Requests, "spawns": s.Spawns, "crashes": s.Crashes, "timeouts": s.Timeouts,
+			"recycled": s.Recycled, "busy": s.Busy, "retries": s.Retries, "resumes": s.Resumes,
+		}}
+		pj.ResumeP50ms = float64(s.ResumeLatency.Quantile(0.5).Microseconds()) / 1000
+		pj.ResumeP99ms = float64(s.ResumeLatency.Quantile(0.99).Microseconds()) / 1000
+		for _, w := range p.Workers {
+			pj.Workers = append(pj.Workers, workerJSON{PID: w.PID, State: w.State, Requests: w.Requests,
+				AgeSeconds: w.Age.Seconds(), RSSBytes: w.RSS})
+		}
+		out = append(out, pj)
+	}
+	return out
+}
+
+// requireToken answers 401 unless the request carries the token.
+func requireToken(ctx *fasthttp.RequestCtx, token string) bool {
+	if authorized(ctx, token) {
+		return true
+	}
+	ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="ramjet"`)
+	ctx.Error("unauthorized\n", fasthttp.StatusUnauthorized)
+	return false
 }
 
 // authorized checks "Authorization: Bearer TOKEN" in constant time; no

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -49,6 +50,18 @@ func serve(args []string, stderr io.Writer) int {
 	fs.StringVar(&d.flags.adminToken, "admin-token", "", "admin bearer token, overrides admin.token")
 	fs.StringVar(&d.flags.redis, "redis", "", "Redis URL for purge fan-out across nodes, overrides purge.redis")
 	fs.StringVar(&d.flags.node, "node", "", "this node's name for the fan-out, overrides purge.node")
+	fs.StringVar(&d.flags.docroot, "docroot", "", "serve this directory (static files and PHP) with ramjet's own php-cgi workers instead of an origin")
+	fs.StringVar(&d.flags.phpCGI, "php-cgi", "", "php-cgi binary for --docroot (default: php-cgi on PATH)")
+	fs.Func("php-workers", "PHP worker processes at most (default 4)", func(s string) error {
+		n, err := strconv.Atoi(s)
+		d.flags.phpWorkers = &n
+		return err
+	})
+	fs.Func("php-idle-suspend", "SIGSTOP PHP workers idle this long, e.g. 10s; 0 never (default 10s)", func(s string) error {
+		v, err := time.ParseDuration(s)
+		d.flags.phpIdleSuspend = &v
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -112,7 +125,9 @@ func (d *daemon) run() error {
 	d.hub = purge.NewHub(d.proxy, fan, d.proxy.Metrics().Set())
 	d.fan = fan
 	d.proxy.SetPurger(d.hub)
-	d.proxy.Start(ctx)
+	if err := d.proxy.Start(ctx); err != nil {
+		return err
+	}
 	main := proxy.NewServer(serverConfig(d.cfg), d.proxy.ServeFastHTTP, d.log)
 	if err := main.Start(ctx); err != nil {
 		return err

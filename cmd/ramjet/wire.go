@@ -8,13 +8,18 @@ import (
 	"time"
 
 	"github.com/ramjet-proxy/ramjet/conf"
+	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy"
+	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 )
 
 // overrides are the command-line flags that win over the file.
 type overrides struct {
 	listen, origin, admin, adminToken, redis, node string
+	docroot, phpCGI                                string
+	phpWorkers                                     *int
+	phpIdleSuspend                                 *time.Duration
 }
 
 func (o overrides) apply(c *conf.Config) {
@@ -35,6 +40,25 @@ func (o overrides) apply(c *conf.Config) {
 	}
 	if o.node != "" {
 		c.Purge.Node = o.node
+	}
+	o.applyDocroot(&c.Defaults.Docroot)
+}
+
+// applyDocroot sets the docroot flags on the defaults (hosts in a file
+// keep their own settings).
+func (o overrides) applyDocroot(d *conf.Docroot) {
+	if o.docroot != "" {
+		d.Root, d.Serve = o.docroot, "all"
+	}
+	if o.phpCGI != "" {
+		d.PHP.Binary = o.phpCGI
+	}
+	if o.phpWorkers != nil {
+		d.PHP.Workers = *o.phpWorkers
+		d.PHP.MinWorkers = min(d.PHP.MinWorkers, *o.phpWorkers)
+	}
+	if o.phpIdleSuspend != nil {
+		d.PHP.IdleSuspend = conf.Duration(*o.phpIdleSuspend)
 	}
 }
 
@@ -110,6 +134,43 @@ func site(names []string, s conf.Site) proxy.Site {
 		BypassCookies:   s.BypassCookies,
 		VaryCookies:     s.VaryCookies,
 		DropQueryParams: s.DropQueryParams,
+		LSCacheHeader:   s.LSCacheHeader,
+		Docroot:         docrootConfig(s.Docroot),
+	}
+}
+
+// docrootConfig translates a site's docroot block; nil when it has none.
+func docrootConfig(d conf.Docroot) *proxy.Docroot {
+	if d.Root == "" {
+		return nil
+	}
+	h := d.PHP
+	return &proxy.Docroot{
+		Config: docroot.Config{
+			Root:            d.Root,
+			PHPOnly:         d.Serve == "php",
+			Index:           d.Index,
+			FrontController: d.FrontController,
+			PathInfo:        d.PathInfo,
+			FollowSymlinks:  d.FollowSymlinks,
+			StaticTTL:       time.Duration(d.StaticTTL),
+		},
+		PHP: &phppool.Config{
+			Binary:         h.Binary,
+			Min:            h.MinWorkers,
+			Max:            h.Workers,
+			MaxRequests:    h.MaxRequests,
+			MaxRSS:         int64(h.MaxRSS),
+			IdleSuspend:    time.Duration(h.IdleSuspend),
+			IdleExit:       time.Duration(h.IdleExit),
+			QueueWait:      time.Duration(h.QueueWait),
+			RequestTimeout: time.Duration(h.RequestTimeout),
+			SlowRequest:    time.Duration(h.SlowRequest),
+			User:           h.User,
+			Group:          h.Group,
+			Env:            h.Env,
+			INI:            h.INI,
+		},
 	}
 }
 

@@ -1,0 +1,348 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestPHPDocrootServesScripts(t *testing.T) {
+	rj, _ := startPHP(t, "workers: 2\nenv: [\"RAMJET_TEST=from-config\"]\nini: [\"memory_limit=77M\"]")
+	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	tests := []struct {
+		name, path string
+		status     int
+		contains   []string
+		header     map[string]string
+	}{
+		{name: "hello world", path: "/hello.php", status: 200, contains: []string{"Hello, World!"}},
+		{name: "phpinfo", path: "/info.php", status: 200, contains: []string{"PHP Version", "cgi-fcgi"}},
+		{name: "query string reaches the front controller", path: "/2024/05/a-post/?p=7&x=y", status: 200,
+			contains: []string{"front: /2024/05/a-post/?p=7&x=y", "script: /index.php", "query: p=7&x=y"}},
+		{name: "header and status from php", path: "/headers.php", status: 418, contains: []string{"teapot"},
+			header: map[string]string{"X-Custom": "yes", "Set-Cookie": "flavour=oat; Path=/"}},
+		{name: "location from php is a 302", path: "/redirect.php", status: 302, header: map[string]string{"Location": "/hello.php"}},
+		{name: "path info", path: "/pathinfo.php/a/b", status: 200, contains: []string{"path_info: /a/b", "script: /pathinfo.php"}},
+		{name: "exit mid-script ends the response normally", path: "/exit.php", status: 200, contains: []string{"before exit"}},
+		{name: "per-pool env and ini", path: "/env.php", status: 200, contains: []string{"env: from-config", "memory_limit: 77M", "remote: 127.0.0.1"}},
+		{name: "static file from the docroot", path: "/static/style.css", status: 200, contains: []string{"color: red"},
+			header: map[string]string{"Content-Type": "text/css; charset=utf-8", "Accept-Ranges": "bytes"}},
+		{name: "directory index", path: "/blog/", status: 200, contains: []string{"blog index"}},
+		{name: "directory without slash redirects", path: "/blog", status: 301, header: map[string]string{"Location": "/blog/"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := get(t, c, rj.URL+tt.path)
+			mustStatus(t, r, tt.status, tt.path)
+			for _, s := range tt.contains {
+				if !bytes.Contains(r.Body, []byte(s)) {
+					t.Errorf("body lacks %q: %.400q", s, r.Body)
+				}
+			}
+			for k, v := range tt.header {
+				if got := r.Header.Get(k); got != v {
+					t.Errorf("%s = %q, want %q", k, got, v)
+				}
+			}
+		})
+	}
+	if os.Geteuid() == 0 {
+		r := get(t, c, rj.URL+"/env.php")
+		if bytes.Contains(r.Body, []byte("uid: 0\n")) {
+			t.Fatalf("PHP runs as root:\n%s", r.Body)
+		}
+	}
+}
+
+func TestPHPPostFormAndMultipartUpload(t *testing.T) {
+	rj, _ := startPHP(t, "")
+	c := &http.Client{Timeout: 20 * time.Second}
+	r, err := tryDo(c, "POST", rj.URL+"/form.php", strings.NewReader("name=ramjet&lang=go"), "Content-Type: application/x-www-form-urlencoded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, r, 200, "form post")
+	for _, want := range []string{"post.name: ramjet", "post.lang: go", "method: POST"} {
+		if !bytes.Contains(r.Body, []byte(want)) {
+			t.Fatalf("form post: body lacks %q:\n%s", want, r.Body)
+		}
+	}
+	file := bytes.Repeat([]byte("upload-bytes-"), 80000) // ~1 MB
+	sum := sha256.Sum256(file)
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	mw.WriteField("title", "holiday")
+	fw, _ := mw.CreateFormFile("photo", "beach.jpg")
+	fw.Write(file)
+	mw.Close()
+	// Chunked on purpose: PHP needs CONTENT_LENGTH, so ramjet must count it.
+	r, err = tryDo(c, "POST", rj.URL+"/form.php", io.MultiReader(&body), "Content-Type: "+mw.FormDataContentType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, r, 200, "multipart upload")
+	want := fmt.Sprintf("file.photo: beach.jpg %d %s err=0", len(file), hex.EncodeToString(sum[:]))
+	if !bytes.Contains(r.Body, []byte(want)) || !bytes.Contains(r.Body, []byte("post.title: holiday")) {
+		t.Fatalf("upload: want %q in:\n%s", want, r.Body)
+	}
+}
+
+func TestPHPLargeOutputStreams(t *testing.T) {
+	rj, _ := startPHP(t, "")
+	const n = 20 << 20
+	resp, err := http.Get(fmt.Sprintf("%s/big.php?n=%d", rj.URL, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, err := io.Copy(io.Discard, resp.Body)
+	if err != nil || got != n || resp.StatusCode != 200 {
+		t.Fatalf("status %d, read %d bytes (err %v), want %d", resp.StatusCode, got, err, n)
+	}
+	if cl := resp.Header.Get("Content-Length"); cl != "" {
+		t.Fatalf("a 20 MB script output was buffered to learn its length (Content-Length %s)", cl)
+	}
+}
+
+func TestPHPSecurity(t *testing.T) {
+	rj, _ := startPHP(t, "")
+	tests := []struct {
+		name, rawPath string
+		status        int
+	}{
+		// The server cleans ".." against the root first ("/../x" is "/x"),
+		// so these ask for a file the docroot does not have.
+		{"dot-dot traversal", "/../secret.php", 404},
+		{"encoded traversal", "/%2e%2e/secret.php", 404},
+		{"traversal from a subdirectory", "/uploads/../../secret.php", 404},
+		{"symlink escaping the docroot", "/link.php", 403},
+		{"image with php suffix is not executed", "/uploads/evil.jpg/x.php", 404},
+		{"dotfile", "/.env", 403},
+		{"dotfile under a directory", "/uploads/.htaccess", 403},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := rawGet(t, rj.Addr, tt.rawPath)
+			if strings.Contains(body, "OUTSIDE") || strings.Contains(body, "EXECUTED") || strings.Contains(body, "do-not-serve") {
+				t.Fatalf("%s leaked: %d %q", tt.rawPath, status, body)
+			}
+			if status != tt.status {
+				t.Fatalf("%s: status %d, want %d", tt.rawPath, status, tt.status)
+			}
+		})
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	r := get(t, c, rj.URL+"/uploads/evil.jpg")
+	if r.Status != 200 || string(r.Body) != "<?php echo 'EXECUTED';\n" {
+		t.Fatalf("an upload is served as a file, never run: %d %q", r.Status, r.Body)
+	}
+}
+
+// rawGet sends a request line as given (no client-side path cleaning).
+func rawGet(t testing.TB, addr, path string) (int, string) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", path)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestPHPCrashAndTimeout(t *testing.T) {
+	rj, _ := startPHP(t, "workers: 2\nrequest_timeout: 1s")
+	c := &http.Client{Timeout: 20 * time.Second}
+	r := get(t, c, rj.URL+"/crash.php")
+	mustStatus(t, r, 502, "worker killed mid-request")
+	mustStatus(t, get(t, c, rj.URL+"/hello.php"), 200, "after a crash")
+	start := time.Now()
+	r = get(t, c, rj.URL+"/loop.php")
+	mustStatus(t, r, 504, "infinite loop")
+	if took := time.Since(start); took > 8*time.Second {
+		t.Fatalf("timeout answered after %v", took)
+	}
+	mustStatus(t, get(t, c, rj.URL+"/hello.php"), 200, "after a timeout")
+	// The looping worker was killed, not left burning CPU.
+	ok := pollUntil(5*time.Second, func() bool {
+		for _, w := range phpWorkers(t, rj) {
+			if procState(w.PID) == "R" {
+				return false
+			}
+		}
+		return true
+	})
+	if !ok {
+		t.Fatalf("a worker still runs after the timeout: %+v", phpWorkers(t, rj))
+	}
+}
+
+func TestPHPIdleSuspendAndResume(t *testing.T) {
+	rj, _ := startPHP(t, "workers: 2\nmin_workers: 1\nidle_suspend: 200ms")
+	c := &http.Client{Timeout: 10 * time.Second}
+	mustStatus(t, get(t, c, rj.URL+"/hello.php"), 200, "warm up")
+	var pid int
+	ok := pollUntil(5*time.Second, func() bool {
+		for _, w := range phpWorkers(t, rj) {
+			if w.State == "suspended" && procState(w.PID) == "T" {
+				pid = w.PID
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		t.Fatalf("no worker suspended (state T) after idling: %+v", phpWorkers(t, rj))
+	}
+	r := get(t, c, rj.URL+"/sleep.php")
+	mustStatus(t, r, 200, "request to a suspended pool")
+	if !bytes.Contains(r.Body, []byte(fmt.Sprint("slept ", pid))) {
+		t.Fatalf("the suspended worker %d was not the one resumed: %q", pid, r.Body)
+	}
+}
+
+func TestPHPRecycleUnderLoadLosesNothing(t *testing.T) {
+	rj, _ := startPHP(t, "workers: 3\nmax_requests: 5")
+	failures := load(t, rj.URL+"/sleep.php?ms=2", 4, 200, 30*time.Second)
+	if failures != 0 {
+		t.Fatalf("%d requests failed while workers were recycled", failures)
+	}
+	for _, w := range phpWorkers(t, rj) {
+		if w.Requests > 5 {
+			t.Fatalf("worker %d served %d requests, max 5", w.PID, w.Requests)
+		}
+	}
+}
+
+func TestPHPBusyPoolAnswers503(t *testing.T) {
+	rj, _ := startPHP(t, "workers: 1\nqueue_wait: 200ms")
+	c := &http.Client{Timeout: 10 * time.Second}
+	done := make(chan result, 1)
+	go func() {
+		r, _ := tryDo(c, "GET", rj.URL+"/sleep.php?ms=1500", nil)
+		done <- r
+	}()
+	time.Sleep(300 * time.Millisecond)
+	r := get(t, c, rj.URL+"/hello.php")
+	mustStatus(t, r, 503, "every worker busy")
+	if r.Header.Get("Retry-After") == "" {
+		t.Fatal("503 without Retry-After")
+	}
+	if r := <-done; r.Status != 200 {
+		t.Fatalf("the long request: %d", r.Status)
+	}
+}
+
+func TestPHPPoolReloadUnderLoad(t *testing.T) {
+	root := phpDocroot(t)
+	path := phpConfig(t, root, "workers: 2")
+	rj := startRamjet(t, "", "--config", path)
+	before := map[int]bool{}
+	mustStatus(t, get(t, &http.Client{Timeout: 5 * time.Second}, rj.URL+"/hello.php"), 200, "warm up")
+	for _, w := range phpWorkers(t, rj) {
+		before[w.PID] = true
+	}
+	var failures atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { failures.Add(int64(loadUntil(rj.URL+"/sleep.php?ms=20", 4, stop))) })
+	time.Sleep(300 * time.Millisecond)
+	writeConfig(t, strings.TrimSuffix(path, "/ramjet.yaml"), strings.Replace(mustRead(t, path), "workers: 2", "workers: 3", 1))
+	rj.Signal(t, syscall.SIGHUP)
+	ok := pollUntil(10*time.Second, func() bool {
+		ws := phpWorkers(t, rj)
+		for _, w := range ws {
+			if before[w.PID] {
+				return false
+			}
+		}
+		return len(ws) > 0
+	})
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if !ok {
+		t.Fatalf("old workers still serve after reload: %+v", phpWorkers(t, rj))
+	}
+	if n := failures.Load(); n != 0 {
+		t.Fatalf("%d requests failed across the pool reload", n)
+	}
+}
+
+func mustRead(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// load sends total GETs over conc connections (bounded by d) and returns
+// how many did not answer 200.
+func load(t testing.TB, url string, conc, total int, d time.Duration) int {
+	t.Helper()
+	var next, failed atomic.Int64
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			c := &http.Client{Timeout: 10 * time.Second}
+			for next.Add(1) <= int64(total) && time.Now().Before(deadline) {
+				if r, err := tryDo(c, "GET", url, nil); err != nil || r.Status != 200 {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := next.Load(); n < int64(total) {
+		t.Fatalf("only %d of %d requests sent within %v", n, total, d)
+	}
+	return int(failed.Load())
+}
+
+// loadUntil sends GETs over conc connections until stop (at most 60 s)
+// and returns how many did not answer 200.
+func loadUntil(url string, conc int, stop <-chan struct{}) int {
+	var failed atomic.Int64
+	deadline := time.Now().Add(60 * time.Second)
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			c := &http.Client{Timeout: 10 * time.Second}
+			for time.Now().Before(deadline) {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if r, err := tryDo(c, "GET", url, nil); err != nil || r.Status != 200 {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return int(failed.Load())
+}

@@ -1,0 +1,3 @@
+<?php
+usleep(1000 * (int)($_GET['ms'] ?? 0));
+echo 'slept ', getmypid(), "\n";

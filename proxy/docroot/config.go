@@ -1,0 +1,127 @@
+package docroot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/phppool"
+)
+
+// Config is one site's docroot.
+type Config struct {
+	// Root is the directory served; it must exist.
+	Root string
+	// PHPOnly sends only PHP scripts to the pool; every other request goes
+	// to Fallback (the origin). Off, the docroot serves everything.
+	PHPOnly bool
+	// Index names tried, in order, for a request ending in "/". nil means
+	// index.php, index.html.
+	Index []string
+	// FrontController is the script ("/index.php") that answers paths that
+	// match no file or directory; "" answers them 404.
+	FrontController string
+	// PathInfo splits "/a.php/b/c" into the script /a.php and PATH_INFO /b/c.
+	PathInfo bool
+	// FollowSymlinks lets symlinks point outside Root.
+	FollowSymlinks bool
+	// StaticTTL is how long the cache keeps static files; 0 stores none.
+	StaticTTL time.Duration
+	// MaxBodyInMemory: a request body of unknown length (chunked) is
+	// spooled to a temporary file past this size, since PHP needs
+	// CONTENT_LENGTH. 0 means 1 MiB.
+	MaxBodyInMemory int64
+}
+
+// PHP runs one FastCGI request; *phppool.Pool implements it.
+type PHP interface {
+	Do(ctx context.Context, params []phppool.Param, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+}
+
+// Upstream answers what the docroot does not serve in PHPOnly mode.
+type Upstream interface {
+	Do(req *fasthttp.Request, resp *fasthttp.Response) error
+}
+
+// Sentinels the proxy maps to a status.
+var (
+	// ErrNoPHP: a script was requested from a site without a PHP pool.
+	ErrNoPHP = errors.New("docroot: no php pool for this site")
+)
+
+// Handler serves requests from one docroot.
+type Handler struct {
+	cfg      Config
+	root     string // absolute, cleaned
+	realRoot string // root with symlinks resolved
+	php      PHP
+	fallback Upstream
+	log      *slog.Logger
+	wg       sync.WaitGroup // PHP request goroutines
+}
+
+// New checks cfg. php may be nil (static files only); fallback is needed
+// with PHPOnly.
+func New(cfg Config, php PHP, fallback Upstream, log *slog.Logger) (*Handler, error) {
+	root, err := filepath.Abs(cfg.Root)
+	if err != nil {
+		return nil, fmt.Errorf("docroot: %s: %w", cfg.Root, err)
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("docroot: %w", err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return nil, fmt.Errorf("docroot: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("docroot: %s is not a directory", cfg.Root)
+	}
+	if cfg.PHPOnly && (fallback == nil || php == nil) {
+		return nil, errors.New("docroot: php-only mode needs a php pool and an origin")
+	}
+	if cfg.Index == nil {
+		cfg.Index = []string{"index.php", "index.html"}
+	}
+	if cfg.MaxBodyInMemory <= 0 {
+		cfg.MaxBodyInMemory = 1 << 20
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{cfg: cfg, root: root, realRoot: real, php: php, fallback: fallback, log: log}, nil
+}
+
+// Close waits for PHP requests still streaming their output.
+func (h *Handler) Close() error {
+	h.wg.Wait()
+	return nil
+}
+
+// Do answers req as the origin would: a static file, a PHP script, the
+// front controller, or the fallback origin in PHPOnly mode.
+func (h *Handler) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
+	t := h.resolve(string(req.URI().Path()))
+	switch t.kind {
+	case kindFallback:
+		return h.fallback.Do(req, resp)
+	case kindPHP:
+		return h.servePHP(req, resp, &t)
+	case kindStatic:
+		return h.serveStatic(req, resp, &t)
+	case kindRedirect:
+		redirect(req, resp, t.location)
+	default:
+		refuse(resp, t.kind)
+	}
+	return nil
+}

@@ -1,0 +1,184 @@
+package docroot
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// kind is what a request path resolves to.
+type kind int
+
+const (
+	kindNotFound  kind = iota // 404
+	kindForbidden             // 403: dotfiles, paths escaping the docroot
+	kindBadPath               // 400: a path no file can have
+	kindStatic                // a regular file
+	kindPHP                   // a script for the pool
+	kindRedirect              // 301 to the directory with its slash
+	kindFallback              // the origin's (PHPOnly mode)
+)
+
+// target is a resolved request path.
+type target struct {
+	kind       kind
+	file       string      // absolute, symlinks resolved
+	info       fs.FileInfo // of file
+	scriptName string      // URL path of the script (SCRIPT_NAME)
+	pathInfo   string      // PATH_INFO
+	location   string      // redirect target path
+}
+
+// resolve maps a decoded URL path to what serves it. fasthttp has already
+// removed "." and ".." segments; resolve refuses any that remain.
+func (h *Handler) resolve(path string) target {
+	if !strings.HasPrefix(path, "/") || strings.ContainsRune(path, 0) || strings.ContainsRune(path, '\\') {
+		return target{kind: kindBadPath}
+	}
+	if k := checkSegments(path); k != kindStatic {
+		return target{kind: k}
+	}
+	if script, info, ok := h.splitScript(path); ok {
+		if h.php == nil {
+			return target{kind: kindForbidden} // never serve a script's source
+		}
+		return h.script(script, info)
+	}
+	if h.cfg.PHPOnly {
+		return target{kind: kindFallback}
+	}
+	return h.file(path)
+}
+
+// checkSegments refuses "..", "." and dotfiles (".env", ".git/…",
+// ".htaccess"); /.well-known/ stays reachable.
+func checkSegments(path string) kind {
+	for seg := range strings.SplitSeq(path[1:], "/") {
+		switch {
+		case seg == "." || seg == "..":
+			return kindBadPath
+		case strings.HasPrefix(seg, ".") && seg != ".well-known":
+			return kindForbidden
+		}
+	}
+	return kindStatic
+}
+
+// splitScript finds the script in a path: one ending in ".php", or with
+// PathInfo the first segment ending in ".php" followed by more path.
+func (h *Handler) splitScript(path string) (script, info string, ok bool) {
+	if strings.HasSuffix(path, ".php") {
+		return path, "", true
+	}
+	if !h.cfg.PathInfo {
+		return "", "", false
+	}
+	i := strings.Index(path, ".php/")
+	if i < 0 {
+		return "", "", false
+	}
+	return path[:i+4], path[i+4:], true
+}
+
+// script resolves a script path: it runs only if it is an existing
+// regular file inside the docroot.
+func (h *Handler) script(name, pathInfo string) target {
+	file, info, k := h.confine(name)
+	if k != kindStatic {
+		return target{kind: k}
+	}
+	if !info.Mode().IsRegular() {
+		return target{kind: kindNotFound}
+	}
+	return target{kind: kindPHP, file: file, info: info, scriptName: name, pathInfo: pathInfo}
+}
+
+// file resolves a non-script path like try_files $uri $uri/ FRONT?$args.
+func (h *Handler) file(path string) target {
+	file, info, k := h.confine(path)
+	switch {
+	case k == kindForbidden || k == kindBadPath:
+		return target{kind: k}
+	case k == kindStatic && info.Mode().IsRegular():
+		if strings.HasSuffix(path, "/") {
+			return h.front(kindNotFound) // "/file.html/"
+		}
+		return target{kind: kindStatic, file: file, info: info}
+	case k == kindStatic && info.IsDir():
+		if !strings.HasSuffix(path, "/") {
+			return target{kind: kindRedirect, location: path + "/"}
+		}
+		if t, ok := h.index(path); ok {
+			return t
+		}
+		return h.front(kindForbidden)
+	}
+	return h.front(kindNotFound)
+}
+
+// index tries the index names in a directory.
+func (h *Handler) index(dir string) (target, bool) {
+	for _, name := range h.cfg.Index {
+		p := dir + name
+		if strings.HasSuffix(name, ".php") {
+			if h.php == nil {
+				continue
+			}
+			if t := h.script(p, ""); t.kind == kindPHP {
+				return t, true
+			}
+			continue
+		}
+		file, info, k := h.confine(p)
+		if k == kindStatic && info.Mode().IsRegular() {
+			return target{kind: kindStatic, file: file, info: info}, true
+		}
+	}
+	return target{}, false
+}
+
+// front hands a path no file answers to the front controller, or
+// answers otherwise.
+func (h *Handler) front(otherwise kind) target {
+	if h.cfg.FrontController == "" || h.php == nil {
+		return target{kind: otherwise}
+	}
+	return h.script(h.cfg.FrontController, "")
+}
+
+// confine returns the file a URL path names, with symlinks resolved, and
+// kindStatic when it exists inside the docroot; kindForbidden when it (or
+// a symlink on the way) leads outside and FollowSymlinks is off.
+func (h *Handler) confine(urlPath string) (string, fs.FileInfo, kind) {
+	full := filepath.Join(h.root, filepath.FromSlash(urlPath))
+	if !within(full, h.root) {
+		return "", nil, kindForbidden
+	}
+	real := full
+	if !h.cfg.FollowSymlinks {
+		var err error
+		if real, err = filepath.EvalSymlinks(full); err != nil {
+			return "", nil, kindNotFound
+		}
+		if !within(real, h.realRoot) {
+			return "", nil, kindForbidden
+		}
+	}
+	info, err := os.Stat(real)
+	if err != nil {
+		return "", nil, kindNotFound
+	}
+	return real, info, kindStatic
+}
+
+// within reports whether path is root or below it.
+func within(path, root string) bool {
+	if path == root {
+		return true
+	}
+	if root == string(filepath.Separator) {
+		return strings.HasPrefix(path, root)
+	}
+	return strings.HasPrefix(path, root) && path[len(root)] == filepath.Separator
+}

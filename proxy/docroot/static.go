@@ -1,0 +1,116 @@
+package docroot
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// smallFile is the size up to which a file is read into the response
+// instead of streamed from the open file.
+const smallFile = 64 << 10
+
+// serveStatic answers GET and HEAD with the file, honouring validators
+// and a single byte range, as nginx does.
+func (h *Handler) serveStatic(req *fasthttp.Request, resp *fasthttp.Response, t *target) error {
+	if !req.Header.IsGet() && !req.Header.IsHead() {
+		resp.SetStatusCode(fasthttp.StatusMethodNotAllowed)
+		resp.Header.Set("Allow", "GET, HEAD")
+		resp.Header.Set("X-LiteSpeed-Cache-Control", "no-cache")
+		return nil
+	}
+	size, mod := t.info.Size(), t.info.ModTime()
+	etag := fileETag(mod, size)
+	resp.Header.Set("ETag", etag)
+	resp.Header.Set("Last-Modified", mod.UTC().Format(http.TimeFormat))
+	resp.Header.Set("Accept-Ranges", "bytes")
+	resp.Header.SetContentType(contentType(t.file))
+	h.setCacheControl(resp)
+	if notModified(&req.Header, etag, mod) {
+		resp.SetStatusCode(fasthttp.StatusNotModified)
+		resp.SkipBody = true
+		return nil
+	}
+	start, n, code := byteRange(&req.Header, etag, mod, size)
+	switch code {
+	case fasthttp.StatusRequestedRangeNotSatisfiable:
+		resp.SetStatusCode(code)
+		resp.Header.Set("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
+		return nil
+	case fasthttp.StatusPartialContent:
+		resp.SetStatusCode(code)
+		resp.Header.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, start+n-1, size))
+	}
+	return h.fileBody(req, resp, t.file, start, n)
+}
+
+// fileBody puts n bytes of the file from start into resp: read whole when
+// small, else streamed (fasthttp closes the file after sending it).
+func (h *Handler) fileBody(req *fasthttp.Request, resp *fasthttp.Response, name string, start, n int64) error {
+	if req.Header.IsHead() {
+		resp.SkipBody = true
+		resp.Header.SetContentLength(int(n))
+		return nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("docroot: open %s: %w", name, err)
+	}
+	if start > 0 {
+		if _, err := f.Seek(start, io.SeekStart); err != nil {
+			f.Close()
+			return fmt.Errorf("docroot: seek %s: %w", name, err)
+		}
+	}
+	if n > smallFile {
+		resp.SetBodyStream(&fileBody{f: f, r: io.LimitReader(f, n)}, int(n))
+		return nil
+	}
+	defer f.Close()
+	buf := bytes.NewBuffer(make([]byte, 0, n))
+	if _, err := io.CopyN(buf, f, n); err != nil {
+		return fmt.Errorf("docroot: read %s: %w", name, err)
+	}
+	resp.SetBodyRaw(buf.Bytes())
+	return nil
+}
+
+// fileBody streams part of an open file and closes it when done.
+type fileBody struct {
+	f *os.File
+	r io.Reader
+}
+
+func (b *fileBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+func (b *fileBody) Close() error               { return b.f.Close() }
+
+// setCacheControl tells the proxy's cache (not the client: the header is
+// internal) how long to keep a static file.
+func (h *Handler) setCacheControl(resp *fasthttp.Response) {
+	if h.cfg.StaticTTL <= 0 {
+		resp.Header.Set("X-LiteSpeed-Cache-Control", "no-cache")
+		return
+	}
+	resp.Header.Set("X-LiteSpeed-Cache-Control", "public,max-age="+strconv.FormatInt(int64(h.cfg.StaticTTL/time.Second), 10))
+}
+
+// fileETag is nginx's: hex mtime and size.
+func fileETag(mod time.Time, size int64) string {
+	return `"` + strconv.FormatInt(mod.Unix(), 16) + "-" + strconv.FormatInt(size, 16) + `"`
+}
+
+// contentType is the media type by extension; unknown ones are octet-stream.
+func contentType(name string) string {
+	if t := mime.TypeByExtension(filepath.Ext(name)); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}

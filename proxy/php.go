@@ -1,0 +1,159 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"time"
+
+	"github.com/ramjet-proxy/ramjet/phppool"
+	"github.com/ramjet-proxy/ramjet/proxy/docroot"
+)
+
+// Docroot serves a site from a directory with its own PHP pool.
+type Docroot struct {
+	docroot.Config
+	// PHP is the site's worker pool; nil serves static files only.
+	PHP *phppool.Config
+}
+
+// poolDrain bounds how long a replaced pool's requests may take to finish.
+const poolDrain = 2 * time.Minute
+
+// phpPool is a running pool and the config it was built from; the Proxy
+// keeps it across reloads that leave its config unchanged.
+type phpPool struct {
+	name string
+	cfg  phppool.Config
+	pool *phppool.Pool
+}
+
+// buildDocroots gives each docroot site of g its handler, reusing the
+// pools of old whose config did not change; new pools are listed in
+// g.newPools, unstarted.
+func (p *Proxy) buildDocroots(g *generation, old *generation) error {
+	g.pools = map[string]*phpPool{}
+	var errs []error
+	for _, s := range g.router.sites() {
+		if s.Docroot == nil {
+			s.up = g.pool
+			continue
+		}
+		var php docroot.PHP
+		if s.Docroot.PHP != nil {
+			pp, err := p.poolFor(g, old, s)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			php = pp.pool
+		}
+		h, err := docroot.New(s.Docroot.Config, php, g.pool, p.log.With("site", siteName(s)))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("proxy: site %s: %w", siteName(s), err))
+			continue
+		}
+		s.up = h
+	}
+	if err := errors.Join(errs...); err != nil {
+		g.closeNewPools()
+		return err
+	}
+	return nil
+}
+
+// poolFor returns the pool of s: the old generation's when its config is
+// the same, else a new one.
+func (p *Proxy) poolFor(g, old *generation, s *site) (*phpPool, error) {
+	name := siteName(s)
+	cfg := *s.Docroot.PHP
+	cfg.Name = name
+	if old != nil {
+		if pp, ok := old.pools[name]; ok && reflect.DeepEqual(pp.cfg, cfg) {
+			g.pools[name] = pp
+			return pp, nil
+		}
+	}
+	pool, err := phppool.New(cfg, p.log)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: site %s: %w", name, err)
+	}
+	pp := &phpPool{name: name, cfg: cfg, pool: pool}
+	g.pools[name] = pp
+	g.newPools = append(g.newPools, pp)
+	return pp, nil
+}
+
+// siteName names a site's pool in logs and metrics: its first host name.
+func siteName(s *site) string {
+	if len(s.Names) == 0 {
+		return "default"
+	}
+	return s.Names[0]
+}
+
+// startPools starts the pools g created; on error all of them are closed.
+func (g *generation) startPools(ctx context.Context) error {
+	for _, pp := range g.newPools {
+		if err := pp.pool.Start(ctx); err != nil {
+			g.closeNewPools()
+			return fmt.Errorf("proxy: php pool %s: %w", pp.name, err)
+		}
+	}
+	return nil
+}
+
+func (g *generation) closeNewPools() {
+	for _, pp := range g.newPools {
+		// A pool that never served has nothing to report on close.
+		_ = pp.pool.Close()
+	}
+}
+
+// retirePools drains the pools of old that g does not use: their workers
+// finish the requests they have, then exit. The goroutine is a
+// background job Close waits for.
+func (p *Proxy) retirePools(old, g *generation) {
+	var gone []*phpPool
+	for name, pp := range old.pools {
+		if g == nil || g.pools[name] != pp {
+			gone = append(gone, pp)
+		}
+	}
+	if len(gone) == 0 || !p.startBackground() {
+		for _, pp := range gone {
+			_ = pp.pool.Close() // closing: the error has no one to go to
+		}
+		return
+	}
+	go func() {
+		defer p.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), poolDrain)
+		defer cancel()
+		for _, pp := range gone {
+			if err := pp.pool.Shutdown(ctx); err != nil {
+				p.log.Warn("php pool drain", "pool", pp.name, "err", err)
+			}
+		}
+	}()
+}
+
+// PoolStatus describes one PHP pool for the admin listener.
+type PoolStatus struct {
+	Name    string                 `json:"name"`
+	Workers []phppool.WorkerStatus `json:"workers"`
+	Stats   phppool.Stats          `json:"stats"`
+}
+
+// PHPStatus lists the PHP pools of the current configuration.
+func (p *Proxy) PHPStatus() []PoolStatus {
+	g := p.gen.Load()
+	out := make([]PoolStatus, 0, len(g.pools))
+	for _, pp := range g.pools {
+		out = append(out, PoolStatus{Name: pp.name, Workers: pp.pool.Status(), Stats: pp.pool.Stats()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
