@@ -168,8 +168,9 @@ func (p *Pool) spawnIdle(ctx context.Context) error {
 
 // release says what happens to a worker after its request.
 type release struct {
-	kill    bool // timed out: SIGKILL at once
-	overRSS bool // grew past MaxRSS: recycle
+	kill    bool  // timed out: SIGKILL at once
+	overRSS bool  // grew past MaxRSS: recycle
+	failed  error // the worker died or broke the protocol: a crash
 }
 
 // release returns w after a request: back to the idle stack, or retired
@@ -187,6 +188,9 @@ func (p *Pool) release(w *worker, r release) {
 	switch {
 	case r.kill:
 		p.retireLocked(w, true)
+	case r.failed != nil:
+		p.crashedLocked(w, r.failed)
+		p.retireLocked(w, false)
 	case !w.alive() || w.conn.Broken():
 		p.retireLocked(w, false)
 	case w.requests >= p.cfg.MaxRequests || r.overRSS:
@@ -229,10 +233,20 @@ func (p *Pool) reaped(w *worker, err error) {
 	p.procs--
 	p.removeLocked(w)
 	if !p.closed && (!w.retired || !endedAsAsked(err)) {
-		p.stats.crashes.Add(1)
-		p.log.Warn("php-cgi worker exited unexpectedly", "pid", w.pid, "requests", w.requests, "err", err)
+		p.crashedLocked(w, err)
 	}
 	p.broadcastLocked()
+}
+
+// crashedLocked counts and logs w's crash once. Both the request that saw
+// the worker fail and its reaper report it, in either order.
+func (p *Pool) crashedLocked(w *worker, err error) {
+	if w.crashed {
+		return
+	}
+	w.crashed = true
+	p.stats.crashes.Add(1)
+	p.log.Warn("php-cgi worker crashed", "pid", w.pid, "requests", w.requests, "err", err)
 }
 
 // endedAsAsked reports whether a process's exit is what the pool's

@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// Do runs one request on a worker (see Conn.Do for the arguments). It
+// Do runs one request on a worker (see Conn.Do for the arguments; a nil
+// stderr sends the FastCGI stderr stream to the pool's log). It
 // takes the most recently used idle worker, resuming it if suspended,
 // spawns one if fewer than Max processes run, or waits up to QueueWait and
 // returns ErrBusy. A worker whose Conn broke or that served MaxRequests or
@@ -48,8 +49,15 @@ func (p *Pool) attempt(ctx context.Context, params []Param, stdin io.Reader, std
 		rctx, cancel = context.WithTimeout(ctx, p.cfg.RequestTimeout)
 		defer cancel()
 	}
+	logStderr := stderr == nil // PHP's error_log and warnings go to the pool's log
+	if logStderr {
+		stderr = w.errLog
+	}
 	start := time.Now()
 	status, err = w.conn.Do(rctx, params, stdin, stdout, stderr)
+	if logStderr {
+		w.errLog.flush() // before release: the next request reuses it
+	}
 	end := time.Now()
 	ex := w.conn.lastExchange()
 	p.noteResume(w, ex, end)
@@ -78,7 +86,7 @@ func (p *Pool) failed(ctx context.Context, w *worker, status int, err error, ex 
 		p.release(w, release{})
 		return status, false, fmt.Errorf("phppool: pool %q worker %d: %w", p.cfg.Name, w.pid, err)
 	}
-	p.release(w, release{})
+	p.release(w, release{failed: err})
 	err = fmt.Errorf("phppool: pool %q worker %d: %w: %w", p.cfg.Name, w.pid, ErrWorkerFailed, err)
 	return status, mayRetry(params, ex), err
 }

@@ -58,7 +58,8 @@ type worker struct {
 	pid     int
 	cmd     *exec.Cmd
 	conn    *Conn
-	statm   *os.File // /proc/PID/statm, open for the process's life; nil without /proc
+	statm   *os.File    // /proc/PID/statm, open for the process's life; nil without /proc
+	errLog  *lineLogger // logs the FastCGI stderr stream when Do's caller passes none
 	started time.Time
 	exited  chan struct{} // closed by the reaper goroutine after cmd.Wait
 
@@ -68,6 +69,7 @@ type worker struct {
 	lastUsed   time.Time
 	registered bool // in Pool.workers at some point; its reaper frees a Pool.procs slot
 	retired    bool // the pool is ending it; an exit is not a crash
+	crashed    bool // counted in Stats.Crashes
 
 	// Set by tryAcquire when it resumed the worker, read and cleared by
 	// the Do that took it.
@@ -184,6 +186,8 @@ func (p *Pool) spawnOnce(ctx context.Context) (*worker, error) {
 	// Without /proc there is no RSS: MaxRSS and WorkerStatus.RSS stay off.
 	w.statm, _ = os.Open("/proc/" + strconv.Itoa(w.pid) + "/statm")
 	stderr.pid.Store(int64(w.pid))
+	w.errLog = &lineLogger{log: p.log.With("stream", "fastcgi")}
+	w.errLog.pid.Store(int64(w.pid))
 	p.wg.Go(func() { p.reap(w) })
 	nc, err := waitAccept(ctx, addr, w.exited, p.done)
 	if err != nil {
@@ -243,8 +247,9 @@ func waitAccept(ctx context.Context, addr string, exited, closed <-chan struct{}
 	}
 }
 
-// lineLogger logs a worker's process stderr line by line. Write is called
-// only by the exec package's copy goroutine, which cmd.Wait joins.
+// lineLogger logs a worker's stderr line by line: the process's own (Write
+// is called only by the exec package's copy goroutine, which cmd.Wait
+// joins) or the FastCGI stream of the request the worker is serving.
 type lineLogger struct {
 	log *slog.Logger
 	pid atomic.Int64 // set right after Start; the first line may race it
@@ -271,6 +276,12 @@ func (l *lineLogger) Write(b []byte) (int, error) {
 	}
 	l.buf = append(l.buf[:0], rest...)
 	return len(b), nil
+}
+
+// flush logs a partial last line, at the end of a request.
+func (l *lineLogger) flush() {
+	l.emit(l.buf)
+	l.buf = l.buf[:0]
 }
 
 func (l *lineLogger) emit(line []byte) {

@@ -1,0 +1,174 @@
+package phppool
+
+import (
+	"context"
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestPoolKillsWorkerStuckPastRequestTimeout(t *testing.T) {
+	p := startPool(t, Config{Max: 1, RequestTimeout: 300 * time.Millisecond}, nil)
+	loop := testdataScript(t, "loop.php")
+	hello := testdataScript(t, "hello.php")
+	pid := p.Status()[0].PID
+	_, err := runFor(p, loop, "GET", "")
+	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want ErrTimeout and DeadlineExceeded", err)
+	}
+	// SIGKILL at once: the looping worker is gone well before a SIGTERM
+	// grace period would have ended.
+	start := time.Now()
+	waitFor(t, "stuck worker killed", func() bool { return procState(pid) == 0 })
+	if d := time.Since(start); d >= killGrace {
+		t.Fatalf("worker gone %v after the timeout, want SIGKILL at once", d)
+	}
+	if body, err := runFor(p, hello, "GET", ""); err != nil || body != "hello world" {
+		t.Fatalf("request after the timeout: %q, %v", body, err)
+	}
+	if st := p.Stats(); st.Timeouts != 1 || st.Crashes != 0 || st.Spawns != 2 {
+		t.Fatalf("stats %+v, want 1 timeout, 0 crashes, 2 spawns", st)
+	}
+}
+
+func TestPoolRetiresWorkerWhenCallerCancels(t *testing.T) {
+	p, script := newTestPool(t, Config{Max: 1})
+	pid := p.Status()[0].PID
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := run(ctx, p, script, "GET", "ms=5000")
+		done <- err
+	}()
+	waitFor(t, "worker busy", func() bool { st := p.Status(); return len(st) == 1 && st[0].State == "busy" })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) || errors.Is(err, ErrWorkerFailed) {
+		t.Fatalf("err %v, want Canceled and not ErrWorkerFailed", err)
+	}
+	waitFor(t, "worker retired", func() bool { return procState(pid) == 0 })
+	if _, pid2, _, err := get(p, script, "i=2"); err != nil || pid2 == pid {
+		t.Fatalf("request after cancel: pid %d (cancelled %d), %v", pid2, pid, err)
+	}
+}
+
+func TestPoolRetriesOnlyWhatIsSafeAfterAWorkerDiedIdle(t *testing.T) {
+	tests := []struct {
+		name      string
+		method    string
+		wantErr   error
+		wantRetry uint64
+	}{
+		{"GET is retried on another worker", "GET", nil, 1},
+		{"HEAD is retried on another worker", "HEAD", nil, 1},
+		{"POST is not retried", "POST", ErrWorkerFailed, 0},
+		{"PATCH is not retried", "PATCH", ErrWorkerFailed, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, script := newTestPool(t, Config{Max: 2})
+			dead := breakIdleWorker(t, p)
+			_, err := runFor(p, script, tt.method, "i=1")
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("err %v, want %v", err, tt.wantErr)
+			}
+			if st := p.Stats(); st.Retries != tt.wantRetry {
+				t.Fatalf("%d retries, want %d", st.Retries, tt.wantRetry)
+			}
+			waitFor(t, "broken worker retired", func() bool { return procState(dead) == 0 })
+			if _, pid, _, err := get(p, script, "i=2"); err != nil || pid == dead {
+				t.Fatalf("next request: pid %d (broken %d), %v", pid, dead, err)
+			}
+		})
+	}
+}
+
+func TestPoolServesGetAfterIdleWorkerWasKilled(t *testing.T) {
+	p, script := newTestPool(t, Config{})
+	pid := p.Status()[0].PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// No waiting for the reaper: either it removed the worker already or
+	// the request finds the connection dead and is retried.
+	_, pid2, rest, err := get(p, script, "i=1")
+	if err != nil || rest != "1" || pid2 == pid {
+		t.Fatalf("request after kill: pid %d (killed %d), %q, %v", pid2, pid, rest, err)
+	}
+	waitFor(t, "crash counted", func() bool { return p.Stats().Crashes == 1 })
+}
+
+func TestPoolReportsWorkerCrashMidRequest(t *testing.T) {
+	tests := []struct {
+		name        string
+		query       string
+		wantRetries uint64 // a GET that got no byte yet goes to a second worker, which crashes too
+		wantCrashes uint64
+	}{
+		{"crash before any output is retried once", "", 1, 2},
+		{"crash after output is not retried", "after=1", 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startPool(t, Config{Max: 2}, nil)
+			crash := testdataScript(t, "crash.php")
+			hello := testdataScript(t, "hello.php")
+			_, err := runFor(p, crash, "GET", tt.query)
+			if !errors.Is(err, ErrWorkerFailed) {
+				t.Fatalf("err %v, want ErrWorkerFailed", err)
+			}
+			waitFor(t, "crashes counted", func() bool { return p.Stats().Crashes == tt.wantCrashes })
+			if st := p.Stats(); st.Retries != tt.wantRetries {
+				t.Fatalf("%d retries, want %d", st.Retries, tt.wantRetries)
+			}
+			if body, err := runFor(p, hello, "GET", ""); err != nil || body != "hello world" {
+				t.Fatalf("request after the crash: %q, %v", body, err)
+			}
+		})
+	}
+}
+
+func TestMayRetryFollowsNextUpstreamRules(t *testing.T) {
+	tests := []struct {
+		name   string
+		method string
+		ex     exchange
+		want   bool
+	}{
+		{"GET, nothing received", "GET", exchange{}, true},
+		{"GET, response started", "GET", exchange{received: 8}, false},
+		{"GET, body consumed", "GET", exchange{bodyRead: 1}, false},
+		{"POST, request sent", "POST", exchange{}, false},
+		{"POST, sending failed", "POST", exchange{sendFirst: true}, true},
+		{"LOCK, request sent", "LOCK", exchange{}, false},
+		{"PATCH, sending failed after body read", "PATCH", exchange{sendFirst: true, bodyRead: 3}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := []Param{{"REQUEST_METHOD", tt.method}}
+			if got := mayRetry(ps, tt.ex); got != tt.want {
+				t.Fatalf("mayRetry = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestConnReportsWhetherTheWorkerSentAnything(t *testing.T) {
+	c := deadConn(t)
+	defer c.Close()
+	_, err := c.Do(context.Background(), cgiParams("GET", "/", -1), nil, nil, nil)
+	if err == nil {
+		t.Fatal("request on a closed peer succeeded")
+	}
+	if ex := c.lastExchange(); ex.received != 0 || ex.sendFirst {
+		t.Fatalf("exchange %+v, want nothing received and the read failing first", ex)
+	}
+	ln := startFake(t, fakeHandler())
+	c2 := dialFake(t, ln)
+	if _, err := c2.Do(context.Background(), cgiParams("GET", "/hello", -1), nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ex := c2.lastExchange(); ex.received == 0 || ex.firstRecv.IsZero() {
+		t.Fatalf("exchange %+v, want bytes received", ex)
+	}
+}
