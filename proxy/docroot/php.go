@@ -20,6 +20,8 @@ import (
 // worker at once; a longer one is streamed while the worker writes.
 const bufferedBody = 64 << 10
 
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
+
 var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
 
 // servePHP runs the script on the pool and turns its CGI response into
@@ -80,7 +82,12 @@ func readHead(br *bufio.Reader, resp *fasthttp.Response) error {
 // readBody reads up to bufferedBody of the output: all of it becomes a
 // plain body; more is streamed, the worker held until the client has it.
 func readBody(br *bufio.Reader, pr *io.PipeReader, resp *fasthttp.Response, script string) error {
-	n, err := io.CopyN(resp.BodyWriter(), br, bufferedBody)
+	buf := copyBufs.Get().(*[]byte)
+	n, err := io.CopyBuffer(resp.BodyWriter(), io.LimitReader(br, bufferedBody), *buf)
+	copyBufs.Put(buf)
+	if err == nil && n < bufferedBody {
+		err = io.EOF // the output ended within the limit
+	}
 	switch {
 	case errors.Is(err, io.EOF):
 		readerPool.Put(br)

@@ -7,3 +7,4 @@ echo 'pid: ', getmypid(), "\n";
 echo 'https: ', $_SERVER['HTTPS'] ?? '', "\n";
 echo 'remote: ', $_SERVER['REMOTE_ADDR'], "\n";
 echo 'server_port: ', $_SERVER['SERVER_PORT'], "\n";
+echo 'lscache: ', $_SERVER['HTTP_X_LSCACHE'] ?? '', "\n";

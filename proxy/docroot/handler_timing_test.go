@@ -1,0 +1,59 @@
+package docroot
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/phppool"
+)
+
+// BenchmarkPHPHello runs hello.php through the handler and a real php-cgi
+// pool of 4 workers: the docroot mode's miss path without HTTP parsing.
+func BenchmarkPHPHello(b *testing.B) {
+	if _, err := exec.LookPath("php-cgi"); err != nil {
+		b.Skip("php-cgi not installed")
+	}
+	// Readable by the unprivileged user the workers run as under root.
+	root, err := os.MkdirTemp("", "docroot-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	os.Chmod(root, 0o755)
+	if err := os.WriteFile(filepath.Join(root, "hello.php"), []byte("<?php echo 'Hello, World!';"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var pool *phppool.Pool
+	pool, err = phppool.New(phppool.Config{Name: "bench", Min: 4, Max: 4, MaxRequests: 1 << 30}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pool.Close()
+	if err := pool.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	h, err := New(Config{Root: root}, pool, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetParallelism(2)
+	b.RunParallel(func(pb *testing.PB) {
+		req := &fasthttp.Request{}
+		req.SetRequestURI("/hello.php")
+		req.Header.SetHost("localhost")
+		req.Header.Set("X-Forwarded-For", "127.0.0.1")
+		resp := &fasthttp.Response{}
+		for pb.Next() {
+			resp.Reset()
+			if err := h.Do(req, resp); err != nil || string(resp.Body()) != "Hello, World!" {
+				b.Fatalf("%v %q", err, resp.Body())
+			}
+		}
+	})
+}
