@@ -16,7 +16,9 @@ import (
 // connBridge serves the streams of one HTTP/2 connection with the
 // server's fasthttp handler: each stream gets a pooled RequestCtx filled
 // from the net/http request, and the handler's response is copied back,
-// body streamed.
+// body streamed. Not carried over: the stream's cancellation (a reset
+// stream shows as failing body reads and writes, not as ctx.Done),
+// hijacking, and fasthttp's TimeoutError responses.
 type connBridge struct {
 	s    *Server
 	conn net.Conn // stands in for the connection in every stream's ctx
