@@ -10,6 +10,7 @@ require (
 	github.com/molecule-man/go-brrr v1.3.1
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/valyala/fasthttp v1.78.0
+	github.com/yookoala/gofast v0.8.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/net v0.62.0
 	gopkg.in/yaml.v3 v3.0.1
@@ -24,4 +25,5 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/tools/godoc v0.1.0-deprecated // indirect
 )

@@ -10,12 +10,19 @@ import (
 	"time"
 )
 
+// waiter is a Do call queued for a worker. A freed worker is handed to
+// the oldest waiter through ch (FIFO), so waiters are served in order and
+// one release wakes one goroutine; a goroutine that just released cannot
+// take its worker back ahead of those waiting.
+type waiter struct {
+	ch chan *worker // buffered 1; sent to under Pool.mu
+}
+
 // acquire returns a busy worker for one request.
 func (p *Pool) acquire(ctx context.Context) (*worker, error) {
-	timer := time.NewTimer(p.cfg.QueueWait)
-	defer timer.Stop()
+	var timeout <-chan time.Time // started at the first wait
 	for {
-		w, spawn, wait, err := p.tryAcquire()
+		w, spawn, wt, wake, err := p.tryAcquire()
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("phppool: pool %q: %w", p.cfg.Name, err)
@@ -29,44 +36,97 @@ func (p *Pool) acquire(ctx context.Context) (*worker, error) {
 			}
 			return w, nil
 		}
-		err = p.await(ctx, wait, timer.C)
-		if err != nil {
-			return nil, err
+		if timeout == nil {
+			timer := time.NewTimer(p.cfg.QueueWait)
+			defer timer.Stop()
+			timeout = timer.C
+		}
+		if w, err := p.await(ctx, wt, wake, timeout); w != nil || err != nil {
+			return w, err
 		}
 	}
 }
 
-// await waits for wait, the queue timer or ctx, counted as a waiter
-// (Shutdown hands workers to waiters instead of retiring them).
-func (p *Pool) await(ctx context.Context, wait <-chan struct{}, timeout <-chan time.Time) error {
-	p.mu.Lock()
-	p.waiters++
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		p.waiters--
-		p.mu.Unlock()
-	}()
+// await waits in the queue for a handed-over worker. It returns neither a
+// worker nor an error when a slot may have freed (wake): the caller tries
+// again, perhaps to spawn.
+func (p *Pool) await(ctx context.Context, wt *waiter, wake <-chan struct{}, timeout <-chan time.Time) (*worker, error) {
 	select {
-	case <-wait:
-		return nil
+	case w := <-wt.ch:
+		return w, nil
+	case <-wake:
+		return p.dequeue(wt), nil
 	case <-timeout:
+		if w := p.dequeue(wt); w != nil {
+			return w, nil
+		}
 		p.stats.busy.Add(1)
-		return fmt.Errorf("phppool: pool %q: no worker free within %v: %w", p.cfg.Name, p.cfg.QueueWait, ErrBusy)
+		return nil, fmt.Errorf("phppool: pool %q: no worker free within %v: %w", p.cfg.Name, p.cfg.QueueWait, ErrBusy)
 	case <-ctx.Done():
-		return fmt.Errorf("phppool: pool %q: waiting for a worker: %w", p.cfg.Name, ctx.Err())
+		if w := p.dequeue(wt); w != nil {
+			p.giveBack(w)
+		}
+		return nil, fmt.Errorf("phppool: pool %q: waiting for a worker: %w", p.cfg.Name, ctx.Err())
 	}
 }
 
-// tryAcquire takes an idle worker (resumed and busy), or reserves a spawn
-// slot (spawn; the caller must call spawnReserved), or returns the channel
-// to wait on.
-func (p *Pool) tryAcquire() (w *worker, spawn bool, wait <-chan struct{}, err error) {
+// dequeue takes wt out of the queue, or returns the worker handed to it
+// meanwhile.
+func (p *Pool) dequeue(wt *waiter) *worker {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i := slices.Index(p.queue, wt); i >= 0 {
+		p.queue = slices.Delete(p.queue, i, i+1)
+		return nil
+	}
+	return <-wt.ch // sent under mu before wt left the queue
+}
+
+// giveBack returns an unused worker handed to a waiter that gave up.
+func (p *Pool) giveBack(w *worker) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil, false, nil, ErrClosed
+		p.busy--
+		return
 	}
+	p.reuseLocked(w)
+}
+
+// tryAcquire takes an idle worker (resumed and busy), or reserves a spawn
+// slot (spawn; the caller must call spawnReserved), or queues a waiter and
+// returns it with the channel that signals a freed slot.
+func (p *Pool) tryAcquire() (w *worker, spawn bool, wt *waiter, wake <-chan struct{}, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, false, nil, nil, ErrClosed
+	}
+	if w := p.popIdleLocked(); w != nil {
+		p.busy++
+		return w, false, nil, nil, nil
+	}
+	if p.procs < p.cfg.Max {
+		if time.Now().Before(p.retryAt) {
+			if p.procs == 0 {
+				return nil, false, nil, nil, fmt.Errorf("workers fail to start (retrying after %s): %w",
+					p.retryAt.Format(time.TimeOnly), p.lastErr)
+			}
+		} else {
+			p.procs++
+			p.busy++
+			p.wg.Add(1)
+			return nil, true, nil, nil, nil
+		}
+	}
+	wt = &waiter{ch: make(chan *worker, 1)}
+	p.queue = append(p.queue, wt)
+	return nil, false, wt, p.wake, nil
+}
+
+// popIdleLocked takes the most recently used live idle worker, resumed
+// (SIGCONT) if it was suspended, and marks it busy.
+func (p *Pool) popIdleLocked() *worker {
 	for len(p.idle) > 0 {
 		w := p.idle[len(p.idle)-1]
 		p.idle = p.idle[:len(p.idle)-1]
@@ -81,23 +141,9 @@ func (p *Pool) tryAcquire() (w *worker, spawn bool, wait <-chan struct{}, err er
 			p.stats.resumes.Add(1)
 		}
 		w.state = stateBusy
-		p.busy++
-		return w, false, nil, nil
+		return w
 	}
-	if p.procs < p.cfg.Max {
-		if time.Now().Before(p.retryAt) {
-			if p.procs == 0 {
-				return nil, false, nil, fmt.Errorf("workers fail to start (retrying after %s): %w",
-					p.retryAt.Format(time.TimeOnly), p.lastErr)
-			}
-		} else {
-			p.procs++
-			p.busy++
-			p.wg.Add(1)
-			return nil, true, nil, nil
-		}
-	}
-	return nil, false, p.wake, nil
+	return nil
 }
 
 // unbusy gives back the busy count of a reserved spawn that failed.
@@ -161,8 +207,8 @@ func (p *Pool) spawnIdle(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.parkLocked(w)
-	p.broadcastLocked()
+	p.busy++ // as if acquired: reuseLocked hands it on or parks it
+	p.reuseLocked(w)
 	return nil
 }
 
@@ -173,16 +219,15 @@ type release struct {
 	failed  error // the worker died or broke the protocol: a crash
 }
 
-// release returns w after a request: back to the idle stack, or retired
-// (terminated; its slot frees when reaped) if broken, dead, used up, too
-// big, timed out, or the pool is draining and nobody waits for it.
+// release returns w after a request: to the oldest waiter or the idle
+// stack (reuseLocked), or retired (terminated; its slot frees when
+// reaped) if broken, dead, used up, too big or timed out.
 func (p *Pool) release(w *worker, r release) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w.requests++
-	p.busy--
-	defer p.broadcastLocked()
 	if p.closed {
+		p.busy--
 		return // Close terminates every worker it found registered
 	}
 	switch {
@@ -196,14 +241,35 @@ func (p *Pool) release(w *worker, r release) {
 	case w.requests >= p.cfg.MaxRequests || r.overRSS:
 		p.stats.recycled.Add(1)
 		p.retireLocked(w, false)
-	case p.draining && p.waiters == 0:
-		p.retireLocked(w, false)
 	default:
-		p.parkLocked(w)
+		p.reuseLocked(w)
+		return
+	}
+	p.busy--
+	if p.draining {
+		p.broadcastLocked() // Shutdown waits for busy to reach 0
 	}
 }
 
-// parkLocked puts w on top of the idle stack; the caller wakes waiters.
+// reuseLocked hands the busy worker w to the oldest waiter, or else parks
+// it idle; a draining pool retires it instead of parking.
+func (p *Pool) reuseLocked(w *worker) {
+	if len(p.queue) > 0 {
+		wt := p.queue[0]
+		p.queue = slices.Delete(p.queue, 0, 1)
+		wt.ch <- w // buffered; wt's goroutine takes it
+		return
+	}
+	p.busy--
+	if p.draining {
+		p.retireLocked(w, false)
+		p.broadcastLocked()
+		return
+	}
+	p.parkLocked(w)
+}
+
+// parkLocked puts w on top of the idle stack; nobody is queued for it.
 func (p *Pool) parkLocked(w *worker) {
 	w.state = stateIdle
 	w.lastUsed = time.Now()

@@ -3,14 +3,25 @@
 // worker that serves requests one after another (Conn.Do), and parsing the
 // CGI response head (Status, Location, headers) from the start of STDOUT.
 //
-// It also owns the php-cgi processes (Pool): spawning, idle suspend with
-// SIGSTOP/SIGCONT, recycling and replacing workers. It does no HTTP routing
-// and must not import proxy, purge or conf, and it does not handle signals.
+// It also owns the php-cgi processes (Pool): spawning them as an
+// unprivileged user when ramjet runs as root, idle suspend with
+// SIGSTOP/SIGCONT, idle exit, recycling, killing requests that run too
+// long, replacing dead workers, and graceful Shutdown for reloads. It does
+// no HTTP routing and must not import proxy, purge or conf, and it does
+// not handle signals; it signals only its own child processes.
 //
-// Pool (pool.go, worker.go) is that process manager: one php-cgi -b
-// process per worker on its own loopback port with one Conn each, LIFO
-// reuse, SIGSTOP/SIGCONT idle suspend, recycle after MaxRequests, and
-// ErrBusy after QueueWait; it signals only its own child processes.
+// Pool (pool.go, acquire.go, do.go, supervise.go, worker.go) runs one
+// php-cgi -b process per worker on its own loopback port with one Conn
+// each. Idle workers are reused LIFO (warm caches); when none is idle and
+// Max processes run, Do calls queue FIFO and a finishing worker is handed
+// to the oldest, up to QueueWait (then ErrBusy). After a request a worker
+// is retired when it served MaxRequests, grew past MaxRSS, broke its Conn
+// or ran past RequestTimeout (SIGKILL at once). A request whose worker
+// failed before sending a byte is retried once on another worker when
+// nginx's fastcgi_next_upstream would (no body consumed, method not POST,
+// LOCK or PATCH unless sending failed); otherwise it fails with
+// ErrWorkerFailed. Counters and the resume latency histogram (Stats) are
+// atomics, cheap on the request path.
 //
 // A Conn never buffers a whole response: STDOUT records are written to the
 // caller's writer as they arrive, and the request body is streamed in

@@ -99,7 +99,7 @@ type Pool struct {
 	idle     []*worker          // idle or suspended; most recently used last
 	procs    int                // spawns in progress + registered workers not yet reaped
 	busy     int                // workers handed to Do, including reserved spawns
-	waiters  int                // Do calls waiting for a worker
+	queue    []*waiter          // Do calls waiting for a worker, oldest first
 	wake     chan struct{}      // closed and replaced when a worker or a slot frees
 	failures int                // consecutive spawn failures
 	retryAt  time.Time          // no spawn before this after a failure
@@ -237,9 +237,9 @@ func (p *Pool) Close() error {
 }
 
 // Shutdown retires the pool gracefully, for a reload that swapped in a new
-// one: idle workers are terminated now, busy ones after their request, and
-// Do calls that still arrive are served (spawning if needed) for at least
-// drainLinger. Once that has passed and no worker is busy, or when ctx is
+// one: idle workers are terminated now, busy ones after their request
+// unless a queued Do takes them over, and Do calls that still arrive are
+// served (spawning if needed) for at least drainLinger. Once that has passed and no worker is busy, or when ctx is
 // done, it closes the pool. The error wraps ctx.Err() if ctx ended first.
 func (p *Pool) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
