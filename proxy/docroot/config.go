@@ -66,6 +66,7 @@ type Handler struct {
 	fallback Upstream
 	log      *slog.Logger
 	wg       sync.WaitGroup // PHP request goroutines
+	lookups  lookups
 }
 
 // New checks cfg. php may be nil (static files only); fallback is needed
@@ -110,7 +111,7 @@ func (h *Handler) Close() error {
 // Do answers req as the origin would: a static file, a PHP script, the
 // front controller, or the fallback origin in PHPOnly mode.
 func (h *Handler) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
-	t := h.resolve(string(req.URI().Path()))
+	t := h.lookup(string(req.URI().Path()))
 	switch t.kind {
 	case kindFallback:
 		return h.fallback.Do(req, resp)

@@ -57,3 +57,37 @@ func BenchmarkPHPHello(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkResolve maps request paths to files: a script, a permalink for
+// the front controller, and a static file, each with its symlink checks.
+func BenchmarkResolve(b *testing.B) {
+	root := tree(b)
+	h, err := New(Config{Root: root, FrontController: "/index.php"}, &fakePHP{}, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, path := range []string{"/hello.php", "/2024/01/some-post/", "/style.css"} {
+		b.Run(path, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if t := h.resolve(path); t.kind != kindPHP && t.kind != kindStatic {
+					b.Fatal(t.kind)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLookup is resolve answered from the lookup cache.
+func BenchmarkLookup(b *testing.B) {
+	h, err := New(Config{Root: tree(b), FrontController: "/index.php"}, &fakePHP{}, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if t := h.lookup("/2024/01/some-post/"); t.kind != kindPHP {
+			b.Fatal(t.kind)
+		}
+	}
+}

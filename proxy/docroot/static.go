@@ -19,7 +19,8 @@ import (
 const smallFile = 64 << 10
 
 // serveStatic answers GET and HEAD with the file, honouring validators
-// and a single byte range, as nginx does.
+// and a single byte range, as nginx does. The file is opened and stat'ed
+// here, so a cached lookup never serves stale sizes or validators.
 func (h *Handler) serveStatic(req *fasthttp.Request, resp *fasthttp.Response, t *target) error {
 	if !req.Header.IsGet() && !req.Header.IsHead() {
 		resp.SetStatusCode(fasthttp.StatusMethodNotAllowed)
@@ -27,7 +28,12 @@ func (h *Handler) serveStatic(req *fasthttp.Request, resp *fasthttp.Response, t 
 		resp.Header.Set("X-LiteSpeed-Cache-Control", "no-cache")
 		return nil
 	}
-	size, mod := t.info.Size(), t.info.ModTime()
+	f, info, err := openRegular(t.file)
+	if err != nil {
+		refuse(resp, kindNotFound)
+		return nil
+	}
+	size, mod := info.Size(), info.ModTime()
 	etag := fileETag(mod, size)
 	resp.Header.Set("ETag", etag)
 	resp.Header.Set("Last-Modified", mod.UTC().Format(http.TimeFormat))
@@ -35,6 +41,7 @@ func (h *Handler) serveStatic(req *fasthttp.Request, resp *fasthttp.Response, t 
 	resp.Header.SetContentType(contentType(t.file))
 	h.setCacheControl(resp)
 	if notModified(&req.Header, etag, mod) {
+		f.Close()
 		resp.SetStatusCode(fasthttp.StatusNotModified)
 		resp.SkipBody = true
 		return nil
@@ -42,6 +49,7 @@ func (h *Handler) serveStatic(req *fasthttp.Request, resp *fasthttp.Response, t 
 	start, n, code := byteRange(&req.Header, etag, mod, size)
 	switch code {
 	case fasthttp.StatusRequestedRangeNotSatisfiable:
+		f.Close()
 		resp.SetStatusCode(code)
 		resp.Header.Set("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
 		return nil
@@ -49,25 +57,36 @@ func (h *Handler) serveStatic(req *fasthttp.Request, resp *fasthttp.Response, t 
 		resp.SetStatusCode(code)
 		resp.Header.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, start+n-1, size))
 	}
-	return h.fileBody(req, resp, t.file, start, n)
+	return writeFile(req, resp, f, start, n)
 }
 
-// fileBody puts n bytes of the file from start into resp: read whole when
-// small, else streamed (fasthttp closes the file after sending it).
-func (h *Handler) fileBody(req *fasthttp.Request, resp *fasthttp.Response, name string, start, n int64) error {
+// openRegular opens a regular file and stats the open file.
+func openRegular(name string) (*os.File, os.FileInfo, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("docroot: %s is not a regular file", name)
+	}
+	return f, info, nil
+}
+
+// writeFile puts n bytes of f from start into resp: read whole when small,
+// else streamed (fasthttp closes the file after sending it). It owns f.
+func writeFile(req *fasthttp.Request, resp *fasthttp.Response, f *os.File, start, n int64) error {
 	if req.Header.IsHead() {
+		f.Close()
 		resp.SkipBody = true
 		resp.Header.SetContentLength(int(n))
 		return nil
 	}
-	f, err := os.Open(name)
-	if err != nil {
-		return fmt.Errorf("docroot: open %s: %w", name, err)
-	}
 	if start > 0 {
 		if _, err := f.Seek(start, io.SeekStart); err != nil {
 			f.Close()
-			return fmt.Errorf("docroot: seek %s: %w", name, err)
+			return fmt.Errorf("docroot: seek %s: %w", f.Name(), err)
 		}
 	}
 	if n > smallFile {
@@ -77,7 +96,7 @@ func (h *Handler) fileBody(req *fasthttp.Request, resp *fasthttp.Response, name 
 	defer f.Close()
 	buf := bytes.NewBuffer(make([]byte, 0, n))
 	if _, err := io.CopyN(buf, f, n); err != nil {
-		return fmt.Errorf("docroot: read %s: %w", name, err)
+		return fmt.Errorf("docroot: read %s: %w", f.Name(), err)
 	}
 	resp.SetBodyRaw(buf.Bytes())
 	return nil
