@@ -18,6 +18,8 @@ type Config struct {
 	Cache    Cache  `yaml:"cache"`
 	Purge    Purge  `yaml:"purge"`
 	ESI      ESI    `yaml:"esi"`
+	TLS      TLS    `yaml:"tls"`
+	H2C      H2C    `yaml:"h2c"`
 	Defaults Site   `yaml:"defaults"` // for requests whose Host matches no Hosts entry
 	// Hosts hold effective settings: each is Defaults overlaid with its
 	// block in the file, so callers never merge.
@@ -129,6 +131,12 @@ type Site struct {
 	// LiteSpeed Cache WordPress plugin emit its cache headers.
 	LSCacheHeader bool    `yaml:"lscache_header"`
 	Docroot       Docroot `yaml:"docroot"`
+	// HTTPSRedirect answers plain-HTTP requests with a redirect to the
+	// same URL over HTTPS.
+	HTTPSRedirect bool `yaml:"https_redirect"`
+	// HSTS is the Strict-Transport-Security value added to responses
+	// sent over TLS ("max-age=31536000; includeSubDomains"); "" = none.
+	HSTS string `yaml:"hsts"`
 }
 
 // Docroot serves a site from a directory with ramjet's own php-cgi
@@ -223,6 +231,7 @@ func Default() *Config {
 			},
 		},
 		ESI: ESI{MaxDepth: 3, MaxIncludes: 64, Timeout: Duration(2 * time.Second)},
+		TLS: TLS{OCSP: true, OCSPTimeout: Duration(10 * time.Second), H2MaxStreams: 250},
 		Purge: Purge{
 			Trusted:    []string{"127.0.0.0/8", "::1/128"},
 			AdminAllow: []string{"127.0.0.0/8", "::1/128"},

@@ -31,7 +31,8 @@ func Load(path string) (*Config, []byte, error) {
 // Unknown keys, values of the wrong kind and failed Validate checks are
 // all reported, sorted by line, as errors.Join of *Error, each printed as
 // "filename:line: path: message". An empty document yields Default().
-// Parse lower-cases Hosts[i].Names and Cache.Compress.Types.
+// Parse lower-cases Hosts[i].Names, TLS.Hosts[i].Names and
+// Cache.Compress.Types.
 func Parse(data []byte, filename string) (*Config, error) {
 	cfg := Default()
 	d := &decoder{lines: map[string]int{}}
@@ -41,6 +42,11 @@ func Parse(data []byte, filename string) (*Config, error) {
 	}
 	for i, t := range cfg.Cache.Compress.Types {
 		cfg.Cache.Compress.Types[i] = strings.ToLower(t)
+	}
+	for _, h := range cfg.TLS.Hosts {
+		for j, name := range h.Names {
+			h.Names[j] = strings.ToLower(name)
+		}
 	}
 	errs := d.errs
 	for _, err := range flatten(cfg.Validate()) {
@@ -182,7 +188,11 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value, path string) {
 			d.set(v, int64(x), path, err)
 		}
 	case reflect.Slice:
-		d.decodeStrings(n, v, path)
+		if v.Type().Elem().Kind() == reflect.Struct {
+			d.decodeStructs(n, v, path)
+		} else {
+			d.decodeStrings(n, v, path)
+		}
 	default:
 		panic(fmt.Sprintf("conf: %s has unsupported type %s", path, v.Type()))
 	}
@@ -272,6 +282,26 @@ func (d *decoder) decodeStrings(n *yaml.Node, v reflect.Value, path string) {
 		}
 	}
 	v.Set(reflect.ValueOf(out))
+}
+
+// decodeStructs decodes a list of mappings, one element each. An empty
+// list becomes nil.
+func (d *decoder) decodeStructs(n *yaml.Node, v reflect.Value, path string) {
+	if isNull(n) || n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
+		v.SetZero()
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.fail(path, "expected a list, got "+describe(n))
+		return
+	}
+	out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		ip := path + "[" + strconv.Itoa(i) + "]"
+		d.lines[ip] = item.Line
+		d.decodeValue(item, out.Index(i), ip)
+	}
+	v.Set(out)
 }
 
 // decodeHosts decodes each host block over a copy of cfg.Defaults, so

@@ -24,6 +24,12 @@ func TestExampleFileMatchesDefault(t *testing.T) {
 		t.Errorf("example hosts = %+v\nwant %+v", cfg.Hosts, wantHost)
 	}
 	cfg.Hosts = nil
+	wantTLSHosts := []TLSHost{{Names: []string{"example.com", "*.example.com"},
+		Cert: "/etc/ramjet/tls/example.com.crt", Key: "/etc/ramjet/tls/example.com.key"}}
+	if !reflect.DeepEqual(cfg.TLS.Hosts, wantTLSHosts) {
+		t.Errorf("example tls.hosts = %+v\nwant %+v", cfg.TLS.Hosts, wantTLSHosts)
+	}
+	cfg.TLS.Hosts = nil
 	compareFields(t, "", reflect.ValueOf(*cfg), reflect.ValueOf(*want))
 }
 

@@ -24,6 +24,11 @@ func (s *Site) validate(p *problems, path string, base *Site) {
 	if base == nil || s.Grace != base.Grace {
 		p.nonNegative(path+".grace", s.Grace)
 	}
+	if s.HSTS != "" && (base == nil || s.HSTS != base.HSTS) {
+		if msg := checkHSTS(s.HSTS); msg != "" {
+			p.add(path+".hsts", msg)
+		}
+	}
 	var b Site
 	if base != nil {
 		b = *base

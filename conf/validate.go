@@ -23,6 +23,7 @@ func (c *Config) Validate() error {
 	c.Cache.validate(&p)
 	c.Purge.validate(&p)
 	c.ESI.validate(&p)
+	c.validateTLS(&p)
 	c.Defaults.validate(&p, "defaults", nil)
 	c.validateHosts(&p)
 	return errors.Join(p...)

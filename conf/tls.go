@@ -1,0 +1,146 @@
+package conf
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// TLS is the HTTPS listener: TLS 1.2/1.3, HTTP/2 and HTTP/1.1 chosen by
+// ALPN, certificates chosen by SNI and reloaded when their files change.
+type TLS struct {
+	Listen string `yaml:"listen"` // host:port; "" = no TLS listener
+	// Cert and Key are the default certificate (PEM: leaf, then its
+	// chain) for clients whose server name matches no entry of Hosts.
+	Cert  string    `yaml:"cert"`
+	Key   string    `yaml:"key"`
+	Hosts []TLSHost `yaml:"hosts"`
+	// OCSP staples OCSP responses for certificates that name a responder.
+	OCSP        bool     `yaml:"ocsp"`
+	OCSPTimeout Duration `yaml:"ocsp_timeout"` // one OCSP fetch
+	// H2MaxStreams bounds concurrent streams per HTTP/2 connection (TLS
+	// and h2c listeners).
+	H2MaxStreams int `yaml:"h2_max_streams"`
+}
+
+// TLSHost is a certificate served to clients asking for one of Names.
+type TLSHost struct {
+	// Names are lower case, exact or "*.example.com" (one label).
+	Names []string `yaml:"names"`
+	Cert  string   `yaml:"cert"`
+	Key   string   `yaml:"key"`
+}
+
+// H2C is a plain listener that also speaks HTTP/2 with prior knowledge,
+// for a TLS terminator in front of ramjet.
+type H2C struct {
+	Listen string `yaml:"listen"` // host:port; "" = none
+	// BehindTLS marks every request on the listener as HTTPS (scheme,
+	// X-Forwarded-Proto, HSTS). Set it only when nothing but the TLS
+	// terminator can reach the listener.
+	BehindTLS bool `yaml:"behind_tls"`
+}
+
+// validateTLS checks the TLS and h2c listeners. Certificate files are read
+// only when the TLS listener is on.
+func (c *Config) validateTLS(p *problems) {
+	t := &c.TLS
+	others := map[string]string{c.Listen: "listen", c.Admin.Listen: "admin.listen"}
+	if t.Listen != "" {
+		if _, ok := p.listen("tls.listen", t.Listen); ok {
+			if other, dup := others[t.Listen]; dup {
+				p.add("tls.listen", "must differ from "+other)
+			}
+			others[t.Listen] = "tls.listen"
+		}
+		if t.Cert == "" && t.Key == "" && len(t.Hosts) == 0 {
+			p.add("tls.listen", "needs a default certificate (tls.cert and tls.key) or tls.hosts")
+		}
+	}
+	on := t.Listen != ""
+	if (t.Cert == "") != (t.Key == "") {
+		p.add("tls", "cert and key must be set together")
+	}
+	p.files("tls", t.Cert, t.Key, on)
+	seen := map[string]string{}
+	for i, h := range t.Hosts {
+		hp := "tls.hosts[" + strconv.Itoa(i) + "]"
+		if len(h.Names) == 0 {
+			p.add(hp+".names", "must list at least one host name")
+		}
+		for j, name := range h.Names {
+			np := hp + ".names[" + strconv.Itoa(j) + "]"
+			if msg := checkHostPattern(name); msg != "" {
+				p.add(np, msg)
+			} else if first, dup := seen[name]; dup {
+				p.add(np, fmt.Sprintf("%q is already listed at %s", name, first))
+			} else {
+				seen[name] = np
+			}
+		}
+		if h.Cert == "" || h.Key == "" {
+			p.add(hp, "needs both cert and key")
+		}
+		p.files(hp, h.Cert, h.Key, on)
+	}
+	if t.OCSP {
+		p.positive("tls.ocsp_timeout", t.OCSPTimeout)
+	}
+	p.minInt("tls.h2_max_streams", t.H2MaxStreams, 1)
+	if c.H2C.Listen != "" {
+		if _, ok := p.listen("h2c.listen", c.H2C.Listen); ok {
+			if other, dup := others[c.H2C.Listen]; dup {
+				p.add("h2c.listen", "must differ from "+other)
+			}
+		}
+	}
+}
+
+// files checks, when read is set, that the certificate and key given
+// are files.
+func (p *problems) files(path, cert, key string, read bool) {
+	if !read {
+		return
+	}
+	for _, f := range []struct{ key, file string }{{".cert", cert}, {".key", key}} {
+		if f.file == "" {
+			continue
+		}
+		if st, err := os.Stat(f.file); err != nil {
+			p.add(path+f.key, err.Error())
+		} else if !st.Mode().IsRegular() {
+			p.add(path+f.key, fmt.Sprintf("%q is not a file", f.file))
+		}
+	}
+}
+
+// checkHSTS returns what is wrong with a Strict-Transport-Security value
+// (RFC 6797: max-age required, includeSubDomains and preload allowed),
+// or "".
+func checkHSTS(v string) string {
+	maxAge := false
+	for d := range strings.SplitSeq(v, ";") {
+		d = strings.TrimSpace(d)
+		name, val, hasVal := strings.Cut(d, "=")
+		switch strings.ToLower(name) {
+		case "":
+			continue // RFC 6797 allows empty directives
+		case "max-age":
+			if _, err := strconv.ParseUint(strings.Trim(val, `"`), 10, 63); err != nil || maxAge {
+				return fmt.Sprintf("%q: max-age must be given once, as a number of seconds", v)
+			}
+			maxAge = true
+		case "includesubdomains", "preload":
+			if hasVal {
+				return fmt.Sprintf("%q: %s takes no value", v, name)
+			}
+		default:
+			return fmt.Sprintf("%q: unknown directive %q (max-age, includeSubDomains, preload)", v, d)
+		}
+	}
+	if !maxAge {
+		return fmt.Sprintf("%q has no max-age, like \"max-age=31536000\"", v)
+	}
+	return ""
+}
