@@ -66,6 +66,9 @@ func (p *Pool) await(ctx context.Context, wt *waiter, wake <-chan struct{}, time
 		if w := p.dequeue(wt); w != nil {
 			p.giveBack(w)
 		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) { // one sentinel for the caller's 504
+			return nil, fmt.Errorf("phppool: pool %q: waiting for a worker: %w: %w", p.cfg.Name, ErrTimeout, ctx.Err())
+		}
 		return nil, fmt.Errorf("phppool: pool %q: waiting for a worker: %w", p.cfg.Name, ctx.Err())
 	}
 }

@@ -15,8 +15,8 @@ import (
 // returns ErrBusy. A worker whose Conn broke or that served MaxRequests or
 // grew past MaxRSS is retired and replaced on demand.
 //
-// Errors: ErrTimeout past RequestTimeout or the caller's deadline (the
-// worker is killed), ErrWorkerFailed when the worker died or broke the
+// Errors: ErrTimeout past RequestTimeout or the caller's deadline (a
+// worker running the request is killed), ErrWorkerFailed when the worker died or broke the
 // protocol, the caller's ctx error when it was cancelled (the worker is
 // retired: its Conn is broken). A worker that fails before sending any
 // byte gets the request retried once on another worker, as nginx's

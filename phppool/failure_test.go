@@ -3,6 +3,7 @@ package phppool
 import (
 	"context"
 	"errors"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -170,5 +171,67 @@ func TestConnReportsWhetherTheWorkerSentAnything(t *testing.T) {
 	}
 	if ex := c2.lastExchange(); ex.received == 0 || ex.firstRecv.IsZero() {
 		t.Fatalf("exchange %+v, want bytes received", ex)
+	}
+}
+
+func TestPoolServesQueuedRequestsInArrivalOrder(t *testing.T) {
+	p, script := newTestPool(t, Config{Max: 1})
+	clock := testdataScript(t, "clock.php")
+	busy := make(chan error, 1)
+	go func() {
+		_, _, _, err := get(p, script, "ms=300")
+		busy <- err
+	}()
+	waitFor(t, "worker busy", func() bool { return p.Stats().Requests == 1 })
+	started := make([]chan string, 3)
+	for i := range started {
+		started[i] = make(chan string, 1)
+		go func() {
+			body, err := runFor(p, clock, "GET", "")
+			if err != nil {
+				body = err.Error()
+			}
+			started[i] <- body
+		}()
+		waitFor(t, "request queued", func() bool {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return len(p.queue) == i+1
+		})
+	}
+	if err := <-busy; err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	for i, ch := range started {
+		at, err := strconv.ParseInt(<-ch, 10, 64)
+		if err != nil {
+			t.Fatalf("queued request %d: %v", i, err)
+		}
+		if at <= last {
+			t.Fatalf("queued request %d started before request %d", i, i-1)
+		}
+		last = at
+	}
+}
+
+func TestPoolCallerDeadlineWhileQueuedIsATimeout(t *testing.T) {
+	p, script := newTestPool(t, Config{Max: 1})
+	busy := make(chan error, 1)
+	go func() {
+		_, _, _, err := get(p, script, "ms=500")
+		busy <- err
+	}()
+	waitFor(t, "worker busy", func() bool { return p.Stats().Requests == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := run(ctx, p, script, "GET", ""); !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want ErrTimeout and DeadlineExceeded", err)
+	}
+	if err := <-busy; err != nil {
+		t.Fatalf("the running request: %v", err)
+	}
+	if st := p.Stats(); st.Timeouts != 0 || st.Spawns != 1 {
+		t.Fatalf("stats %+v: no worker should have been killed", st)
 	}
 }

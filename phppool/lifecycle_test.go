@@ -169,3 +169,24 @@ func TestPoolReloadUnderLoadHasNoFailures(t *testing.T) {
 		t.Fatalf("%d of %d requests failed across the reload", failed.Load(), sent.Load())
 	}
 }
+
+func TestSuperviseEveryIsAQuarterOfTheShortestLimit(t *testing.T) {
+	tests := []struct {
+		name          string
+		suspend, exit time.Duration
+		want          time.Duration
+	}{
+		{"neither set", 0, 0, 0},
+		{"suspend only", 400 * time.Millisecond, 0, 100 * time.Millisecond},
+		{"exit shorter", 10 * time.Second, 2 * time.Second, 500 * time.Millisecond},
+		{"floor", time.Millisecond, 0, 10 * time.Millisecond},
+		{"ceiling", time.Minute, time.Hour, time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := superviseEvery(tt.suspend, tt.exit); got != tt.want {
+				t.Fatalf("superviseEvery(%v, %v) = %v, want %v", tt.suspend, tt.exit, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,3 @@
+<?php
+// When the worker started this request (monotonic ns), to order requests.
+echo hrtime(true);
