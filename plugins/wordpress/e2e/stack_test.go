@@ -267,6 +267,10 @@ func startMariaDB(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	// In docroot mode ramjet runs PHP as nobody, which must reach the socket.
+	if err := os.Chmod(sockDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	sock := filepath.Join(sockDir, "db.sock")
 	cnf := filepath.Join(dir, "my.cnf")
 	user := ""
@@ -321,10 +325,11 @@ func runBounded(cmd *exec.Cmd, d time.Duration) (string, error) {
 // ---------------------------------------------------------------------------
 // WordPress
 
-// site is an installed WordPress behind nginx + php-fpm.
+// site is an installed WordPress.
 type site struct {
-	docroot string
-	origin  string         // http://127.0.0.1:port of nginx
+	dir     string         // temporary directory holding docroot and logs
+	docroot string         // the WordPress tree
+	origin  string         // nginx's http://127.0.0.1:port, once started
 	ids     map[string]int // created objects, from setup.php
 }
 
@@ -336,6 +341,13 @@ type site struct {
 func installWordPress(t *testing.T, dbSock, adminURL string) *site {
 	t.Helper()
 	dir := t.TempDir()
+	// In docroot mode ramjet runs PHP as nobody (never as root): it must be
+	// able to walk down to the docroot.
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	docroot := filepath.Join(dir, "wp")
 	if out, err := runBounded(exec.Command("cp", "-rL", wpSource, docroot), phpTimeout); err != nil {
 		t.Fatalf("copy %s: %v\n%s", wpSource, err, out)
@@ -366,11 +378,10 @@ func installWordPress(t *testing.T, dbSock, adminURL string) *site {
 		t.Fatal(err)
 	}
 	out := runPHP(t, nil, "testdata/setup.php", docroot)
-	s := &site{docroot: docroot, ids: map[string]int{}}
+	s := &site{dir: dir, docroot: docroot, ids: map[string]int{}}
 	if err := json.Unmarshal([]byte(lastLine(out)), &s.ids); err != nil {
 		t.Fatalf("setup.php output %q: %v", out, err)
 	}
-	s.origin = startOrigin(t, dir, docroot)
 	return s
 }
 
@@ -561,25 +572,27 @@ func reserveNode(t *testing.T, name string) *node {
 	}
 }
 
-// start runs `ramjet serve` with a config file in front of origin, with
-// Redis fan-out, and waits for /healthz.
+// start runs `ramjet serve` with a config file in front of origin (or with
+// extra flags such as --docroot), with Redis fan-out, and waits for /healthz.
 func (n *node) start(t *testing.T, origin, redisURL string, extra ...string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "ramjet.yaml")
+	originYAML := ""
+	if origin != "" {
+		originYAML = fmt.Sprintf("origin:\n  servers: [%q]\n", origin)
+	}
 	writeFile(t, cfg, fmt.Sprintf(`listen: %q
 admin:
   listen: %q
   token: %q
-origin:
-  servers: [%q]
-purge:
+%spurge:
   redis: %q
   node: %q
 defaults:
   grace: 0s
   debug_headers: true
-`, strings.TrimPrefix(n.url, "http://"), strings.TrimPrefix(n.adminURL, "http://"), adminToken, origin, redisURL, n.name))
+`, strings.TrimPrefix(n.url, "http://"), strings.TrimPrefix(n.adminURL, "http://"), adminToken, originYAML, redisURL, n.name))
 	n.p = startProc(t, ramjetBin, append([]string{"serve", "--config", cfg}, extra...)...)
 	c := &http.Client{Timeout: time.Second}
 	n.p.waitReady(t, "ramjet "+n.name, func() error {

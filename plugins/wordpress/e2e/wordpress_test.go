@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -171,16 +172,38 @@ func noAdminMarkers(t *testing.T, who, path string, p page) {
 
 // TestWordPressThroughRamjet installs WordPress with the ramjet-cache
 // plugin behind two ramjet nodes sharing purges through Redis, and checks
-// issue 6's flows on both nodes.
+// issue 6's flows on both nodes: once with nginx + php-fpm as the origin,
+// once with ramjet serving the docroot through its own php-cgi workers.
 func TestWordPressThroughRamjet(t *testing.T) {
 	requireStack(t)
+	t.Run("NginxPHPFPM", func(t *testing.T) {
+		checkFlows(t, func(t *testing.T, wp *site, n *node, redisURL string) {
+			if wp.origin == "" {
+				wp.origin = startOrigin(t, wp.dir, wp.docroot)
+			}
+			n.start(t, wp.origin, redisURL)
+		})
+	})
+	t.Run("Docroot", func(t *testing.T) {
+		if help, _ := runBounded(exec.Command(ramjetBin, "serve", "--help"), 10*time.Second); !strings.Contains(help, "-docroot") {
+			t.Skip("this ramjet build has no serve --docroot")
+		}
+		checkFlows(t, func(t *testing.T, wp *site, n *node, redisURL string) {
+			n.start(t, "", redisURL, "--docroot", wp.docroot, "--php-workers", "2")
+		})
+	})
+}
+
+// checkFlows sets up MariaDB, Redis and WordPress, starts two ramjet nodes
+// with startNode and runs the flows through them.
+func checkFlows(t *testing.T, startNode func(t *testing.T, wp *site, n *node, redisURL string)) {
 	start := time.Now()
 	dbSock := startMariaDB(t)
 	redisURL := startRedis(t)
 	nodeA, nodeB := reserveNode(t, "web1"), reserveNode(t, "web2")
 	wp := installWordPress(t, dbSock, nodeA.adminURL)
-	nodeA.start(t, wp.origin, redisURL)
-	nodeB.start(t, wp.origin, redisURL)
+	startNode(t, wp, nodeA, redisURL)
+	startNode(t, wp, nodeB, redisURL)
 	t.Logf("stack up in %v", time.Since(start).Round(time.Millisecond))
 
 	anonA, anonB := newBrowser("anon@web1", nodeA.url), newBrowser("anon@web2", nodeB.url)
