@@ -1,0 +1,27 @@
+package wordpress_test
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// TestPluginPHPUnit runs the plugin's PHPUnit tests (tag and purge logic
+// with WordPress stubbed), so `go test ./...` and CI run them too.
+func TestPluginPHPUnit(t *testing.T) {
+	bin, err := exec.LookPath("phpunit")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("phpunit not found (%v); .ci/deps installs the Debian package phpunit", err)
+		}
+		t.Skipf("phpunit not found (%v): apt-get install phpunit", err)
+	}
+	cmd := exec.Command(bin, "--configuration", "phpunit.xml.dist")
+	cmd.Dir = "../ramjet-cache"
+	out, err := runBounded(cmd, 2*time.Minute)
+	if err != nil {
+		t.Fatalf("phpunit: %v\n%s", err, out)
+	}
+	t.Logf("phpunit:\n%s", out)
+}
