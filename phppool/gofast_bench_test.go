@@ -222,7 +222,9 @@ func BenchmarkPHPClients(b *testing.B) {
 		runLoad(b, func() error { return gofastDo(factory, paramMap) })
 	})
 	b.Run("ramjet-pool", func(b *testing.B) {
-		p := benchPool(b, Config{Min: benchWorkers, Max: benchWorkers})
+		// No recycling, like the php-cgi above (PHP_FCGI_MAX_REQUESTS=0):
+		// the comparison is of clients, not of respawn cost.
+		p := benchPool(b, Config{Min: benchWorkers, Max: benchWorkers, MaxRequests: 1 << 30})
 		runLoad(b, func() error { return poolDo(p, params) })
 	})
 }
