@@ -9,7 +9,7 @@ import (
 type Stats struct {
 	Requests uint64 // requests sent to workers, retries included
 	Spawns   uint64 // workers started
-	Crashes  uint64 // workers that exited without the pool asking them to
+	Crashes  uint64 // workers that died, or failed a request (ErrWorkerFailed), on their own
 	Timeouts uint64 // requests past RequestTimeout or the caller's deadline
 	Recycled uint64 // workers retired after MaxRequests or MaxRSS
 	Busy     uint64 // Do calls that returned ErrBusy
