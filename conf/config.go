@@ -252,7 +252,7 @@ func Default() *Config {
 				PHP: PHP{
 					Workers:        4,
 					MinWorkers:     1,
-					MaxRequests:    500,
+					MaxRequests:    10000,
 					IdleSuspend:    Duration(10 * time.Second),
 					IdleExit:       Duration(5 * time.Minute),
 					QueueWait:      Duration(5 * time.Second),

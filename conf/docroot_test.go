@@ -61,7 +61,7 @@ func TestHostInheritsDocrootAndOverridesPHP(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := c.Hosts[0].Docroot
-	if h.Root != dir || h.PHP.Workers != 2 || h.PHP.MaxRequests != 500 || c.Defaults.Docroot.PHP.Workers != 8 {
+	if h.Root != dir || h.PHP.Workers != 2 || h.PHP.MaxRequests != 10000 || c.Defaults.Docroot.PHP.Workers != 8 {
 		t.Fatalf("host docroot %+v, defaults workers %d", h, c.Defaults.Docroot.PHP.Workers)
 	}
 }
