@@ -89,8 +89,8 @@ update_option(
 	array_merge(
 		get_option( 'ramjet_cache_settings', array() ),
 		array(
-			'proxy' => getenv( 'RAMJET_E2E_PROXY' ) ? getenv( 'RAMJET_E2E_PROXY' ) : 'on',
-			'esi'   => getenv( 'RAMJET_E2E_ESI' ) ? getenv( 'RAMJET_E2E_ESI' ) : 'on',
+			'proxy' => getenv( 'RAMJET_E2E_PROXY' ) ? getenv( 'RAMJET_E2E_PROXY' ) : 'auto',
+			'esi'   => getenv( 'RAMJET_E2E_ESI' ) ? getenv( 'RAMJET_E2E_ESI' ) : 'auto',
 		)
 	)
 );
