@@ -1,0 +1,3 @@
+<?php
+// bench/run, PHP section: a heavier page (about 80 KB of HTML built by PHP).
+phpinfo();
