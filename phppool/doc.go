@@ -11,8 +11,8 @@
 // not handle signals; it signals only its own child processes.
 //
 // Pool (pool.go, acquire.go, do.go, supervise.go, worker.go) runs one
-// php-cgi -b process per worker on its own loopback port with one Conn
-// each. Idle workers are reused LIFO (warm caches); when none is idle and
+// php-cgi -b process per worker on its own Unix socket (in a 0700
+// directory of the pool's) with one Conn each. Idle workers are reused LIFO (warm caches); when none is idle and
 // Max processes run, Do calls queue FIFO and a finishing worker is handed
 // to the oldest, up to QueueWait (then ErrBusy). After a request a worker
 // is retired when it served MaxRequests, grew past MaxRSS, broke its Conn

@@ -75,7 +75,7 @@ const (
 // still arrive for a moment.
 const drainLinger = 500 * time.Millisecond
 
-// Pool runs php-cgi workers, each its own process on its own loopback port
+// Pool runs php-cgi workers, each its own process on its own Unix socket
 // with one keep-alive Conn, and hands each request to one idle worker.
 type Pool struct {
 	cfg   Config
@@ -83,6 +83,7 @@ type Pool struct {
 	args  []string // -d overrides
 	env   []string
 	cred  *syscall.Credential // nil: workers run as ramjet's user
+	socks *sockets            // set by Start
 	log   *slog.Logger
 	stats counters
 
@@ -193,6 +194,12 @@ func (p *Pool) Start(ctx context.Context) error {
 		p.mu.Unlock()
 		return fmt.Errorf("phppool: pool %q: started twice", p.cfg.Name)
 	}
+	socks, err := newSockets(p.cred)
+	if err != nil {
+		p.mu.Unlock()
+		return fmt.Errorf("phppool: pool %q: %w", p.cfg.Name, err)
+	}
+	p.socks = socks
 	p.started = true
 	ctx, p.cancel = context.WithCancel(ctx)
 	p.wg.Add(1)
@@ -212,7 +219,7 @@ func (p *Pool) Start(ctx context.Context) error {
 // Close kills every worker (SIGCONT, SIGTERM, SIGKILL after a grace
 // period), stops the supervisor and waits for all processes and
 // goroutines. Requests in flight fail. It is idempotent.
-func (p *Pool) Close() error {
+func (p *Pool) Close() (err error) {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
 		p.closed = true
@@ -232,8 +239,11 @@ func (p *Pool) Close() error {
 			p.wg.Go(func() { w.terminate(killGrace) })
 		}
 		p.wg.Wait()
+		if p.socks != nil {
+			err = p.socks.remove()
+		}
 	})
-	return nil
+	return err
 }
 
 // Shutdown retires the pool gracefully, for a reload that swapped in a new

@@ -18,8 +18,8 @@ import (
 const (
 	// startTimeout bounds how long a new worker may take to accept.
 	startTimeout = 10 * time.Second
-	// bindAttempts is how often spawn retries with a fresh port when
-	// php-cgi exits before accepting (its port was taken meanwhile).
+	// bindAttempts is how often spawn retries with a fresh socket when
+	// php-cgi exits before accepting.
 	bindAttempts = 3
 	// killGrace is how long a worker has to exit after SIGTERM before SIGKILL.
 	killGrace = 2 * time.Second
@@ -51,12 +51,13 @@ func (s workerState) String() string {
 	return fmt.Sprintf("state(%d)", int(s))
 }
 
-// worker is one php-cgi process listening on its own port, with one
+// worker is one php-cgi process listening on its own socket, with one
 // keep-alive Conn. pid, cmd, conn, statm, started and exited are set
 // before the worker is shared and never change.
 type worker struct {
 	pid     int
 	cmd     *exec.Cmd
+	sock    string // the Unix socket it listens on
 	conn    *Conn
 	statm   *os.File    // /proc/PID/statm, open for the process's life; nil without /proc
 	errLog  *lineLogger // logs the FastCGI stderr stream when Do's caller passes none
@@ -167,22 +168,20 @@ func (p *Pool) spawn(ctx context.Context) (*worker, error) {
 // spawnOnce starts one php-cgi on an ephemeral port and waits until it
 // accepts. On failure the process has been reaped before it returns.
 func (p *Pool) spawnOnce(ctx context.Context) (*worker, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
+	addr := p.socks.next()
 	cmd := exec.Command(p.bin, append(p.args[:len(p.args):len(p.args)], "-b", addr)...)
 	cmd.Env = p.env
 	stderr := &lineLogger{log: p.log}
 	cmd.Stderr = stderr
 	cmd.WaitDelay = time.Second // bounds the stderr copy after exit
-	if p.cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
-	}
+	// Its own process group keeps a terminal's or an orphaned job's
+	// SIGHUP from killing (suspended) workers; Pdeathsig ends them with
+	// ramjet even if ramjet is killed outright.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("phppool: start %s: %w", p.bin, err)
 	}
-	w := &worker{pid: cmd.Process.Pid, cmd: cmd, started: time.Now(), exited: make(chan struct{})}
+	w := &worker{pid: cmd.Process.Pid, cmd: cmd, sock: addr, started: time.Now(), exited: make(chan struct{})}
 	// Without /proc there is no RSS: MaxRSS and WorkerStatus.RSS stay off.
 	w.statm, _ = os.Open("/proc/" + strconv.Itoa(w.pid) + "/statm")
 	stderr.pid.Store(int64(w.pid))
@@ -205,21 +204,11 @@ func (p *Pool) reap(w *worker) {
 		// Read-only; a close error loses nothing.
 		_ = w.statm.Close()
 	}
+	// The socket file is the dead worker's; a worker that never bound
+	// left none to remove.
+	_ = os.Remove(w.sock)
 	close(w.exited)
 	p.reaped(w, err)
-}
-
-// freeAddr picks a free loopback port by listening on port 0 and closing.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("phppool: pick port: %w", err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		return "", fmt.Errorf("phppool: pick port: %w", err)
-	}
-	return addr, nil
 }
 
 // waitAccept dials addr until it connects, the process exits, the pool
@@ -231,7 +220,7 @@ func waitAccept(ctx context.Context, addr string, exited, closed <-chan struct{}
 	defer tick.Stop()
 	var d net.Dialer
 	for {
-		nc, err := d.DialContext(ctx, "tcp", addr)
+		nc, err := d.DialContext(ctx, "unix", addr)
 		if err == nil {
 			return nc, nil
 		}
