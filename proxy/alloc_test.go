@@ -68,3 +68,25 @@ func TestHitDoesNotAllocate(t *testing.T) {
 		})
 	}
 }
+
+// TestTLSHitWithHSTSDoesNotAllocate serves a stored page over TLS to a
+// site that adds Strict-Transport-Security.
+func TestTLSHitWithHSTSDoesNotAllocate(t *testing.T) {
+	p := httpsTestProxy(t, 443)
+	ctx := requestCtx("GET", "secure.test", "/page", true)
+	serve := func() {
+		ctx.Response.Reset()
+		p.ServeFastHTTP(ctx)
+	}
+	serve()
+	serve()
+	if cs := string(ctx.Response.Header.Peek("Cache-Status")); cs != "ramjet; hit" {
+		t.Fatalf("not a hit: %q", cs)
+	}
+	if hsts := ctx.Response.Header.Peek("Strict-Transport-Security"); len(hsts) == 0 {
+		t.Fatal("no Strict-Transport-Security on the hit")
+	}
+	if n := testing.AllocsPerRun(200, serve); n != 0 {
+		t.Fatalf("TLS hit with HSTS allocates %v times, want 0", n)
+	}
+}

@@ -31,6 +31,9 @@ type Config struct {
 	// PurgeAllow lists the client networks allowed to send PURGE and
 	// REFRESH; empty means loopback only. Others get 405.
 	PurgeAllow []netip.Prefix
+	// HTTPSPort is the port HTTPS redirects point to; 0 or 443 leave it
+	// out of the URL.
+	HTTPSPort int
 }
 
 // Site is the cache policy of one or more host names.
@@ -66,6 +69,12 @@ type Site struct {
 	// Docroot, when set, serves the site from a directory with its own
 	// PHP workers instead of (or, PHPOnly, beside) the origin.
 	Docroot *Docroot
+	// HTTPSRedirect answers requests that did not come over TLS with a
+	// redirect to the same URL over HTTPS (PURGE and REFRESH excepted).
+	HTTPSRedirect bool
+	// HSTS is the Strict-Transport-Security value added to responses
+	// sent over TLS that carry none; "" adds nothing.
+	HSTS string
 }
 
 // Compress selects the encodings stored next to each compressible body.
@@ -84,11 +93,13 @@ type site struct {
 	bypass      *patterns
 	drop        *patterns
 	varyCookies []string
+	hsts        []byte // HSTS, kept as bytes for the hit path
 }
 
 func compileSite(s Site) *site {
 	return &site{
 		Site:        s,
+		hsts:        []byte(s.HSTS),
 		bypass:      newPatterns(s.BypassCookies),
 		drop:        newPatterns(s.DropQueryParams),
 		varyCookies: s.VaryCookies,

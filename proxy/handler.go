@@ -11,12 +11,16 @@ import (
 func (p *Proxy) ServeFastHTTP(ctx *fasthttp.RequestCtx) {
 	g := p.gen.Load()
 	s := g.router.route(ctx.Host())
+	defer addHSTS(ctx, s)
 	if tooLarge(ctx, g.cfg.MaxRequestBody) {
 		p.writeError(ctx, fasthttp.ErrBodyTooLarge)
 		return
 	}
 	if m := string(ctx.Method()); m == "PURGE" || m == "REFRESH" {
 		p.purgeMethod(ctx, g)
+		return
+	}
+	if redirectToHTTPS(ctx, g, s) {
 		return
 	}
 	if !ctx.IsGet() && !ctx.IsHead() {

@@ -89,6 +89,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			return
 		}
 		err = s.srv.ShutdownWithContext(ctx)
+		// fasthttp closes only the listeners Serve has registered; right
+		// after Start it may not have yet, and would then serve on.
+		_ = s.ln.Close() // usually closed already
 		if serr := <-s.done; serr != nil && !errors.Is(serr, net.ErrClosed) {
 			err = errors.Join(err, serr)
 		}

@@ -238,6 +238,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		fastDone := make(chan error, 1)
 		go func() { fastDone <- s.fast.ShutdownWithContext(ctx) }()
 		err = s.drainH2(ctx, fastDone)
+		// fasthttp closes only the listeners Serve has registered; right
+		// after Start it may not have yet, and would then serve on.
+		_ = s.ln.Close() // usually closed already
 		if serr := <-s.done; serr != nil && !errors.Is(serr, net.ErrClosed) {
 			err = errors.Join(err, serr)
 		}

@@ -1,0 +1,60 @@
+package proxy
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+)
+
+// The HTTPS steps of the request path: plain requests for a site that
+// wants HTTPS are redirected before anything else, and responses sent
+// over TLS get the site's Strict-Transport-Security header.
+
+var (
+	hdrLocation   = []byte("Location")
+	hdrHSTS       = []byte("Strict-Transport-Security")
+	csRedirect    = []byte("ramjet; detail=https-redirect")
+	acmeChallenge = []byte("/.well-known/acme-challenge/")
+)
+
+// redirectToHTTPS answers a plain request for a site with HTTPSRedirect
+// with the same URL over HTTPS (301, or 308 to keep a method other than
+// GET and HEAD), and reports whether it did. ACME http-01 challenges are
+// left alone: a certificate must be obtainable before HTTPS works.
+func redirectToHTTPS(ctx *fasthttp.RequestCtx, g *generation, s *site) bool {
+	if !s.HTTPSRedirect || ctx.IsTLS() {
+		return false
+	}
+	host := stripPort(ctx.Host())
+	if len(host) == 0 || bytes.HasPrefix(pathOf(ctx), acmeChallenge) {
+		return false
+	}
+	uri := ctx.Request.Header.RequestURI()
+	loc := make([]byte, 0, len("https://")+len(host)+6+len(uri))
+	loc = append(append(loc, "https://"...), host...)
+	if port := g.cfg.HTTPSPort; port != 0 && port != 443 {
+		loc = strconv.AppendInt(append(loc, ':'), int64(port), 10)
+	}
+	loc = append(loc, uri...)
+	code := fasthttp.StatusMovedPermanently
+	if !ctx.IsGet() && !ctx.IsHead() {
+		code = fasthttp.StatusPermanentRedirect
+	}
+	ctx.Response.SetStatusCode(code)
+	ctx.Response.Header.SetCanonical(hdrLocation, loc)
+	ctx.Response.Header.SetCanonical(hdrCacheStatus, csRedirect)
+	return true
+}
+
+// addHSTS adds the site's Strict-Transport-Security value to a response
+// sent over TLS, unless the application sent its own. It allocates
+// nothing: the value is kept as bytes in the compiled site.
+func addHSTS(ctx *fasthttp.RequestCtx, s *site) {
+	if len(s.hsts) == 0 || !ctx.IsTLS() {
+		return
+	}
+	if h := &ctx.Response.Header; len(h.PeekBytes(hdrHSTS)) == 0 {
+		h.SetCanonical(hdrHSTS, s.hsts)
+	}
+}
