@@ -65,6 +65,11 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 	return &Server{cfg: cfg, srv: srv, log: log, done: make(chan error, 1)}
 }
 
+// ErrorHandler answers requests fasthttp could not parse (400, 408, 431)
+// as the servers of NewServer do; other listeners in front of the proxy
+// (h2.Config.ErrorHandler) use it to answer alike.
+func ErrorHandler(ctx *fasthttp.RequestCtx, err error) { errorHandler(ctx, err) }
+
 // Start listens on the configured address and serves until Shutdown.
 func (s *Server) Start(context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)

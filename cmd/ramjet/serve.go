@@ -35,6 +35,7 @@ type daemon struct {
 	proxy   *proxy.Proxy
 	hub     *purge.Hub
 	fan     *purge.Fanout // nil on a single node
+	edge    *edge         // TLS and h2c listeners; nil when neither is configured
 	cfg     *conf.Config
 	lastRaw []byte
 }
@@ -52,6 +53,7 @@ func serve(args []string, stderr io.Writer) int {
 	fs.StringVar(&d.flags.node, "node", "", "this node's name for the fan-out, overrides purge.node")
 	fs.StringVar(&d.flags.docroot, "docroot", "", "serve this directory (static files and PHP) with ramjet's own php-cgi workers instead of an origin")
 	fs.StringVar(&d.flags.phpCGI, "php-cgi", "", "php-cgi binary for --docroot (default: php-cgi on PATH)")
+	d.flags.tls.register(fs)
 	fs.Func("php-workers", "PHP worker processes at most (default 4)", func(s string) error {
 		n, err := strconv.Atoi(s)
 		d.flags.phpWorkers = &n
@@ -132,9 +134,12 @@ func (d *daemon) run() error {
 	if err := main.Start(ctx); err != nil {
 		return err
 	}
+	if d.edge, err = startEdge(ctx, d.cfg, d.proxy.ServeFastHTTP, d.log); err != nil {
+		return errors.Join(err, main.Shutdown(ctx))
+	}
 	admin, err := d.startAdmin(ctx)
 	if err != nil {
-		return errors.Join(err, main.Shutdown(ctx))
+		return errors.Join(err, main.Shutdown(ctx), d.edge.shutdown(ctx))
 	}
 	changed := make(chan struct{}, 1)
 	w, err := d.watch(ctx, changed)
@@ -158,6 +163,9 @@ func (d *daemon) loop(changed <-chan struct{}) {
 		case s := <-sigs:
 			if s == syscall.SIGHUP {
 				d.reload("SIGHUP")
+				if err := d.edge.rereadCerts(); err != nil {
+					d.log.Error("certificate reload", "trigger", "SIGHUP", "err", err)
+				}
 				continue
 			}
 			d.log.Info("draining", "signal", s.String(), "timeout", time.Duration(d.cfg.Server.DrainTimeout))
@@ -173,7 +181,9 @@ func (d *daemon) shutdown(main, admin *proxy.Server, w *conf.Watcher) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
-	errs := []error{main.Shutdown(ctx)}
+	edgeDone := make(chan error, 1)
+	go func() { edgeDone <- d.edge.shutdown(ctx) }() // drains beside main
+	errs := []error{main.Shutdown(ctx), <-edgeDone}
 	if admin != nil {
 		errs = append(errs, admin.Shutdown(ctx))
 	}
@@ -257,6 +267,9 @@ func (d *daemon) reload(why string) {
 }
 
 func (d *daemon) apply(cfg *conf.Config) error {
+	if err := d.edge.reload(cfg); err != nil {
+		return err
+	}
 	if err := d.proxy.Reload(context.Background(), proxyConfig(cfg)); err != nil {
 		return err
 	}
@@ -265,8 +278,8 @@ func (d *daemon) apply(cfg *conf.Config) error {
 	}
 	d.level.Set(cfg.Log.SlogLevel())
 	if cfg.Listen != d.cfg.Listen || cfg.Admin != d.cfg.Admin || cfg.Server != d.cfg.Server ||
-		cfg.Log.Format != d.cfg.Log.Format {
-		d.log.Warn("listen, admin, server and log.format settings apply at the next restart")
+		cfg.Log.Format != d.cfg.Log.Format || edgeRestartNeeded(d.cfg, cfg) {
+		d.log.Warn("listen, admin, server, log.format, tls.listen, tls.h2_max_streams and h2c settings apply at the next restart")
 	}
 	setMemoryLimit(cfg, d.log)
 	d.cfg = cfg

@@ -20,6 +20,7 @@ type overrides struct {
 	docroot, phpCGI                                string
 	phpWorkers                                     *int
 	phpIdleSuspend                                 *time.Duration
+	tls                                            tlsFlags
 }
 
 func (o overrides) apply(c *conf.Config) {
@@ -42,6 +43,7 @@ func (o overrides) apply(c *conf.Config) {
 		c.Purge.Node = o.node
 	}
 	o.applyDocroot(&c.Defaults.Docroot)
+	o.tls.apply(c)
 }
 
 // applyDocroot sets the docroot flags on the defaults (hosts in a file
@@ -89,6 +91,7 @@ func proxyConfig(c *conf.Config) proxy.Config {
 		},
 		MaxObjectSize:  int64(c.Cache.MaxObjectSize),
 		MaxRequestBody: int64(c.Server.MaxRequestBody),
+		HTTPSPort:      httpsPort(c),
 		HitForPass:     time.Duration(c.Cache.HitForPass),
 		Compress: proxy.Compress{
 			Gzip:    c.Cache.Compress.Gzip,
@@ -136,6 +139,8 @@ func site(names []string, s conf.Site) proxy.Site {
 		DropQueryParams: s.DropQueryParams,
 		LSCacheHeader:   s.LSCacheHeader,
 		Docroot:         docrootConfig(s.Docroot),
+		HTTPSRedirect:   s.HTTPSRedirect,
+		HSTS:            s.HSTS,
 	}
 }
 

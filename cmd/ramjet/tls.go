@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"reflect"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/conf"
+	"github.com/ramjet-proxy/ramjet/proxy"
+	"github.com/ramjet-proxy/ramjet/proxy/certs"
+	"github.com/ramjet-proxy/ramjet/proxy/h2"
+)
+
+// tlsFlags are the command-line flags of the TLS and h2c listeners.
+type tlsFlags struct {
+	listen, cert, key, h2cListen string
+}
+
+func (f *tlsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.listen, "tls-listen", "", "HTTPS listener address (HTTP/2 and HTTP/1.1 by ALPN), overrides tls.listen")
+	fs.StringVar(&f.cert, "tls-cert", "", "default certificate chain (PEM), overrides tls.cert")
+	fs.StringVar(&f.key, "tls-key", "", "key of the default certificate (PEM), overrides tls.key")
+	fs.StringVar(&f.h2cListen, "h2c-listen", "", "plain listener that also takes HTTP/2 with prior knowledge, overrides h2c.listen")
+}
+
+func (f tlsFlags) apply(c *conf.Config) {
+	if f.listen != "" {
+		c.TLS.Listen = f.listen
+	}
+	if f.cert != "" {
+		c.TLS.Cert = f.cert
+	}
+	if f.key != "" {
+		c.TLS.Key = f.key
+	}
+	if f.h2cListen != "" {
+		c.H2C.Listen = f.h2cListen
+	}
+}
+
+// edge is what serves clients besides the main listener: the TLS
+// listener with its certificate store, and the h2c listener. Each is nil
+// when not configured; methods work on a nil *edge.
+type edge struct {
+	log    *slog.Logger
+	tlsCfg conf.TLS                    // settings the store was built from
+	store  atomic.Pointer[certs.Store] // replaced when the certificate settings change
+	tls    *h2.Server
+	h2c    *h2.Server
+	ctx    context.Context // parent of the stores' watchers
+}
+
+// startEdge starts the certificate store and the TLS and h2c listeners
+// the config asks for, all serving h.
+func startEdge(ctx context.Context, c *conf.Config, h fasthttp.RequestHandler, log *slog.Logger) (*edge, error) {
+	if c.TLS.Listen == "" && c.H2C.Listen == "" {
+		return nil, nil
+	}
+	e := &edge{log: log, ctx: ctx}
+	if c.TLS.Listen != "" {
+		store, err := newStore(ctx, c.TLS, log)
+		if err != nil {
+			return nil, err
+		}
+		e.tlsCfg = c.TLS
+		e.store.Store(store)
+		tc := store.TLSConfig()
+		tc.GetCertificate = e.getCertificate
+		e.tls, err = startH2(ctx, listenerConfig(c, "tls", c.TLS.Listen, tc), h, log)
+		if err != nil {
+			return nil, errors.Join(err, store.Close())
+		}
+	}
+	if c.H2C.Listen != "" {
+		cfg := listenerConfig(c, "h2c", c.H2C.Listen, nil)
+		cfg.H2C, cfg.BehindTLS = true, c.H2C.BehindTLS
+		var err error
+		if e.h2c, err = startH2(ctx, cfg, h, log); err != nil {
+			return nil, errors.Join(err, e.shutdown(ctx))
+		}
+	}
+	return e, nil
+}
+
+func newStore(ctx context.Context, c conf.TLS, log *slog.Logger) (*certs.Store, error) {
+	cfg := certs.Config{
+		Default:     certs.Pair{CertFile: c.Cert, KeyFile: c.Key},
+		DisableOCSP: !c.OCSP,
+		OCSPTimeout: time.Duration(c.OCSPTimeout),
+	}
+	for _, h := range c.Hosts {
+		cfg.Hosts = append(cfg.Hosts, certs.Pair{Names: h.Names, CertFile: h.Cert, KeyFile: h.Key})
+	}
+	store, err := certs.New(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Start(ctx); err != nil {
+		return nil, err
+	}
+	return store, nil
+}
+
+func startH2(ctx context.Context, cfg h2.Config, h fasthttp.RequestHandler, log *slog.Logger) (*h2.Server, error) {
+	s, err := h2.NewServer(cfg, h, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Start(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// listenerConfig gives a TLS or h2c listener the limits of the main one.
+func listenerConfig(c *conf.Config, name, addr string, tc *tls.Config) h2.Config {
+	return h2.Config{
+		Name:                 name,
+		Addr:                 addr,
+		TLS:                  tc,
+		ReadTimeout:          time.Duration(c.Server.ReadTimeout),
+		WriteTimeout:         time.Duration(c.Server.WriteTimeout),
+		IdleTimeout:          time.Duration(c.Server.IdleTimeout),
+		MaxHeaderBytes:       int(c.Server.MaxHeaderBytes),
+		MaxConns:             c.Server.MaxConns,
+		MaxConcurrentStreams: uint32(c.TLS.H2MaxStreams),
+		ErrorHandler:         proxy.ErrorHandler,
+	}
+}
+
+// getCertificate asks the current store, so that a store replaced on
+// reload serves the next handshake.
+func (e *edge) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return e.store.Load().GetCertificate(hello)
+}
+
+// reload makes the TLS listener serve c's certificates. Changed
+// settings build a new store, swap it in and close the old one; on error
+// the old one keeps serving and the error is returned. Unchanged
+// settings re-read the files; a pair that fails to load is logged and
+// keeps its old certificate, which does not fail the reload.
+func (e *edge) reload(c *conf.Config) error {
+	if e == nil || e.tls == nil || c.TLS.Listen == "" {
+		return nil // a listener added or removed waits for the restart
+	}
+	if reflect.DeepEqual(c.TLS.Hosts, e.tlsCfg.Hosts) && c.TLS.Cert == e.tlsCfg.Cert && c.TLS.Key == e.tlsCfg.Key &&
+		c.TLS.OCSP == e.tlsCfg.OCSP && c.TLS.OCSPTimeout == e.tlsCfg.OCSPTimeout {
+		if err := e.rereadCerts(); err != nil {
+			e.log.Error("certificate reload", "err", err)
+		}
+		return nil
+	}
+	store, err := newStore(e.ctx, c.TLS, e.log)
+	if err != nil {
+		return fmt.Errorf("certificates: %w", err)
+	}
+	old := e.store.Swap(store)
+	e.tlsCfg = c.TLS
+	e.log.Info("certificates reloaded with new settings")
+	return old.Close()
+}
+
+// rereadCerts reloads the certificate files; a pair that does not load
+// keeps serving its old certificate.
+func (e *edge) rereadCerts() error {
+	if e == nil || e.tls == nil {
+		return nil
+	}
+	return e.store.Load().Reload()
+}
+
+// edgeRestartNeeded reports whether listener settings that apply only
+// at restart changed.
+func edgeRestartNeeded(old, cur *conf.Config) bool {
+	return old.TLS.Listen != cur.TLS.Listen || old.TLS.H2MaxStreams != cur.TLS.H2MaxStreams || old.H2C != cur.H2C
+}
+
+// shutdown drains both listeners at once (GOAWAY to HTTP/2 clients,
+// in-flight streams finish until ctx ends), then stops the store.
+func (e *edge) shutdown(ctx context.Context) error {
+	if e == nil {
+		return nil
+	}
+	errs := make(chan error, 2)
+	n := 0
+	for _, s := range []*h2.Server{e.tls, e.h2c} {
+		if s != nil {
+			n++
+			go func() { errs <- s.Shutdown(ctx) }()
+		}
+	}
+	var all []error
+	for range n {
+		all = append(all, <-errs)
+	}
+	if store := e.store.Load(); store != nil {
+		all = append(all, store.Close())
+	}
+	return errors.Join(all...)
+}
+
+// httpsPort is the port of the TLS listener for HTTPS redirects; 0 when
+// there is none (the redirect then names no port: a TLS terminator in
+// front answers on 443).
+func httpsPort(c *conf.Config) int {
+	_, port, err := net.SplitHostPort(c.TLS.Listen)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(port) // validated by conf
+	return n
+}
