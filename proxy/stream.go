@@ -70,14 +70,29 @@ func streamResponse(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, 
 		return
 	}
 	var body io.Reader = resp.BodyStream()
-	if len(prefix) > 0 {
-		body = io.MultiReader(bytes.NewReader(prefix), body)
-	}
 	if size < 0 {
 		size = -1
 	}
+	if wt, ok := body.(fasthttp.BodyWriterTo); ok && len(prefix) == 0 && wt.SupportsBodyWriteTo() {
+		out.SetBodyStream(&originBodyWriterTo{originBody{Reader: body, resp: resp}, wt}, size)
+		return
+	}
+	if len(prefix) > 0 {
+		body = io.MultiReader(bytes.NewReader(prefix), body)
+	}
 	out.SetBodyStream(&originBody{Reader: body, resp: resp}, size)
 }
+
+// originBodyWriterTo keeps the WriteTo of a body that writes in chunks of
+// its own choosing (a PHP script's output as it arrives), which fasthttp
+// then frames without cutting it into 4 KB pieces.
+type originBodyWriterTo struct {
+	originBody
+	wt fasthttp.BodyWriterTo
+}
+
+func (b *originBodyWriterTo) WriteTo(w io.Writer) (int64, error) { return b.wt.WriteTo(w) }
+func (b *originBodyWriterTo) SupportsBodyWriteTo() bool          { return true }
 
 // originBody releases the origin response once fasthttp has written the
 // body to the client, or given up on it.

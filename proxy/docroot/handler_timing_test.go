@@ -2,6 +2,7 @@ package docroot
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,9 +13,9 @@ import (
 	"github.com/ramjet-proxy/ramjet/phppool"
 )
 
-// BenchmarkPHPHello runs hello.php through the handler and a real php-cgi
-// pool of 4 workers: the docroot mode's miss path without HTTP parsing.
-func BenchmarkPHPHello(b *testing.B) {
+// BenchmarkPHP runs scripts through the handler and a real php-cgi pool
+// of 4 workers: the docroot mode's miss path without HTTP parsing.
+func BenchmarkPHP(b *testing.B) {
 	if _, err := exec.LookPath("php-cgi"); err != nil {
 		b.Skip("php-cgi not installed")
 	}
@@ -25,8 +26,14 @@ func BenchmarkPHPHello(b *testing.B) {
 	}
 	defer os.RemoveAll(root)
 	os.Chmod(root, 0o755)
-	if err := os.WriteFile(filepath.Join(root, "hello.php"), []byte("<?php echo 'Hello, World!';"), 0o644); err != nil {
-		b.Fatal(err)
+	scripts := map[string]string{
+		"hello.php":   "<?php echo 'Hello, World!';",
+		"phpinfo.php": "<?php phpinfo();",
+	}
+	for name, src := range scripts {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(src), 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 	var pool *phppool.Pool
 	pool, err = phppool.New(phppool.Config{Name: "bench", Min: 4, Max: 4, MaxRequests: 1 << 30}, nil)
@@ -41,21 +48,29 @@ func BenchmarkPHPHello(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	b.SetParallelism(2)
-	b.RunParallel(func(pb *testing.PB) {
-		req := &fasthttp.Request{}
-		req.SetRequestURI("/hello.php")
-		req.Header.SetHost("localhost")
-		req.Header.Set("X-Forwarded-For", "127.0.0.1")
-		resp := &fasthttp.Response{}
-		for pb.Next() {
-			resp.Reset()
-			if err := h.Do(req, resp); err != nil || string(resp.Body()) != "Hello, World!" {
-				b.Fatalf("%v %q", err, resp.Body())
-			}
-		}
-	})
+	for _, name := range []string{"hello.php", "phpinfo.php"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(2)
+			b.RunParallel(func(pb *testing.PB) {
+				req := &fasthttp.Request{}
+				req.SetRequestURI("/" + name)
+				req.Header.SetHost("localhost")
+				req.Header.Set("X-Forwarded-For", "127.0.0.1")
+				resp := &fasthttp.Response{}
+				for pb.Next() {
+					resp.Reset()
+					if err := h.Do(req, resp); err != nil || resp.StatusCode() != 200 {
+						b.Fatalf("%v %d", err, resp.StatusCode())
+					}
+					if resp.IsBodyStream() {
+						io.Copy(io.Discard, resp.BodyStream())
+						resp.CloseBodyStream()
+					}
+				}
+			})
+		})
+	}
 }
 
 // BenchmarkResolve maps request paths to files: a script, a permalink for

@@ -2,7 +2,6 @@ package docroot
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,17 +15,17 @@ import (
 )
 
 // bufferedBody is how much of a script's output is read before deciding:
-// a response that ends within it gets a Content-Length and frees the
-// worker at once; a longer one is streamed while the worker writes.
-const bufferedBody = 64 << 10
-
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
+// a response that ends within it gets a Content-Length, leaves in one
+// write and frees the worker at once (nginx's fastcgi_buffering); a longer
+// one is streamed while the worker writes. At most one such buffer per
+// busy worker exists, so the pool size bounds the memory.
+const bufferedBody = 1 << 20
 
 var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
 
 // servePHP runs the script on the pool and turns its CGI response into
-// resp. The worker's output is read through a pipe by this goroutine
-// while a request goroutine (h.wg) runs the FastCGI exchange.
+// resp. The worker's output arrives through a spool filled by a request
+// goroutine (h.wg) that runs the FastCGI exchange.
 func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *target) error {
 	if h.php == nil {
 		return ErrNoPHP
@@ -36,28 +35,28 @@ func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *ta
 		return err
 	}
 	params := h.params(req, t, length)
-	pr, pw := io.Pipe()
+	sp := newSpool()
 	h.wg.Add(1)
-	go h.run(params, stdin, pw, t.scriptName, cleanup)
+	go h.run(params, stdin, sp, t.scriptName, cleanup)
 	br := readerPool.Get().(*bufio.Reader)
-	br.Reset(pr)
+	br.Reset(sp)
 	if err := readHead(br, resp); err != nil {
-		pr.CloseWithError(err)
+		sp.closeRead(err)
 		readerPool.Put(br)
 		return fmt.Errorf("docroot: %s: %w", t.scriptName, err)
 	}
-	return readBody(br, pr, resp, t.scriptName)
+	return readBody(br, sp, resp, t.scriptName)
 }
 
 // run is the FastCGI exchange of one request; it ends when the script's
-// output was read or the reader went away (the pipe fails its writes).
-func (h *Handler) run(params []phppool.Param, stdin io.Reader, pw *io.PipeWriter, script string, cleanup func()) {
+// output was read or the reader went away (the spool fails its writes).
+func (h *Handler) run(params []phppool.Param, stdin io.Reader, sp *spool, script string, cleanup func()) {
 	defer h.wg.Done()
 	defer cleanup()
 	stderr := &stderrLog{log: h.log, script: script}
-	_, err := h.php.Do(context.Background(), params, stdin, pw, stderr)
+	_, err := h.php.Do(context.Background(), params, stdin, sp, stderr)
 	stderr.flush()
-	pw.CloseWithError(err) // nil: the reader sees EOF
+	sp.closeWrite(err) // nil: the reader sees EOF
 }
 
 // readHead reads the CGI head into resp: status and headers, minus the
@@ -79,43 +78,85 @@ func readHead(br *bufio.Reader, resp *fasthttp.Response) error {
 	return nil
 }
 
-// readBody reads up to bufferedBody of the output: all of it becomes a
-// plain body; more is streamed, the worker held until the client has it.
-func readBody(br *bufio.Reader, pr *io.PipeReader, resp *fasthttp.Response, script string) error {
-	buf := copyBufs.Get().(*[]byte)
-	n, err := io.CopyBuffer(resp.BodyWriter(), io.LimitReader(br, bufferedBody), *buf)
-	copyBufs.Put(buf)
-	if err == nil && n < bufferedBody {
-		err = io.EOF // the output ended within the limit
+// readBody collects up to bufferedBody of the output: all of it becomes
+// a plain body; more is streamed, the worker held until the client has it.
+func readBody(br *bufio.Reader, sp *spool, resp *fasthttp.Response, script string) error {
+	head, _ := br.Peek(br.Buffered()) // buffered bytes: no error
+	resp.AppendBody(head)
+	br.Reset(nil)
+	readerPool.Put(br)
+	var spare []byte
+	for len(resp.Body()) < bufferedBody {
+		chunk, err := sp.take(spare)
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			sp.closeRead(err)
+			return fmt.Errorf("docroot: %s: output: %w", script, err)
+		}
+		resp.AppendBody(chunk)
+		spare = chunk
 	}
-	switch {
-	case errors.Is(err, io.EOF):
-		readerPool.Put(br)
-		return nil
-	case err != nil:
-		pr.CloseWithError(err)
-		readerPool.Put(br)
-		return fmt.Errorf("docroot: %s: output: %w", script, err)
-	}
-	prefix := append(make([]byte, 0, n), resp.Body()...)
-	resp.SetBodyStream(&scriptBody{Reader: io.MultiReader(bytes.NewReader(prefix), br), pr: pr, br: br}, -1)
+	head = append([]byte(nil), resp.Body()...)
+	resp.SetBodyStream(&scriptBody{head: head, sp: sp}, -1)
 	return nil
 }
 
-// scriptBody streams the rest of a script's output; Close (called by
+// scriptBody streams a script's output: head (read while deciding), then
+// whatever the spool holds, a chunk per WriteTo write. Close (called by
 // fasthttp when the response is done or abandoned) ends the exchange.
 type scriptBody struct {
-	io.Reader
-	pr *io.PipeReader
-	br *bufio.Reader
+	head []byte
+	sp   *spool
 }
+
+func (b *scriptBody) Read(p []byte) (int, error) {
+	if len(b.head) > 0 {
+		n := copy(p, b.head)
+		b.head = b.head[n:]
+		return n, nil
+	}
+	return b.sp.Read(p)
+}
+
+// WriteTo writes the output as it arrives, all that is there at once.
+func (b *scriptBody) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	if len(b.head) > 0 {
+		n, err := w.Write(b.head)
+		total += int64(n)
+		if err != nil {
+			return total, err
+		}
+		b.head = nil
+	}
+	var spare []byte
+	for {
+		chunk, err := b.sp.take(spare)
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+		n, werr := w.Write(chunk)
+		total += int64(n)
+		if werr != nil {
+			return total, werr
+		}
+		spare = chunk
+	}
+}
+
+// SupportsBodyWriteTo lets fasthttp frame WriteTo's writes as chunks.
+func (b *scriptBody) SupportsBodyWriteTo() bool { return true }
 
 func (b *scriptBody) Close() error {
 	// The writer sees errClientGone and drains the worker.
-	b.pr.CloseWithError(errClientGone)
-	b.br.Reset(nil)
-	readerPool.Put(b.br)
+	b.sp.closeRead(errClientGone)
 	return nil
 }
 
 var errClientGone = errors.New("docroot: response abandoned")
+var _ fasthttp.BodyWriterTo = (*scriptBody)(nil)

@@ -1,0 +1,110 @@
+package docroot
+
+import (
+	"io"
+	"sync"
+)
+
+// spoolMax bounds the script output held between the worker and the
+// client; the worker waits while the client is slower than that.
+const spoolMax = 256 << 10
+
+// spool carries a script's output from the FastCGI exchange to the
+// response, like io.Pipe but buffered: the worker's STDOUT records are
+// appended without waiting for each read, and the response takes all that
+// has arrived at once. A fast script's output thus leaves in large chunks
+// (fasthttp writes and flushes every chunk of an unknown-length body: with
+// php-cgi's 4–8 KB records that was a write syscall per record), while a
+// script that flushes and pauses still streams.
+type spool struct {
+	mu    sync.Mutex
+	ready sync.Cond // signalled on every change
+	buf   []byte
+	off   int   // buf[off:] is unread
+	err   error // the writer's end: io.EOF or why it failed
+	gone  error // the reader's end: why it stopped reading
+}
+
+func newSpool() *spool {
+	s := &spool{}
+	s.ready.L = &s.mu
+	return s
+}
+
+// Write appends p, waiting while spoolMax bytes are unread.
+func (s *spool) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.buf)-s.off >= spoolMax && s.gone == nil {
+		s.ready.Wait()
+	}
+	if s.gone != nil {
+		return 0, s.gone
+	}
+	s.buf = append(s.buf, p...)
+	s.ready.Broadcast()
+	return len(p), nil
+}
+
+// closeWrite ends the output: err nil is a complete response (EOF).
+func (s *spool) closeWrite(err error) {
+	if err == nil {
+		err = io.EOF
+	}
+	s.mu.Lock()
+	s.err = err
+	s.ready.Broadcast()
+	s.mu.Unlock()
+}
+
+// closeRead tells the writer nobody reads any more.
+func (s *spool) closeRead(err error) {
+	s.mu.Lock()
+	s.gone = err
+	s.ready.Broadcast()
+	s.mu.Unlock()
+}
+
+// wait blocks until there is output, an end, or the reader left; mu held.
+func (s *spool) wait() error {
+	for len(s.buf) == s.off && s.err == nil && s.gone == nil {
+		s.ready.Wait()
+	}
+	if len(s.buf) > s.off {
+		return nil
+	}
+	if s.gone != nil {
+		return s.gone
+	}
+	return s.err
+}
+
+// Read copies out what has arrived (for the CGI head and plain readers).
+func (s *spool) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.wait(); err != nil {
+		return 0, err
+	}
+	n := copy(p, s.buf[s.off:])
+	s.off += n
+	if s.off == len(s.buf) {
+		s.buf, s.off = s.buf[:0], 0
+	}
+	s.ready.Broadcast()
+	return n, nil
+}
+
+// take hands over everything that has arrived and keeps spare (emptied)
+// as the next buffer, so chunks move without copying.
+func (s *spool) take(spare []byte) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.wait(); err != nil {
+		return nil, err
+	}
+	out := s.buf[s.off:]
+	s.buf, s.off = spare[:0], 0
+	s.ready.Broadcast()
+	return out, nil
+}
