@@ -495,3 +495,40 @@ func TestTLSH2load(t *testing.T) {
 		t.Errorf("origin saw %d requests for the cached page, want 1", n)
 	}
 }
+
+func TestTLSESIOverH2AndH1(t *testing.T) {
+	t.Parallel()
+	o := startOrigin(t)
+	rj := startTLSRamjet(t, newPKI(t), o.URL)
+	u := rj.HTTPS("localhost", esiPage("", []string{
+		incl("/esi/pub.php?name=a"),
+		incl("/esi/priv.php?name=p", `cache-control="private,no-vary"`),
+	}))
+	clients := []struct {
+		proto, cookie, user string
+		major               int
+	}{{"h2", alice, "alice", 2}, {"h1", bob, "bob", 1}, {"h2", bob, "bob", 2}, {"h1", alice, "alice", 1}}
+	var pageID, pubID string
+	priv := map[string]string{}
+	for i, cl := range clients {
+		what := fmt.Sprintf("request %d (%s over %s)", i+1, cl.user, cl.proto)
+		r := protoGet(t, rj.client(t, cl.proto), cl.major, u, cl.cookie)
+		mustIntactPage(t, r, 2, what)
+		mustNoMarkup(t, r, what)
+		a, p := mustFrag(t, r, "a", what), mustFrag(t, r, "p", what)
+		if i == 0 {
+			pageID, pubID = r.ID(), a.ID
+		}
+		mustPageHit(t, r, pageID, what)
+		if a.ID != pubID {
+			t.Fatalf("%s: public fragment %s, want the shared %s", what, a.ID, pubID)
+		}
+		if p.User != cl.user {
+			t.Fatalf("%s: private block of %q", what, p.User)
+		}
+		if old, ok := priv[cl.user]; ok && old != p.ID {
+			t.Fatalf("%s: private block %s, want %s's cached %s", what, p.ID, cl.user, old)
+		}
+		priv[cl.user] = p.ID
+	}
+}
