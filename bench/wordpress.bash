@@ -1,0 +1,528 @@
+# bench/wordpress.bash — the WordPress group of bench/run (sourced by it; not
+# run on its own): a real WordPress (Debian's package, MariaDB, the
+# ramjet-cache plugin) brought up by the end-to-end harness
+# (plugins/wordpress/e2e, TestWordPressBench with RAMJET_WP_BENCH=1), then
+# measured: the home page and a post uncached through nginx + php-fpm against
+# cached through ramjet in front of that nginx, and the latency of a miss
+# through ramjet's docroot mode (php-cgi pool) against nginx + php-fpm. See
+# bench/README.md, "WordPress section".
+#
+# Uses from bench/run: WORK ROOT TASKSET WRK PHPCGI SERVER_CPU LOAD_CPU
+# DURATION WARMUP ROUNDS QUICK CLK_TCK SKIP_RAMJET ROOTPID STARTED_PIDS, and
+# log warn die start_bg all_descendants core_ticks busy_pct to_ms.
+
+# shellcheck disable=SC2153 # ROOT, WORK and the rest are set by bench/run
+WP_CONNS=${BENCH_WP_CONNS:-50}
+WP_MISS_N=${BENCH_WP_MISS_N:-30}
+WP_TIMEOUT=30s # wrk --timeout: an uncached request waits behind up to 49 others
+WP_BYPASS_COOKIE="wordpress_logged_in_rjbench=1"
+WP_ALL_PAGES=(home post)
+WP_PAGES=()
+WP_SKIP=""
+WP_PID=""
+WP_TSV=""
+WP_MISS_TSV=""
+WP_SETUP_NOTE=""
+declare -A WPI=()
+declare -A WP_CHECK=()
+declare -A WP_BODY=()
+declare -A WP_LABEL=(
+	[fpm]="nginx + php-fpm (uncached)"
+	[cached]="ramjet → nginx + php-fpm (cached)"
+	[rjdoc]="ramjet docroot (php-cgi pool)"
+	[rjproxy]="ramjet → nginx + php-fpm (bypass)"
+)
+
+wp_validate_env() {
+	[[ $WP_CONNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_WP_CONNS must be a positive integer, got $WP_CONNS"
+	if ! [[ $WP_MISS_N =~ ^[0-9]+$ ]] || ((WP_MISS_N > 1000)); then
+		die "BENCH_WP_MISS_N must be a number up to 1000, got $WP_MISS_N"
+	fi
+	local p
+	for p in ${BENCH_WP_PAGES:-${WP_ALL_PAGES[*]}}; do
+		[[ " ${WP_ALL_PAGES[*]} " == *" $p "* ]] || die "BENCH_WP_PAGES: unknown page $p (${WP_ALL_PAGES[*]})"
+		WP_PAGES+=("$p")
+	done
+	((${#WP_PAGES[@]})) || die "BENCH_WP_PAGES selects no page"
+}
+
+# wp_missing -> the reason the group cannot run here, or nothing
+wp_missing() {
+	local -a m=()
+	[[ -f /usr/share/wordpress/wp-load.php ]] || m+=(wordpress)
+	[[ -x /usr/sbin/mariadbd && -x /usr/bin/mariadb-install-db ]] || m+=(mariadb-server)
+	if [[ -x /usr/bin/php ]]; then
+		/usr/bin/php -r 'exit(function_exists("mysqli_connect") ? 0 : 1);' 2>/dev/null || m+=(php-mysql)
+	else
+		m+=(php-cli php-mysql)
+	fi
+	[[ -x /usr/sbin/php-fpm8.2 ]] || m+=(php8.2-fpm) # the harness's php-fpm
+	[[ -x /usr/sbin/nginx ]] || m+=(nginx-light)
+	[[ -n ${PHPCGI:-} ]] || m+=(php-cgi)
+	if ((${#m[@]})); then
+		echo "missing Debian packages: ${m[*]} (install: apt-get install --no-install-recommends ${m[*]})"
+		return 0
+	fi
+	[[ $EUID -eq 0 ]] || { echo "needs root: the e2e harness runs nginx and php-fpm as root"; return 0; }
+	[[ $SKIP_RAMJET != 1 ]] || { echo "BENCH_SKIP_RAMJET=1: this group compares ramjet with nginx + php-fpm"; return 0; }
+	command -v go >/dev/null 2>&1 || { echo "go not found: it builds the e2e harness that sets WordPress up"; return 0; }
+	return 0
+}
+
+dur_s() { # 15s / 2m / 1h / 15 -> seconds
+	local v=${1%[smh]}
+	case $1 in *m) echo $((v * 60)) ;; *h) echo $((v * 3600)) ;; *) echo "$v" ;; esac
+}
+
+# ---------------------------------------------------------------- the stack
+wp_start() {
+	local hold i
+	mkdir -p "$WORK/logs" "$WORK/wrk"
+	log "WordPress: building the e2e harness (go test -c ./plugins/wordpress/e2e/)"
+	if ! (cd "$ROOT" && go test -c -o "$WORK/wpbench.test" ./plugins/wordpress/e2e/) >"$WORK/logs/wpbench-build.log" 2>&1; then
+		sed 's/^/    /' "$WORK/logs/wpbench-build.log" >&2
+		WP_SKIP="go test -c ./plugins/wordpress/e2e/ failed"
+		return 1
+	fi
+	mkdir -p "$WORK/wp-tmp"
+	chmod 755 "$WORK/wp-tmp" # PHP runs as www-data in docroot mode and walks down to the docroot
+	# how long the stack may stay up: every run of the group with room to spare
+	hold=$((600 + ROUNDS * ${#WP_PAGES[@]} * 2 * ($(dur_s "$DURATION") + $(dur_s "$WARMUP") + 60) + WP_MISS_N * 10))
+	log "WordPress: starting the stack (MariaDB, WordPress install, nginx + php-fpm, 2 ramjets), pinned to core $SERVER_CPU"
+	# the whole harness on the server core: MariaDB, nginx, php-fpm and both
+	# ramjets inherit the pinning (and ramjet's GOMAXPROCS is 1)
+	start_bg wpstack "$WORK/logs/wpstack.log" env -C "$ROOT/plugins/wordpress/e2e" TMPDIR="$WORK/wp-tmp" \
+		RAMJET_WP_BENCH=1 RAMJET_WP_BENCH_RAMJET="$WORK/ramjet" RAMJET_WP_BENCH_PHP_CGI="$PHPCGI" \
+		RAMJET_WP_BENCH_HOLD="${hold}s" \
+		"$WORK/wpbench.test" -test.run '^TestWordPressBench$' -test.v -test.count=1 -test.timeout "$((hold + 300))s"
+	WP_PID=${ROOTPID[wpstack]}
+	for ((i = 0; i < 1200; i++)); do # at most 300 s
+		grep -q '^WPBENCH ready=1' "$WORK/logs/wpstack.log" && break
+		if grep -q '^WPBENCH skip=' "$WORK/logs/wpstack.log"; then
+			WP_SKIP="the harness skipped: $(sed -n 's/^WPBENCH skip=//p' "$WORK/logs/wpstack.log" | head -n1)"
+			return 1
+		fi
+		if ! kill -0 "$WP_PID" 2>/dev/null; then
+			tail -n 40 "$WORK/logs/wpstack.log" | sed 's/^/    /' >&2
+			WP_SKIP="the harness exited before the stack was up (log above)"
+			return 1
+		fi
+		sleep 0.25
+	done
+	if ((i == 1200)); then
+		tail -n 40 "$WORK/logs/wpstack.log" | sed 's/^/    /' >&2
+		WP_SKIP="the stack was not up within 300 s"
+		return 1
+	fi
+	local k v
+	while IFS='=' read -r k v; do
+		WPI[$k]=$v
+	done < <(sed -n 's/^WPBENCH //p' "$WORK/logs/wpstack.log")
+	for k in origin proxy docroot host home post pid_proxy pid_docroot pid_mariadbd pid_nginx pid_php-fpm8.2; do
+		[[ -n ${WPI[$k]:-} ]] || { WP_SKIP="the harness did not report $k"; return 1; }
+	done
+	WP_SETUP_NOTE="set up in ${WPI[setup_seconds]:-?} s"
+	log "WordPress: up ($WP_SETUP_NOTE): origin ${WPI[origin]}, ramjet ${WPI[proxy]}, ramjet docroot ${WPI[docroot]}"
+}
+
+# wp_stop: SIGTERM to the harness, which stops its processes and removes its
+# temporary directories (at most 60 s; stop_all kills what is left)
+wp_stop() {
+	[[ -n $WP_PID ]] || return 0
+	local i
+	if kill -0 "$WP_PID" 2>/dev/null; then
+		kill -TERM "$WP_PID" 2>/dev/null || true
+		for ((i = 0; i < 300; i++)); do
+			kill -0 "$WP_PID" 2>/dev/null || break
+			sleep 0.2
+		done
+		((i < 300)) || warn "the WordPress harness did not stop within 60 s; killing it"
+	fi
+	WP_PID=""
+}
+
+# ---------------------------------------------------------------- helpers
+wp_path() { # PAGE -> URL path
+	if [[ $1 == home ]]; then echo "${WPI[home]}"; else echo "${WPI[post]}"; fi
+}
+wp_url() { # CONTENDER PAGE
+	local base
+	case $1 in
+	fpm) base=${WPI[origin]} ;;
+	cached | rjproxy) base=${WPI[proxy]} ;;
+	rjdoc) base=${WPI[docroot]} ;;
+	esac
+	echo "$base$(wp_path "$2")"
+}
+wp_origin_roots() { echo "${WPI[pid_nginx]} ${WPI[pid_php-fpm8.2]} ${WPI[pid_mariadbd]}"; }
+wp_cpu_roots() { # CONTENDER -> processes whose CPU counts for it
+	case $1 in
+	fpm) wp_origin_roots ;;
+	cached) echo "${WPI[pid_proxy]}" ;;
+	esac
+}
+
+wp_tree_ticks() { # ROOTS... -> utime+stime+cutime+cstime over the trees
+	local p line total=0
+	local -a f pids
+	mapfile -t pids < <(all_descendants "$@")
+	for p in "${pids[@]}"; do
+		{ read -r line <"/proc/$p/stat"; } 2>/dev/null || continue
+		line=${line##*) }
+		read -ra f <<<"$line"
+		total=$((total + f[11] + f[12] + f[13] + f[14]))
+	done
+	echo "$total"
+}
+
+# wp_settle: wait (at most 20 s) until the origin (nginx, php-fpm, MariaDB)
+# and both ramjets use no CPU for 0.5 s: wrk ends with up to -c requests
+# queued for a php-fpm child, which must not spill into the next run
+wp_settle() {
+	local -a roots
+	read -ra roots <<<"$(wp_origin_roots) ${WPI[pid_proxy]} ${WPI[pid_docroot]}"
+	local prev cur i
+	prev=$(wp_tree_ticks "${roots[@]}")
+	for ((i = 0; i < 40; i++)); do
+		sleep 0.5
+		cur=$(wp_tree_ticks "${roots[@]}")
+		((cur - prev <= 1)) && break
+		prev=$cur
+	done
+	((i < 40)) || warn "WordPress: PHP still busy 20 s after the load stopped"
+	((i < 2)) || log "  (waited $(((i + 1) * 500)) ms for requests queued by the load to finish)"
+}
+
+wp_curl() { # URL BODY HEADERS [ARGS...] -> "code seconds"
+	local url=$1 body=$2 hdr=$3
+	shift 3
+	"$TASKSET" -c "$LOAD_CPU" curl -s -o "$body" -D "$hdr" --max-time 30 -H "Host: ${WPI[host]}" "$@" \
+		-w '%{http_code} %{time_total}' "$url" || echo "000 0"
+}
+
+wp_cache_status() { grep -i '^Cache-Status:' "$1" | tr -d '\r' | cut -d: -f2- | sed 's/^ //'; }
+wp_is_hit() { wp_cache_status "$1" | grep -qiE '(^|[;,[:space:]])hit([;,[:space:]]|$)'; }
+
+# wp_check CONTENDER PAGE: 200, a WordPress page of ours (RJ-PAGE; the post
+# title on the post), for "cached" a confirmed hit with the origin's bytes
+wp_check() {
+	local c=$1 page=$2 url st=ok r i
+	url=$(wp_url "$c" "$page")
+	r=$(wp_curl "$(wp_url fpm "$page")" "$WORK/wp-ref" "$WORK/wp-ref-h")
+	if [[ ${r%% *} != 200 ]]; then
+		st="origin status ${r%% *}"
+	elif [[ $c == cached ]]; then
+		for ((i = 1; i <= 20; i++)); do
+			r=$(wp_curl "$url" "$WORK/wp-body" "$WORK/wp-h")
+			wp_is_hit "$WORK/wp-h" && break
+			sleep 0.2
+		done
+		if ! wp_is_hit "$WORK/wp-h"; then
+			st="HIT NOT CONFIRMED ($(wp_cache_status "$WORK/wp-h"))"
+		elif ! cmp -s "$WORK/wp-body" "$WORK/wp-ref"; then
+			st="body differs from the origin's"
+		fi
+	else
+		cp "$WORK/wp-ref" "$WORK/wp-body"
+		cp "$WORK/wp-ref-h" "$WORK/wp-h"
+	fi
+	if [[ $st == ok ]]; then
+		if ! head -n1 "$WORK/wp-h" | grep -q ' 200'; then
+			st="status $(head -n1 "$WORK/wp-h" | tr -d '\r' | cut -d' ' -f2-)"
+		elif ! grep -q 'RJ-PAGE' "$WORK/wp-body"; then
+			st="not a page of the bench site"
+		elif [[ $page == post ]] && ! grep -qF "${WPI[post_title]}" "$WORK/wp-body"; then
+			st="post title missing"
+		elif grep -q '<esi:' "$WORK/wp-body"; then
+			st="ESI markup left"
+		fi
+	fi
+	WP_BODY[$c.$page]=$(wc -c <"$WORK/wp-body" 2>/dev/null || echo 0)
+	[[ $c == cached && $st == ok ]] && st=hit
+	WP_CHECK[$c.$page]=$st
+	if [[ $st != ok && $st != hit ]]; then
+		warn "WordPress $c $page: check failed: $st; headers:"
+		sed 's/^/    /' "$WORK/wp-h" >&2 || true
+	fi
+}
+
+# ---------------------------------------------------------------- load
+# wp_load ROUND PAGE CONTENDER: wrk -c$WP_CONNS for $DURATION
+wp_load() {
+	local round=$1 page=$2 c=$3 url out
+	url=$(wp_url "$c" "$page")
+	wp_settle
+	wp_check "$c" "$page"
+	"$TASKSET" -c "$LOAD_CPU" timeout 300 "$WRK" -t1 -c"$WP_CONNS" -d"$WARMUP" --timeout "$WP_TIMEOUT" \
+		-H "Host: ${WPI[host]}" "$url" >/dev/null 2>&1 || true
+	wp_settle
+
+	out="$WORK/wrk/wp-r$round-$page-$c.txt"
+	local -a roots oroots
+	read -ra roots <<<"$(wp_cpu_roots "$c")"
+	read -ra oroots <<<"$(wp_origin_roots)"
+	local s0 s1 l0 l1 t0 t1 o0 o1
+	s0=$(core_ticks "$SERVER_CPU")
+	l0=$(core_ticks "$LOAD_CPU")
+	t0=$(wp_tree_ticks "${roots[@]}")
+	o0=$(wp_tree_ticks "${oroots[@]}")
+	"$TASKSET" -c "$LOAD_CPU" timeout 900 "$WRK" -t1 -c"$WP_CONNS" -d"$DURATION" --timeout "$WP_TIMEOUT" --latency \
+		-H "Host: ${WPI[host]}" "$url" >"$out" 2>&1 || true
+	t1=$(wp_tree_ticks "${roots[@]}")
+	o1=$(wp_tree_ticks "${oroots[@]}")
+	s1=$(core_ticks "$SERVER_CPU")
+	l1=$(core_ticks "$LOAD_CPU")
+
+	local rps reqs p50 p99 errs tmo cpu_us origin_ms
+	rps=$(awk '/^Requests\/sec:/ {print $2}' "$out")
+	reqs=$(awk '/ requests in / {print $1}' "$out")
+	p50=$(awk '$1 == "50%" {print $2}' "$out")
+	p99=$(awk '$1 == "99%" {print $2}' "$out")
+	errs=$(awk '/Socket errors:/ {gsub(/,/, ""); s += $4 + $6 + $8 + $10} /Non-2xx or 3xx/ {s += $NF} END {print s + 0}' "$out")
+	tmo=$(awk '/Socket errors:/ {gsub(/,/, ""); print $10 + 0}' "$out")
+	if [[ -z $rps || -z $reqs || -z $p50 || -z $p99 || $reqs -eq 0 ]]; then
+		warn "wrk produced no result for WordPress $c $page:"
+		sed 's/^/    /' "$out" >&2
+		rps=0 reqs=0 p50=0ms p99=0ms
+	fi
+	p50=$(to_ms "$p50")
+	p99=$(to_ms "$p99")
+	if ((reqs > 0)); then
+		cpu_us=$(awk -v d=$((t1 - t0)) -v hz="$CLK_TCK" -v n="$reqs" 'BEGIN {printf "%.2f", d * 1e6 / hz / n}')
+	else
+		cpu_us=0
+	fi
+	origin_ms=$(awk -v d=$((o1 - o0)) -v hz="$CLK_TCK" 'BEGIN {printf "%.0f", d * 1000 / hz}')
+	local sbusy lbusy other
+	sbusy=$(busy_pct "$s0" "$s1")
+	lbusy=$(busy_pct "$l0" "$l1")
+	other=$(busy_pct "$s0" "$s1" $((t1 - t0)))
+	[[ $c == cached ]] && other=$(busy_pct "$s0" "$s1" $((t1 - t0 + o1 - o0)))
+	# round page contender rps p50 p99 cpu reqs errs timeouts origin_ms sbusy lbusy other check body
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+		"$round" "$page" "$c" "$rps" "$p50" "$p99" "$cpu_us" "$reqs" "$errs" "${tmo:-0}" "$origin_ms" \
+		"$sbusy" "$lbusy" "$other" "${WP_CHECK[$c.$page]}" "${WP_BODY[$c.$page]}" >>"$WP_TSV"
+	log "  $(printf '%-36s %-4s %9s req/s  p50 %8s ms  p99 %8s ms  %8s us/req  %s req  err %s (timeouts %s)  origin CPU %s ms  cores %s%%/%s%% (other %s%%)  [%s]' \
+		"${WP_LABEL[$c]}" "$page" "$rps" "$p50" "$p99" "$cpu_us" "$reqs" "$errs" "${tmo:-0}" "$origin_ms" "$sbusy" "$lbusy" "$other" "${WP_CHECK[$c.$page]}")"
+}
+
+# ---------------------------------------------------------------- miss latency
+# wp_miss PAGE: WP_MISS_N rounds of one request at a time (curl, a new
+# connection each), with a cookie that bypasses ramjet's cache
+# (bypass_cookies: wordpress_logged_in_*; WordPress finds it invalid and
+# renders the anonymous page), through each path in turn
+wp_miss() {
+	local page=$1 i k c r st
+	local -a cs=(rjdoc fpm rjproxy) order
+	# warm every PHP worker (php-cgi workers each have their own opcache)
+	for c in "${cs[@]}"; do
+		"$TASKSET" -c "$LOAD_CPU" timeout 60 "$WRK" -t1 -c8 -d"$WARMUP" --timeout "$WP_TIMEOUT" -H "Host: ${WPI[host]}" \
+			-H "Cookie: $WP_BYPASS_COOKIE" "$(wp_url "$c" "$page")" >/dev/null 2>&1 || true
+		wp_settle
+	done
+	declare -A bad=()
+	for ((i = 0; i < WP_MISS_N; i++)); do
+		order=()
+		for ((k = 0; k < ${#cs[@]}; k++)); do order+=("${cs[$(((k + i) % ${#cs[@]}))]}"); done
+		for c in "${order[@]}"; do
+			r=$(wp_curl "$(wp_url "$c" "$page")" "$WORK/wp-mbody" "$WORK/wp-mh" -H "Cookie: $WP_BYPASS_COOKIE")
+			st=ok
+			if [[ ${r%% *} != 200 ]]; then
+				st="status ${r%% *}"
+			elif ! grep -q 'RJ-PAGE' "$WORK/wp-mbody"; then
+				st="not a page of the bench site"
+			elif [[ $c != fpm ]] && wp_is_hit "$WORK/wp-mh"; then
+				st="served from the cache"
+			fi
+			if ((i == 0)) && [[ $c != fpm ]]; then
+				log "  $page ${WP_LABEL[$c]}: Cache-Status: $(wp_cache_status "$WORK/wp-mh")"
+			fi
+			if [[ $st == ok ]]; then
+				printf '%s\t%s\t%s\n' "$page" "$c" "${r#* }" >>"$WP_MISS_TSV"
+			else
+				bad[$c]=$st
+			fi
+		done
+	done
+	for c in "${cs[@]}"; do
+		WP_CHECK[miss.$page.$c]=${bad[$c]:-ok}
+		[[ -z ${bad[$c]:-} ]] || warn "WordPress miss $page $c: ${bad[$c]}"
+		log "  miss $page $(printf '%-36s' "${WP_LABEL[$c]}") $(wp_pctl "$page" "$c" | awk '{printf "n %s  p50 %s ms  p99 %s ms  max %s ms", $1, $2, $3, $4}')"
+	done
+}
+
+wp_pctl() { # PAGE CONTENDER -> "n p50 p99 max mean" (ms, nearest rank)
+	awk -F'\t' -v p="$1" -v c="$2" '$1 == p && $2 == c {print $3 * 1000}' "$WP_MISS_TSV" | sort -g | awk '
+		{ v[++n] = $1; s += $1 }
+		END {
+			if (n == 0) { print "0 – – – –"; exit }
+			i50 = int(0.5 * n); if (i50 < 0.5 * n) i50++
+			i99 = int(0.99 * n); if (i99 < 0.99 * n) i99++
+			printf "%d %.2f %.2f %.2f %.2f\n", n, v[i50], v[i99], v[n], s / n }'
+}
+
+# ---------------------------------------------------------------- the section
+wp_section() {
+	WP_TSV="$WORK/wp-results.tsv"
+	WP_MISS_TSV="$WORK/wp-miss.tsv"
+	: >"$WP_TSV"
+	: >"$WP_MISS_TSV"
+	WP_SKIP=$(wp_missing)
+	if [[ -n $WP_SKIP ]]; then
+		warn "WordPress group skipped: $WP_SKIP"
+		return 0
+	fi
+	if ! wp_start; then
+		warn "WordPress group skipped: $WP_SKIP"
+		wp_stop
+		stop_all
+		return 0
+	fi
+	local round page i k c
+	local -a cs=(fpm cached) order
+	for ((round = 1; round <= ROUNDS; round++)); do
+		for page in "${WP_PAGES[@]}"; do
+			order=()
+			for ((i = 0; i < ${#cs[@]}; i++)); do
+				k=$(((i + round - 1) % ${#cs[@]}))
+				order+=("${cs[$k]}")
+			done
+			log "WordPress round $round/$ROUNDS, page $page: ${order[*]}"
+			for c in "${order[@]}"; do
+				wp_load "$round" "$page" "$c"
+				sleep 1
+			done
+		done
+	done
+	if ((WP_MISS_N > 0)); then
+		for page in "${WP_PAGES[@]}"; do
+			log "WordPress miss latency, page $page: $WP_MISS_N sequential requests per path"
+			wp_miss "$page"
+		done
+	fi
+	wp_stop
+	stop_all
+}
+
+# ---------------------------------------------------------------- report
+wp_report() {
+	echo "### WordPress: cached through ramjet against uncached nginx + php-fpm (issue 6)"
+	echo
+	if [[ -n $WP_SKIP ]]; then
+		echo "_skipped: ${WP_SKIP}._"
+		echo
+		return 0
+	fi
+	local wpv dbv
+	wpv=$(dpkg-query -W -f='${Version}' wordpress 2>/dev/null || echo "?")
+	dbv=$(/usr/sbin/mariadbd --version 2>/dev/null | awk '{print $3}' || echo "?")
+	cat <<EOF
+Debian's WordPress $wpv on MariaDB $dbv, set up by the end-to-end harness (\`plugins/wordpress/e2e\`,
+\`TestWordPressBench\`, $WP_SETUP_NOTE): ${WPI[posts]:-?} posts, the ramjet-cache plugin, the harness's theme (a
+one-template theme; Debian's package installs no default theme), WordPress's own \`wp_head()\` and \`wp_footer()\`.
+Pages: home (\`${WPI[home]}\`, ${WP_BODY[fpm.home]:-?} B) and a post with its comments (\`${WPI[post]}\`, ${WP_BODY[fpm.post]:-?} B), every
+request with \`Host: ${WPI[host]}\`. Origin: the harness's nginx (one process) + php-fpm (\`pm = static\`,
+\`pm.max_children = 4\`, FastCGI over loopback TCP, one connection per request) + MariaDB. Cached: ramjet
+(\`origin.servers\` = that nginx, defaults otherwise, \`GOMAXPROCS=1\`), primed until \`Cache-Status\` says
+\`hit\` with the origin's exact bytes. Everything on core $SERVER_CPU, wrk and curl on core $LOAD_CPU.
+
+Load: \`wrk -t1 -c$WP_CONNS -d$DURATION --timeout $WP_TIMEOUT --latency\`. Uncached, WordPress answers a few dozen
+to a few hundred requests per second, so each run is bounded by its duration, not by a request count: a
+$DURATION run is all the requests in the "requests" column, and the requests still queued when wrk stops are
+drained (at most 20 s, until the servers' CPU stands still) before the next run. \`--timeout $WP_TIMEOUT\`, as
+a request waits behind up to $((WP_CONNS - 1)) others; timeouts are counted in errors.
+
+EOF
+	awk -F'\t' -v L_fpm="${WP_LABEL[fpm]}" -v L_cached="${WP_LABEL[cached]}" -v pages="${WP_PAGES[*]}" '
+	function median(arr, n,    i, j, t, a) {
+		for (i = 1; i <= n; i++) a[i] = arr[i]
+		for (i = 2; i <= n; i++) { t = a[i]; j = i - 1; while (j > 0 && a[j] > t) { a[j + 1] = a[j]; j-- } a[j + 1] = t }
+		if (n % 2) return a[(n + 1) / 2]
+		return (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function minv(arr, n,    i, m) { m = arr[1]; for (i = 2; i <= n; i++) if (arr[i] < m) m = arr[i]; return m }
+	function maxv(arr, n,    i, m) { m = arr[1]; for (i = 2; i <= n; i++) if (arr[i] > m) m = arr[i]; return m }
+	function rate(v) { return (v < 100) ? sprintf("%.1f", v) : sprintf("%.0f", v) }
+	{
+		key = $2 SUBSEP $3
+		k = ++n[key]
+		rps[key, k] = $4; p50[key, k] = $5; p99[key, k] = $6; cpu[key, k] = $7
+		reqs[key] += $8; err[key] += $9; tmo[key] += $10
+		if ($11 + 0 > orig[key]) orig[key] = $11 + 0
+		if ($14 + 0 > other[key]) other[key] = $14 + 0
+		if ($13 + 0 > wrkb[key]) wrkb[key] = $13 + 0
+		if ($15 != "ok" && $15 != "hit") note[key] = $15
+		body[key] = $16
+	}
+	END {
+		label["fpm"] = L_fpm; label["cached"] = L_cached
+		title["home"] = "home"; title["post"] = "post"
+		np = split(pages, pl, " ")
+		print "| page | server | req/s (median) | req/s (min–max) | p50 ms | p99 ms | p99 ms (worst) | server CPU µs/req | requests (all rounds) | errors (timeouts) | origin CPU ms in a cached run, max | other load on server core, max % | wrk core busy, max % | check |"
+		print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+		split("fpm cached", cs, " ")
+		for (p = 1; p <= np; p++) for (i = 1; i <= 2; i++) {
+			c = cs[i]; key = pl[p] SUBSEP c
+			if (!(key in n)) continue
+			m = n[key]
+			for (k = 1; k <= m; k++) { a[k] = rps[key, k]; b[k] = p50[key, k]; d[k] = p99[key, k]; e[k] = cpu[key, k] }
+			R[key] = median(a, m); P99[key] = median(d, m)
+			chk = (key in note) ? "**" note[key] "**" : (c == "cached" ? "hit" : "ok")
+			printf "| %s | %s | %s | %s–%s | %.3f | %.3f | %.3f | %.1f | %d | %d (%d) | %s | %d | %d | %s |\n", title[pl[p]], label[c], rate(R[key]), rate(minv(a, m)), rate(maxv(a, m)), median(b, m), P99[key], maxv(d, m), median(e, m), reqs[key], err[key], tmo[key], (c == "cached" ? orig[key] : "–"), other[key], wrkb[key], chk
+		}
+		print ""
+		print "Cached ÷ uncached (medians). Target (issue 6): cached ≥ 500× the uncached req/s, with the cached p99 under 10 ms at " '"$WP_CONNS"' " connections."
+		print ""
+		print "| page | req/s × | cached p99 ms | uncached p99 ms | target | met |"
+		print "| --- | ---: | ---: | ---: | --- | --- |"
+		for (p = 1; p <= np; p++) {
+			f = pl[p] SUBSEP "fpm"; r = pl[p] SUBSEP "cached"
+			if (!(f in n) || !(r in n)) { printf "| %s | – | – | – | ≥ 500× req/s, p99 < 10 ms | not measured |\n", title[pl[p]]; continue }
+			rr = (R[f] > 0) ? R[r] / R[f] : 0
+			printf "| %s | %.0f | %.3f | %.1f | ≥ 500× req/s, p99 < 10 ms | %s |\n", title[pl[p]], rr, P99[r], P99[f], ((rr >= 500 && P99[r] < 10) ? "yes" : "no")
+		}
+		print ""
+	}' "$WP_TSV"
+	if ((WP_MISS_N > 0)) && [[ -s $WP_MISS_TSV ]]; then
+		cat <<EOF
+#### Miss latency
+
+One request at a time (curl \`%{time_total}\`, a new connection each, on core $LOAD_CPU), $WP_MISS_N rounds per page, the
+three paths in turn within a round (the order rotates), after a $WARMUP warm-up with 8 connections that warms every
+PHP worker. Every request carries \`Cookie: $WP_BYPASS_COOKIE\`: ramjet's default \`bypass_cookies\` pass it
+by the cache (\`Cache-Status: ramjet; fwd=bypass\`), WordPress finds the login cookie invalid and renders the
+anonymous page, so each request runs WordPress once. ramjet docroot: \`ramjet serve\` with \`docroot.root\` = the
+same WordPress tree, \`php.workers: ${WPI[php_workers]:-4}\`, \`min_workers: ${WPI[php_workers]:-4}\`, \`idle_suspend: 0s\` (its php-cgi workers on
+private unix sockets, one kept FastCGI connection each); nginx + php-fpm: the origin above. The third path is
+the cached ramjet passing the request on to that origin (what a miss costs behind the proxy). p99 is the
+nearest rank: with fewer than 100 samples it is the maximum.
+
+| page | path | samples | p50 ms | p99 ms | max ms | mean ms | p50 ÷ nginx + php-fpm | check |
+| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |
+EOF
+		local page c base
+		local -a s f
+		for page in "${WP_PAGES[@]}"; do
+			read -ra f <<<"$(wp_pctl "$page" fpm)"
+			base=${f[1]}
+			for c in rjdoc fpm rjproxy; do
+				read -ra s <<<"$(wp_pctl "$page" "$c")"
+				local chk=${WP_CHECK[miss.$page.$c]:-ok}
+				[[ $chk == ok ]] || chk="**$chk**"
+				printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$page" "${WP_LABEL[$c]}" "${s[0]}" "${s[1]}" "${s[2]}" "${s[3]}" "${s[4]}" \
+					"$(awk -v a="${s[1]}" -v b="$base" 'BEGIN {if (b + 0 > 0 && a + 0 > 0) printf "%.2f", a / b; else print "–"}')" "$chk"
+			done
+		done
+		echo
+	fi
+	echo "<details><summary>All WordPress runs</summary>"
+	echo
+	echo "| round | page | server | req/s | p50 ms | p99 ms | CPU µs/req | requests | errors | timeouts | origin CPU ms | server core busy % | other load on server core % | wrk core busy % | body B | check |"
+	echo "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+	awk -F'\t' -v L_fpm="${WP_LABEL[fpm]}" -v L_cached="${WP_LABEL[cached]}" '
+		BEGIN { label["fpm"] = L_fpm; label["cached"] = L_cached }
+		{ printf "| %s | %s | %s | %.1f | %.3f | %.3f | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, label[$3], $4, $5, $6, $7, $8, $9, $10, $11, $12, $14, $13, $16, $15 }' "$WP_TSV"
+	echo
+	echo "</details>"
+	echo
+}

@@ -1,0 +1,240 @@
+package wordpress_test
+
+// The WordPress stack for bench/run's "wordpress" group (BENCH_ONLY=wordpress):
+// the same setup as the end-to-end test (private MariaDB, a private copy of
+// Debian's WordPress with its own wp-config.php, wp_install() from PHP CLI,
+// the ramjet-cache plugin, nginx + php-fpm with pm static and 4 children),
+// plus two ramjets: one caching in front of that nginx, one serving the
+// docroot itself with its php-cgi pool. It measures nothing: it prints
+// "WPBENCH key=value" lines with the URLs and process ids, then "WPBENCH
+// ready=1", and holds the stack up until SIGTERM/SIGINT, until its parent
+// exits, or until RAMJET_WP_BENCH_HOLD (default 30m) passes; then the usual
+// cleanups stop everything. bench/run runs the load against it.
+//
+// Skipped unless RAMJET_WP_BENCH=1, so `go test ./...` passes through fast.
+// By hand:
+//
+//	RAMJET_WP_BENCH=1 go test -run TestWordPressBench -v ./plugins/wordpress/e2e/
+//
+// Environment: RAMJET_WP_BENCH_RAMJET (a ramjet binary to use instead of
+// the one TestMain built), RAMJET_WP_BENCH_PHP_CGI (php-cgi for docroot
+// mode; default php-cgi on PATH), RAMJET_WP_BENCH_WORKERS (PHP workers of
+// the docroot ramjet, default 4 like the php-fpm pool), RAMJET_WP_BENCH_HOLD.
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// benchPosts is how many extra posts the bench site gets beside the four
+// of setup.php, so the home page lists a realistic page of posts.
+const benchPosts = 6
+
+func TestWordPressBench(t *testing.T) {
+	if os.Getenv("RAMJET_WP_BENCH") != "1" {
+		t.Skip("the WordPress bench stack runs only with RAMJET_WP_BENCH=1 (bench/run: BENCH_ONLY=wordpress)")
+	}
+	var miss []string
+	for _, m := range missing {
+		if !strings.HasPrefix(m, "redis-server") { // the bench needs no Redis
+			miss = append(miss, m)
+		}
+	}
+	phpCGI := os.Getenv("RAMJET_WP_BENCH_PHP_CGI")
+	if phpCGI == "" {
+		if p, err := exec.LookPath("php-cgi"); err == nil {
+			phpCGI = p
+		} else {
+			miss = append(miss, "php-cgi")
+		}
+	}
+	if len(miss) > 0 {
+		benchLine("skip", fmt.Sprintf("missing Debian packages %v", miss))
+		t.Skipf("missing Debian packages %v (apt-get install --no-install-recommends wordpress mariadb-server php-mysql php-cli php-fpm php-cgi nginx-light)", miss)
+	}
+	if os.Geteuid() != 0 {
+		benchLine("skip", "not root (the origin runs nginx and php-fpm as root)")
+		t.Skip("the origin runs nginx and php-fpm as root")
+	}
+	bin := os.Getenv("RAMJET_WP_BENCH_RAMJET")
+	if bin == "" {
+		bin = ramjetBin
+	}
+	if bin == "" {
+		t.Fatal(buildOutput)
+	}
+	workers := 4
+	if s := os.Getenv("RAMJET_WP_BENCH_WORKERS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("RAMJET_WP_BENCH_WORKERS=%q: want a positive integer", s)
+		}
+		workers = n
+	}
+	hold := 30 * time.Minute
+	if s := os.Getenv("RAMJET_WP_BENCH_HOLD"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			t.Fatalf("RAMJET_WP_BENCH_HOLD=%q: want a positive duration", s)
+		}
+		hold = d
+	}
+
+	start := time.Now()
+	dbSock := startMariaDB(t)
+	ports := freePorts(t, 4)
+	proxyURL, proxyAdmin := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
+	docURL, docAdmin := fmt.Sprintf("127.0.0.1:%d", ports[2]), fmt.Sprintf("127.0.0.1:%d", ports[3])
+	wp := installWordPress(t, dbSock, "http://"+proxyAdmin)
+	runPHP(t, nil, "testdata/bench-posts.php", wp.docroot, strconv.Itoa(benchPosts))
+	origin := startOrigin(t, wp.dir, wp.docroot)
+
+	cfgDir := t.TempDir()
+	proxyCfg := filepath.Join(cfgDir, "ramjet-proxy.yaml")
+	writeFile(t, proxyCfg, fmt.Sprintf(`listen: %q
+admin:
+  listen: %q
+  token: %q
+origin:
+  servers: [%q]
+`, proxyURL, proxyAdmin, adminToken, origin))
+	docCfg := filepath.Join(cfgDir, "ramjet-docroot.yaml")
+	writeFile(t, docCfg, fmt.Sprintf(`listen: %q
+admin:
+  listen: %q
+  token: %q
+defaults:
+  docroot:
+    root: %q
+    serve: all
+    php:
+      binary: %q
+      workers: %d
+      min_workers: %d
+      idle_suspend: 0s
+      idle_exit: 0s
+`, docURL, docAdmin, adminToken, wp.docroot, phpCGI, workers, workers))
+	proxyPID := startBenchRamjet(t, bin, proxyCfg, proxyAdmin)
+	docPID := startBenchRamjet(t, bin, docCfg, docAdmin)
+
+	benchLine("host", siteHost)
+	benchLine("origin", origin)
+	benchLine("proxy", "http://"+proxyURL)
+	benchLine("proxy_admin", "http://"+proxyAdmin)
+	benchLine("docroot", "http://"+docURL)
+	benchLine("docroot_admin", "http://"+docAdmin)
+	benchLine("admin_token", adminToken)
+	benchLine("home", "/")
+	benchLine("post", "/post-b/")
+	benchLine("post_title", "Post B original")
+	benchLine("posts", strconv.Itoa(4+benchPosts))
+	benchLine("php_cgi", phpCGI)
+	benchLine("php_workers", strconv.Itoa(workers))
+	benchLine("pid_proxy", strconv.Itoa(proxyPID))
+	benchLine("pid_docroot", strconv.Itoa(docPID))
+	for comm, pid := range childPIDs() {
+		benchLine("pid_"+comm, strconv.Itoa(pid))
+	}
+	benchLine("setup_seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
+	benchLine("ready", "1")
+
+	// Hold until told to stop; the cleanups registered above then stop
+	// every process and remove the temporary directories.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sig)
+	parent := os.Getppid()
+	deadline := time.After(hold)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case s := <-sig:
+			t.Logf("%v: stopping the stack", s)
+			return
+		case <-deadline:
+			t.Logf("held for %v (RAMJET_WP_BENCH_HOLD): stopping the stack", hold)
+			return
+		case <-tick.C:
+			if os.Getppid() != parent {
+				t.Log("parent exited: stopping the stack")
+				return
+			}
+		}
+	}
+}
+
+// benchLine prints one machine-readable line for bench/run.
+func benchLine(key, value string) {
+	fmt.Printf("WPBENCH %s=%s\n", key, value)
+}
+
+// startBenchRamjet runs `ramjet serve --config cfg` with GOMAXPROCS=1 (the
+// bench pins servers to one core) and waits for its /healthz; it returns
+// ramjet's pid (env execs it).
+func startBenchRamjet(t *testing.T, bin, cfg, admin string) int {
+	t.Helper()
+	p := startProc(t, "/usr/bin/env", "GOMAXPROCS=1", bin, "serve", "--config", cfg)
+	waitHTTP(t, p, "ramjet "+filepath.Base(cfg), "http://"+admin+"/healthz")
+	return p.cmd.Process.Pid
+}
+
+// childPIDs maps the command name of each direct child of this process
+// (mariadbd, nginx, php-fpm8.2, ...) to its pid; the ramjets are reported
+// apart, as both are named ramjet.
+func childPIDs() map[string]int {
+	out := map[string]int{}
+	self := os.Getpid()
+	dirs, _ := filepath.Glob("/proc/[0-9]*") // a failed glob lists nothing
+	for _, d := range dirs {
+		stat, err := os.ReadFile(d + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || closing < open {
+			continue
+		}
+		f := strings.Fields(s[closing+1:])
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(f[1]); ppid != self {
+			continue
+		}
+		comm := s[open+1 : closing]
+		if comm == "ramjet" || comm == "env" {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(d))
+		out[strings.ReplaceAll(comm, " ", "_")] = pid
+	}
+	return out
+}
+
+// waitHTTP waits (startTimeout) until url answers 200.
+func waitHTTP(t *testing.T, p *proc, what, url string) {
+	t.Helper()
+	c := &http.Client{Timeout: time.Second}
+	p.waitReady(t, what, func() error {
+		resp, err := c.Get(url)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s", url, resp.Status)
+		}
+		return nil
+	})
+}
