@@ -269,6 +269,11 @@ func (s *Server) drainH2(ctx context.Context, fastDone <-chan error) error {
 		}
 		select {
 		case err := <-fastDone:
+			// fasthttp gives up at the same deadline: whichever case
+			// wins, streams still open then are cut.
+			if ctx.Err() != nil {
+				s.closeH2Conns()
+			}
 			return err
 		case <-ctx.Done():
 			s.closeH2Conns()
