@@ -1,0 +1,508 @@
+# bench/h2.bash — the h2 group of bench/run (sourced by it; not run on its
+# own): ramjet's TLS listener (HTTP/2 and HTTP/1.1 by ALPN) against nginx
+# (TLS + HTTP/2) with the same self-signed certificate and the same TLS 1.3
+# cipher, measured with the seeds' own h2load commands on loopback; plus the
+# RSS of each server with 1,000 concurrent h2 connections open. See
+# bench/README.md, "h2 section".
+#
+# Uses from bench/run: WORK ROOT TASKSET NGINX PHPFPM SS SERVER_CPU LOAD_CPU
+# ROUNDS QUICK CLK_TCK SKIP_RAMJET ROOTPID STARTED_PIDS P_* write_configs
+# nginx_common start_bg start_php_fpm pick_port wait_listen all_descendants
+# core_ticks busy_pct rss_kb php_calls log warn die.
+
+# shellcheck disable=SC2153 # ROOT, WORK and the rest are set by bench/run
+H2_CIPHER=TLS_AES_128_GCM_SHA256
+H2_PAGES=(725 30k 2m)
+H2_PROTOS=(h2 h1)
+H2_HOLD=${BENCH_H2_HOLD:-}     # seconds the 1,000 connections stay open
+H2_IDLE_CONNS=${BENCH_H2_CONNS:-1000}
+H2_SKIP=""
+H2_TSV=""
+H2_RSS_TSV=""
+H2_NGINX_LISTEN=""
+H2LOAD=""
+declare -A H2_CHECK=()
+declare -A H2_LABEL=([ramjet]="ramjet (cached)" [nginx]="nginx static file")
+
+h2_validate_env() {
+	[[ -z $H2_HOLD ]] || [[ $H2_HOLD =~ ^[1-9][0-9]*$ ]] || die "BENCH_H2_HOLD must be a positive number of seconds, got $H2_HOLD"
+	[[ $H2_IDLE_CONNS =~ ^[0-9]+$ ]] || die "BENCH_H2_CONNS must be a number (0 skips the RSS test), got $H2_IDLE_CONNS"
+	if [[ -z $H2_HOLD ]]; then
+		if ((QUICK)); then H2_HOLD=5; else H2_HOLD=10; fi
+	fi
+}
+
+# h2_tools: find h2load and openssl; as root, install what is missing
+# (nghttp2-client, openssl) with apt-get. Prints the reason to skip, or nothing.
+h2_tools() {
+	local -a m=()
+	find_tool h2load >/dev/null || m+=(nghttp2-client)
+	find_tool openssl >/dev/null || m+=(openssl)
+	if ((${#m[@]})) && [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+		log "h2: installing ${m[*]}" >&2
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${m[@]}"; } >&2 ||
+			warn "h2: apt-get install ${m[*]} failed"
+		m=()
+		find_tool h2load >/dev/null || m+=(nghttp2-client)
+		find_tool openssl >/dev/null || m+=(openssl)
+	fi
+	if ((${#m[@]})); then
+		echo "h2load or openssl not found (install: apt-get install ${m[*]})"
+		return 0
+	fi
+	local v
+	v=$("$NGINX" -V 2>&1)
+	[[ $v == *--with-http_v2_module* ]] || { echo "this nginx has no HTTP/2 module (--with-http_v2_module)"; return 0; }
+	[[ $v == *--with-http_ssl_module* ]] || { echo "this nginx has no TLS module (--with-http_ssl_module)"; return 0; }
+	return 0
+}
+
+# ---------------------------------------------------------------- setup
+h2_setup() {
+	# The pages of the cache section (and the origin's configs) if it did not
+	# run in this invocation: the same generator, the same bytes.
+	if [[ ! -f $WORK/www/page725.html || ! -f $WORK/nginx-origin.conf ]]; then
+		P_STATIC=${P_STATIC:-$(pick_port)}
+		P_FCGI=${P_FCGI:-$(pick_port)}
+		P_ORIGIN=${P_ORIGIN:-$(pick_port)}
+		P_VARNISH=${P_VARNISH:-$(pick_port)}
+		write_configs
+	fi
+	# the 2 MiB file: a static file for nginx, a PHP page that sends the same
+	# bytes with a cache header for ramjet's origin
+	head -c 2097152 < <(yes 'ramjet bench 2 MiB file: 0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ') >"$WORK/www/file2m.bin"
+	cat >"$WORK/www/file2m.php" <<EOF
+<?php
+header('Content-Type: application/octet-stream');
+header('Cache-Control: public, max-age=3600');
+header('X-LiteSpeed-Cache-Control: public,max-age=3600');
+header('Content-Length: ' . filesize('$WORK/www/file2m.bin'));
+readfile('$WORK/www/file2m.bin');
+EOF
+	mkdir -p "$WORK/tls" "$WORK/h2load"
+	"$(find_tool openssl)" req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 \
+		-subj /CN=bench.test -addext 'subjectAltName=DNS:bench.test,IP:127.0.0.1' \
+		-keyout "$WORK/tls/bench.key" -out "$WORK/tls/bench.crt" >"$WORK/logs/openssl.log" 2>&1 ||
+		{ cat "$WORK/logs/openssl.log" >&2; H2_SKIP="openssl could not make the certificate"; return 1; }
+	chmod 644 "$WORK/tls/bench.key" # nginx's worker runs as the invoking user
+
+	P_H2_NGINX=$(pick_port)
+	P_H2_RAMJET=$(pick_port)
+	P_H2_RAMJET_PLAIN=$(pick_port)
+	P_H2_ADMIN=$(pick_port)
+
+	# nginx 1.25.1 has "http2 on"; older ones "listen ... ssl http2"
+	local nv
+	nv=$("$NGINX" -v 2>&1 | sed -n 's|.*nginx/\([0-9.]*\).*|\1|p')
+	if printf '%s\n%s\n' 1.25.1 "$nv" | sort -V -C; then
+		H2_NGINX_LISTEN="listen 127.0.0.1:$P_H2_NGINX ssl; http2 on;"
+	else
+		H2_NGINX_LISTEN="listen 127.0.0.1:$P_H2_NGINX ssl http2;"
+	fi
+	{
+		nginx_common h2 | sed "s/worker_connections 1024;/worker_connections $((H2_IDLE_CONNS + 256 > 4096 ? H2_IDLE_CONNS + 256 : 4096));/"
+		cat <<EOF
+    open_file_cache max=1000 inactive=60s;
+    open_file_cache_valid 60s;
+    server {
+        $H2_NGINX_LISTEN
+        ssl_certificate $WORK/tls/bench.crt;
+        ssl_certificate_key $WORK/tls/bench.key;
+        ssl_protocols TLSv1.3;
+        ssl_conf_command Ciphersuites $H2_CIPHER;
+        root $WORK/www;
+        location / { }
+    }
+}
+EOF
+	} >"$WORK/nginx-h2.conf"
+
+	cat >"$WORK/ramjet-h2.yaml" <<EOF
+listen: "127.0.0.1:$P_H2_RAMJET_PLAIN"
+admin:
+  listen: "127.0.0.1:$P_H2_ADMIN"
+origin:
+  servers: ["http://127.0.0.1:$P_ORIGIN"]
+cache:
+  # the 2 MiB file is cached like the pages (8MiB is the default)
+  max_object_size: 8MiB
+tls:
+  listen: "127.0.0.1:$P_H2_RAMJET"
+  cert: $WORK/tls/bench.crt
+  key: $WORK/tls/bench.key
+  ocsp: false
+EOF
+}
+
+h2_start() {
+	start_php_fpm
+	start_nginx origin "$P_ORIGIN"
+	start_nginx h2 "$P_H2_NGINX"
+	if [[ $SKIP_RAMJET != 1 ]]; then
+		log "h2: starting ramjet, TLS on 127.0.0.1:$P_H2_RAMJET"
+		start_bg ramjet-h2 "$WORK/logs/ramjet-h2.log" env GOMAXPROCS=1 "$WORK/ramjet" serve --config "$WORK/ramjet-h2.yaml"
+		wait_listen ramjet-h2 "${ROOTPID[ramjet-h2]}" "$P_H2_RAMJET" "$WORK/logs/ramjet-h2.log"
+	fi
+}
+
+# ---------------------------------------------------------------- helpers
+h2_url() { # SERVER PAGE
+	local f
+	case $1.$2 in
+	ramjet.725) f=page725.php ;; ramjet.30k) f=page30k.php ;; ramjet.2m) f=file2m.php ;;
+	nginx.725) f=page725.html ;; nginx.30k) f=page30k.html ;; nginx.2m) f=file2m.bin ;;
+	esac
+	if [[ $1 == ramjet ]]; then echo "https://127.0.0.1:$P_H2_RAMJET/$f"; else echo "https://127.0.0.1:$P_H2_NGINX/$f"; fi
+}
+h2_root() { if [[ $1 == ramjet ]]; then echo "${ROOTPID[ramjet-h2]}"; else echo "${ROOTPID[nginx-h2]}"; fi; }
+h2_port() { if [[ $1 == ramjet ]]; then echo "$P_H2_RAMJET"; else echo "$P_H2_NGINX"; fi; }
+h2_file() { # PAGE -> the expected body
+	case $1 in 725) echo "$WORK/www/page725.html" ;; 30k) echo "$WORK/www/page30k.html" ;; 2m) echo "$WORK/www/file2m.bin" ;; esac
+}
+h2_args() { # PAGE PROTO -> the seeds' h2load arguments (plus --h1 for the HTTP/1.1 rows)
+	if [[ $1 == 2m ]]; then printf '%s\n' -t1 -c100 -n1000; else printf '%s\n' -t1 -c100 -n100000 -m10; fi
+	[[ $2 == h1 ]] && echo --h1
+	return 0
+}
+h2_warm_args() { # PAGE PROTO: a tenth of the run
+	if [[ $1 == 2m ]]; then printf '%s\n' -t1 -c100 -n100; else printf '%s\n' -t1 -c100 -n10000 -m10; fi
+	[[ $2 == h1 ]] && echo --h1
+	return 0
+}
+
+h2_ticks() { # ROOTS... -> utime+stime+cutime+cstime over the process trees
+	local p line total=0
+	local -a f pids
+	mapfile -t pids < <(all_descendants "$@")
+	for p in "${pids[@]}"; do
+		{ read -r line <"/proc/$p/stat"; } 2>/dev/null || continue
+		line=${line##*) }
+		read -ra f <<<"$line"
+		total=$((total + f[11] + f[12] + f[13] + f[14]))
+	done
+	echo "$total"
+}
+h2_rss() { # ROOTS... -> VmRSS summed over the process trees, kB
+	local -a pids
+	mapfile -t pids < <(all_descendants "$@")
+	rss_kb "${pids[@]}"
+}
+h2_conns() { # PORT -> established TCP connections to it
+	"$SS" -Htn state established "( sport = :$1 )" 2>/dev/null | wc -l
+}
+
+# h2_check SERVER PAGE PROTO: status 200 and the exact bytes over TLS with the
+# wanted protocol; for ramjet, fetched until Cache-Status says hit
+h2_check() {
+	local s=$1 page=$2 proto=$3 url i st=ok r v
+	local -a pf=(--http2)
+	[[ $proto == h1 ]] && pf=(--http1.1)
+	url=$(h2_url "$s" "$page")
+	for ((i = 1; i <= 20; i++)); do
+		r=$(curl -sk "${pf[@]}" --tls13-ciphers "$H2_CIPHER" --max-time 10 -o "$WORK/h2-body" -D "$WORK/h2-h" \
+			-w '%{http_code} %{http_version}' "$url" || echo "000 0")
+		[[ $s == nginx ]] && break
+		v=$(grep -i '^Cache-Status:' "$WORK/h2-h" | tr -d '\r' | cut -d: -f2-)
+		[[ ${v,,} =~ (^|[;,[:space:]])hit([;,[:space:]]|$) ]] && break
+		sleep 0.2
+	done
+	if [[ ${r%% *} != 200 ]]; then
+		st="status ${r%% *}"
+	elif [[ $s == ramjet && ! ${v,,} =~ (^|[;,[:space:]])hit([;,[:space:]]|$) ]]; then
+		st="HIT NOT CONFIRMED (${v# })"
+	elif ! cmp -s "$WORK/h2-body" "$(h2_file "$page")"; then
+		st="body differs ($(wc -c <"$WORK/h2-body") B)"
+	elif [[ $proto == h2 && ${r#* } != 2 ]] || [[ $proto == h1 && ${r#* } != 1.1 ]]; then
+		st="curl got HTTP/${r#* }"
+	fi
+	[[ $st == ok && $s == ramjet ]] && st=hit
+	H2_CHECK[$s.$page.$proto]=$st
+	[[ $st == ok || $st == hit ]] || { warn "h2 $s $page $proto: check failed: $st; headers:"; sed 's/^/    /' "$WORK/h2-h" >&2 || true; }
+}
+
+# ---------------------------------------------------------------- load
+# h2_measure ROUND PAGE PROTO SERVER
+h2_measure() {
+	local round=$1 page=$2 proto=$3 s=$4 url out
+	local -a args wargs
+	url=$(h2_url "$s" "$page")
+	mapfile -t args < <(h2_args "$page" "$proto")
+	mapfile -t wargs < <(h2_warm_args "$page" "$proto")
+	h2_check "$s" "$page" "$proto"
+	"$TASKSET" -c "$LOAD_CPU" timeout 120 "$H2LOAD" "${wargs[@]}" --tls13-ciphers="$H2_CIPHER" "$url" >/dev/null 2>&1 || true
+
+	out="$WORK/h2load/r$round-$page-$proto-$s.txt"
+	local root s0 s1 l0 l1 t0 t1 php0 php1 sampler
+	root=$(h2_root "$s")
+	php0=$(php_calls)
+	s0=$(core_ticks "$SERVER_CPU")
+	l0=$(core_ticks "$LOAD_CPU")
+	t0=$(h2_ticks "$root")
+	(
+		while :; do
+			h2_rss "$root"
+			sleep 0.5
+		done
+	) >"$WORK/h2-rss.samples" &
+	sampler=$!
+	STARTED_PIDS+=("$sampler")
+	"$TASKSET" -pc "$LOAD_CPU" "$sampler" >/dev/null 2>&1 || true
+	"$TASKSET" -c "$LOAD_CPU" timeout 300 "$H2LOAD" "${args[@]}" --tls13-ciphers="$H2_CIPHER" "$url" >"$out" 2>&1 || true
+	t1=$(h2_ticks "$root")
+	s1=$(core_ticks "$SERVER_CPU")
+	l1=$(core_ticks "$LOAD_CPU")
+	kill "$sampler" 2>/dev/null || true
+	wait "$sampler" 2>/dev/null || true
+	h2_rss "$root" >>"$WORK/h2-rss.samples"
+	php1=$(php_calls)
+
+	local rps ok fail tmax tmean tsd data tls cpu_us rss calls sbusy lbusy other n2xx
+	rps=$(awk '/^finished in/ {gsub(/,/, ""); print $4}' "$out")
+	ok=$(awk '/^requests:/ {print $8}' "$out")
+	fail=$(awk '/^requests:/ {print $10 + $12 + $14}' "$out")
+	n2xx=$(awk '/^status codes:/ {print $3}' "$out")
+	data=$(awk '/^traffic:/ {v = $NF == "data" ? $(NF - 1) : ""; gsub(/[()]/, "", v); print v}' "$out")
+	read -r _ tmax tmean tsd < <(awk '/^time for request:/ {print $4, $5, $6, $7}' "$out") || true
+	tls="$(awk -F': ' '/^TLS Protocol:/ {p = $2} /^Cipher:/ {c = $2} /^Application protocol:/ {a = $2} END {print p " " c " " a}' "$out")"
+	if [[ -z $rps || -z $ok || ${ok:-0} -eq 0 ]]; then
+		warn "h2load produced no result for $s $page $proto:"
+		sed 's/^/    /' "$out" >&2
+		rps=0 ok=0 fail=${fail:-0} tmean=0ms tsd=0ms tmax=0ms data=0 n2xx=0
+	fi
+	# failed requests and responses other than 2xx
+	fail=$((fail + ok - ${n2xx:-0}))
+	tmean=$(to_ms "$tmean")
+	tsd=$(to_ms "$tsd")
+	tmax=$(to_ms "$tmax")
+	if ((ok > 0)); then
+		cpu_us=$(awk -v d=$((t1 - t0)) -v hz="$CLK_TCK" -v n="$ok" 'BEGIN {printf "%.2f", d * 1e6 / hz / n}')
+		data=$(awk -v d="${data:-0}" -v n="$ok" 'BEGIN {printf "%.0f", d / n}')
+	else
+		cpu_us=0 data=0
+	fi
+	rss=$(sort -n "$WORK/h2-rss.samples" | tail -n1)
+	calls=$((php1 - php0))
+	sbusy=$(busy_pct "$s0" "$s1")
+	lbusy=$(busy_pct "$l0" "$l1")
+	other=$(busy_pct "$s0" "$s1" $((t1 - t0)))
+	local chk=${H2_CHECK[$s.$page.$proto]}
+	[[ $tls == "TLSv1.3 $H2_CIPHER h2" || ($proto == h1 && $tls == "TLSv1.3 $H2_CIPHER http/1.1") ]] || chk="$chk; h2load negotiated: $tls"
+	# round page proto server rps mean sd max cpu rss ok fail B/req php sbusy lbusy other check tls
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+		"$round" "$page" "$proto" "$s" "$rps" "$tmean" "$tsd" "$tmax" "$cpu_us" "$rss" "$ok" "$fail" "$data" "$calls" \
+		"$sbusy" "$lbusy" "$other" "$chk" "$tls" >>"$H2_TSV"
+	log "  $(printf '%-18s %-3s %-2s %10s req/s  mean %8s ms  sd %8s ms  max %8s ms  %7s us/req  rss %7s kB  %s ok  %s failed  %s B/req  php %s  cores %s%%/%s%% (other %s%%)  [%s] %s' \
+		"${H2_LABEL[$s]}" "$page" "$proto" "$rps" "$tmean" "$tsd" "$tmax" "$cpu_us" "$rss" "$ok" "$fail" "$data" "$calls" "$sbusy" "$lbusy" "$other" "$chk" "$tls")"
+}
+
+# h2_idle SERVER: RSS with H2_IDLE_CONNS h2 connections open for H2_HOLD s
+# (h2load -D, one request per second per connection on the 725 B page)
+h2_idle() {
+	local s=$1 url root port out pid base peak=0 maxc=0 r c i
+	url=$(h2_url "$s" 725)
+	root=$(h2_root "$s")
+	port=$(h2_port "$s")
+	out="$WORK/h2load/idle-$s.txt"
+	sleep 1
+	base=$(h2_rss "$root")
+	"$TASKSET" -c "$LOAD_CPU" timeout $((H2_HOLD + 60)) "$H2LOAD" -t1 -c"$H2_IDLE_CONNS" -D "$H2_HOLD" --rps 1 \
+		--tls13-ciphers="$H2_CIPHER" "$url" >"$out" 2>&1 &
+	pid=$!
+	STARTED_PIDS+=("$pid")
+	for ((i = 0; i < (H2_HOLD + 60) * 4; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		r=$(h2_rss "$root")
+		c=$(h2_conns "$port")
+		((r > peak)) && peak=$r
+		((c > maxc)) && maxc=$c
+		sleep 0.25
+	done
+	wait "$pid" 2>/dev/null || true
+	local ok fail tls
+	ok=$(awk '/^requests:/ {print $8}' "$out")
+	fail=$(awk '/^requests:/ {print $10 + $12 + $14}' "$out")
+	tls="$(awk -F': ' '/^TLS Protocol:/ {p = $2} /^Cipher:/ {c = $2} /^Application protocol:/ {a = $2} END {print p " " c " " a}' "$out")"
+	[[ -n $ok ]] || { warn "h2load produced no result for the $H2_IDLE_CONNS connections to $s:"; sed 's/^/    /' "$out" >&2; }
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$base" "$peak" "$maxc" "${ok:-0}" "${fail:-0}" "$tls" >>"$H2_RSS_TSV"
+	log "  $(printf '%-18s RSS before %7s kB, peak %7s kB with up to %s connections open; %s requests ok, %s failed; %s' \
+		"${H2_LABEL[$s]}" "$base" "$peak" "$maxc" "${ok:-0}" "${fail:-0}" "$tls")"
+}
+
+# ---------------------------------------------------------------- the section
+h2_section() {
+	H2_TSV="$WORK/h2-results.tsv"
+	H2_RSS_TSV="$WORK/h2-rss.tsv"
+	: >"$H2_TSV"
+	: >"$H2_RSS_TSV"
+	H2_SKIP=$(h2_tools)
+	if [[ -n $H2_SKIP ]]; then
+		warn "h2 group skipped: $H2_SKIP"
+		return 0
+	fi
+	H2LOAD=$(find_tool h2load)
+	if ! h2_setup; then
+		warn "h2 group skipped: $H2_SKIP"
+		return 0
+	fi
+	# the 1,000 connections need as many descriptors in each server and in h2load
+	local need=$((H2_IDLE_CONNS + 256))
+	if (($(ulimit -n) < need)); then
+		ulimit -n "$need" 2>/dev/null || warn "h2: ulimit -n is $(ulimit -n), below $need: the $H2_IDLE_CONNS connections may fail"
+	fi
+	h2_start
+	local -a servers=(ramjet nginx) order
+	[[ $SKIP_RAMJET == 1 ]] && servers=(nginx)
+	local round page proto i k s
+	for ((round = 1; round <= ROUNDS; round++)); do
+		for page in "${H2_PAGES[@]}"; do
+			for proto in "${H2_PROTOS[@]}"; do
+				order=()
+				for ((i = 0; i < ${#servers[@]}; i++)); do
+					k=$(((i + round - 1) % ${#servers[@]}))
+					order+=("${servers[$k]}")
+				done
+				log "h2 round $round/$ROUNDS, $page $proto: ${order[*]}"
+				for s in "${order[@]}"; do
+					h2_measure "$round" "$page" "$proto" "$s"
+					sleep 1
+				done
+			done
+		done
+	done
+	if ((H2_IDLE_CONNS > 0)); then
+		log "h2: RSS with $H2_IDLE_CONNS h2 connections open for ${H2_HOLD} s"
+		for s in "${servers[@]}"; do h2_idle "$s"; done
+	fi
+	stop_all
+}
+
+# ---------------------------------------------------------------- report
+h2_report() {
+	echo "### TLS + HTTP/2: ramjet against nginx (issue 7)"
+	echo
+	if [[ -n $H2_SKIP ]]; then
+		echo "_skipped: ${H2_SKIP}._"
+		echo
+		return 0
+	fi
+	cat <<EOF
+Loopback, TLS 1.3 with \`$H2_CIPHER\` on both (nginx \`ssl_protocols TLSv1.3; ssl_conf_command Ciphersuites
+$H2_CIPHER\`; h2load \`--tls13-ciphers=$H2_CIPHER\`, which ramjet cannot be told: Go picks the TLS 1.3 suite; the
+TLS column shows what h2load negotiated), one self-signed ECDSA P-256 certificate made with openssl for both.
+nginx (\`worker_processes 1\`, \`$H2_NGINX_LISTEN\`, \`open_file_cache\`, keep-alive as in the cache section)
+serves the files: \`page725.html\`, \`page30k.html\` (the cache section's pages) and \`file2m.bin\` (2,097,152 B).
+ramjet (\`GOMAXPROCS=1\`, \`tls.listen\`, the same certificate) serves the same bytes from its cache:
+\`page725.php\`, \`page30k.php\` and \`file2m.php\` from the bench's origin (nginx + php-fpm), each primed until
+\`Cache-Status\` says \`hit\` with the exact bytes; the 2 MiB file is cached like the pages (\`cache.max_object_size:
+8MiB\`, the default). Servers on core $SERVER_CPU, h2load on core $LOAD_CPU.
+
+Load: the seeds' commands, \`h2load -t1 -c100 -n100000 -m10\` on the pages and \`h2load -t1 -c100 -n1000\` on the
+2 MiB file (each run preceded by a tenth of it as warm-up; every run opens its 100 connections, TLS handshakes
+included); the h1 rows add \`--h1\` (HTTP/1.1 over the same TLS listener, \`-m10\` pipelined) so the cost of
+ramjet's HTTP/2 side shows. $ROUNDS round(s), the servers' order rotating. h2load gives no percentiles: "mean",
+"sd" and "max" are its "time for request" (per request, from sending it to the end of its response).
+Server CPU µs/req: utime+stime(+children) of the server's process tree (nginx master and worker; ramjet) over
+the run ÷ successful requests; origin PHP calls during the runs must be 0 (every ramjet request a hit).
+
+EOF
+	awk -F'\t' -v L_ramjet="${H2_LABEL[ramjet]}" -v L_nginx="${H2_LABEL[nginx]}" -v cipher="$H2_CIPHER" '
+	function median(arr, n,    i, j, t, a) {
+		for (i = 1; i <= n; i++) a[i] = arr[i]
+		for (i = 2; i <= n; i++) { t = a[i]; j = i - 1; while (j > 0 && a[j] > t) { a[j + 1] = a[j]; j-- } a[j + 1] = t }
+		if (n % 2) return a[(n + 1) / 2]
+		return (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function minv(arr, n,    i, m) { m = arr[1]; for (i = 2; i <= n; i++) if (arr[i] < m) m = arr[i]; return m }
+	function maxv(arr, n,    i, m) { m = arr[1]; for (i = 2; i <= n; i++) if (arr[i] > m) m = arr[i]; return m }
+	{
+		key = $2 SUBSEP $3 SUBSEP $4
+		if (!(key in n)) n[key] = 0
+		k = ++n[key]
+		rps[key, k] = $5; mean[key, k] = $6; sd[key, k] = $7; mx[key, k] = $8; cpu[key, k] = $9; rss[key, k] = $10
+		ok[key] += $11; fail[key] += $12; bpr[key] = $13; php[key] += $14
+		if ($17 + 0 > other[key]) other[key] = $17 + 0
+		if ($16 + 0 > ldb[key]) ldb[key] = $16 + 0
+		if ($18 != "ok" && $18 != "hit") note[key] = $18
+		tls[key] = $19
+	}
+	END {
+		label["ramjet"] = L_ramjet; label["nginx"] = L_nginx
+		title["725"] = "725 B page"; title["30k"] = "30 KB page"; title["2m"] = "2 MiB file"
+		np = split("725 30k 2m", pl, " "); npr = split("h2 h1", prl, " "); ns = split("ramjet nginx", sl, " ")
+		print "| page | protocol | server | req/s (median) | req/s (min–max) | mean ms | sd ms | max ms (worst) | server CPU µs/req | peak RSS MiB | B/req (data) | requests ok | failed or not 2xx | origin PHP calls | other load on server core, max % | h2load core busy, max % | TLS (h2load) | check |"
+		print "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"
+		for (p = 1; p <= np; p++) for (q = 1; q <= npr; q++) for (i = 1; i <= ns; i++) {
+			key = pl[p] SUBSEP prl[q] SUBSEP sl[i]
+			if (!(key in n)) continue
+			m = n[key]
+			for (k = 1; k <= m; k++) { a[k] = rps[key, k]; b[k] = mean[key, k]; d[k] = sd[key, k]; e[k] = mx[key, k]; f[k] = cpu[key, k]; g[k] = rss[key, k] }
+			R[key] = median(a, m); M[key] = median(b, m); C[key] = median(f, m)
+			chk = (key in note) ? "**" note[key] "**" : (sl[i] == "ramjet" ? "hit" : "ok")
+			printf "| %s | %s | %s | %.0f | %.0f–%.0f | %.3f | %.3f | %.3f | %.2f | %.1f | %d | %d | %d | %s | %d | %d | %s | %s |\n", title[pl[p]], (prl[q] == "h2" ? "h2" : "HTTP/1.1 (--h1)"), label[sl[i]], R[key], minv(a, m), maxv(a, m), M[key], median(d, m), maxv(e, m), C[key], maxv(g, m) / 1024, bpr[key], ok[key], fail[key], (sl[i] == "ramjet" ? php[key] : "–"), other[key], ldb[key], tls[key], chk
+		}
+		print ""
+		print "ramjet ÷ nginx (medians; req/s above 1 = ramjet faster, mean time and CPU/req below 1 = ramjet better). Target (issue 7): ≥ 1.0× nginx req/s on the cached pages over h2."
+		print ""
+		print "| page | protocol | req/s × | mean time × | CPU µs/req × | target (issue 7) | met |"
+		print "| --- | --- | ---: | ---: | ---: | --- | --- |"
+		for (p = 1; p <= np; p++) for (q = 1; q <= npr; q++) {
+			r = pl[p] SUBSEP prl[q] SUBSEP "ramjet"; x = pl[p] SUBSEP prl[q] SUBSEP "nginx"
+			tgt = (pl[p] != "2m" && prl[q] == "h2") ? "≥ 1.0× req/s" : "–"
+			if (!(r in n) || !(x in n)) { if (x in n || r in n) printf "| %s | %s | – | – | – | %s | not measured |\n", title[pl[p]], prl[q], tgt; continue }
+			rr = (R[x] > 0) ? R[r] / R[x] : 0
+			mr = (M[x] > 0) ? M[r] / M[x] : 0
+			cr = (C[x] > 0) ? C[r] / C[x] : 0
+			met = (tgt == "–") ? "–" : (rr >= 1.0 ? "yes" : "no")
+			printf "| %s | %s | %.2f | %.2f | %.2f | %s | %s |\n", title[pl[p]], (prl[q] == "h2" ? "h2" : "HTTP/1.1 (--h1)"), rr, mr, cr, tgt, met
+		}
+		print ""
+		# the h2 bridge: ramjet h2 against ramjet h1 on the same listener
+		hdr = 0
+		for (p = 1; p <= np; p++) {
+			a2 = pl[p] SUBSEP "h2" SUBSEP "ramjet"; a1 = pl[p] SUBSEP "h1" SUBSEP "ramjet"
+			if (!(a2 in n) || !(a1 in n)) continue
+			if (!hdr) {
+				print "HTTP/2 ÷ HTTP/1.1 over TLS on the same server (medians): the cost of the h2 side."
+				print ""
+				print "| page | server | req/s h2 ÷ h1 | CPU µs/req h2 ÷ h1 |"
+				print "| --- | --- | ---: | ---: |"
+				hdr = 1
+			}
+			for (i = 1; i <= ns; i++) {
+				a2 = pl[p] SUBSEP "h2" SUBSEP sl[i]; a1 = pl[p] SUBSEP "h1" SUBSEP sl[i]
+				if (!(a2 in n) || !(a1 in n)) continue
+				printf "| %s | %s | %.2f | %.2f |\n", title[pl[p]], label[sl[i]], (R[a1] > 0 ? R[a2] / R[a1] : 0), (C[a1] > 0 ? C[a2] / C[a1] : 0)
+			}
+		}
+		if (hdr) print ""
+	}' "$H2_TSV"
+	if ((H2_IDLE_CONNS > 0)) && [[ -s $H2_RSS_TSV ]]; then
+		cat <<EOF
+#### RSS with $H2_IDLE_CONNS h2 connections open
+
+After the runs above (ramjet's cache holds the three objects), each server in turn gets
+\`h2load -t1 -c$H2_IDLE_CONNS -D $H2_HOLD --rps 1\` on the 725 B page: $H2_IDLE_CONNS TLS h2 connections held for ${H2_HOLD} s, each
+sending one request per second. "before" is the RSS (VmRSS summed over the server's processes) a second before;
+"peak" and the connections (established TCP connections to the server's port, from \`ss\`) are sampled every
+0.25 s while they are open.
+
+| server | RSS before MiB | peak RSS MiB | growth MiB | KiB per connection | connections open, max | requests ok | failed | TLS (h2load) |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |
+EOF
+		awk -F'\t' -v L_ramjet="${H2_LABEL[ramjet]}" -v L_nginx="${H2_LABEL[nginx]}" '
+			BEGIN { label["ramjet"] = L_ramjet; label["nginx"] = L_nginx }
+			{ g = $3 - $2; printf "| %s | %.1f | %.1f | %.1f | %s | %d | %d | %d | %s |\n", label[$1], $2 / 1024, $3 / 1024, g / 1024, ($4 > 0 ? sprintf("%.1f", g / $4) : "–"), $4, $5, $6, $7 }' "$H2_RSS_TSV"
+		awk -F'\t' '$1 == "ramjet" {r = $3} $1 == "nginx" {x = $3} END {if (r > 0 && x > 0) printf "\nramjet ÷ nginx peak RSS: %.2f×\n", r / x}' "$H2_RSS_TSV"
+		echo
+	fi
+	echo "<details><summary>All h2 runs</summary>"
+	echo
+	echo "| round | page | protocol | server | req/s | mean ms | sd ms | max ms | CPU µs/req | peak RSS MiB | requests ok | failed | B/req | origin PHP calls | server core busy % | h2load core busy % | other load on server core % | check |"
+	echo "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+	awk -F'\t' -v L_ramjet="${H2_LABEL[ramjet]}" -v L_nginx="${H2_LABEL[nginx]}" '
+		BEGIN { label["ramjet"] = L_ramjet; label["nginx"] = L_nginx }
+		{ printf "| %s | %s | %s | %s | %.0f | %.3f | %.3f | %.3f | %.2f | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, label[$4], $5, $6, $7, $8, $9, $10 / 1024, $11, $12, $13, ($4 == "ramjet" ? $14 : "–"), $15, $16, $17, $18 }' "$H2_TSV"
+	echo
+	echo "</details>"
+	echo
+}
