@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: build run test deps lint fuzz bench bench-go bench-quick clean
+.PHONY: build run test deps lint fuzz bench bench-go bench-quick bench-baseline bench-compare clean
 
 build: bin/ramjet
 
@@ -55,9 +55,23 @@ bench: bench-go
 bench-quick:
 	bench/run --quick
 
+# bench-go: every Go benchmark once, for reading (bench/out/go.txt). Some
+# need php-cgi or Redis; the regression guard below runs a fixed subset.
 bench-go:
 	@mkdir -p bench/out
 	$(GO) test -run=NONE -bench=. -benchmem -count=1 ./proxy/... ./purge/ | tee bench/out/go.txt
+
+# bench-baseline: run the guarded Go benchmarks (hit path, ESI, purge,
+# FastCGI round trip; -count=6, under a minute) into bench/go/baseline.txt.
+# bench-compare: run them again and compare with benchstat; fails when a
+# benchmark is slower beyond noise (p < 0.05 and > +10 % sec/op) or
+# allocates more. BENCH_COMPARE_SELFTEST=1 doubles the new timings to show
+# it failing; bench/go/guard selftest checks that in seconds. See bench/README.md.
+bench-baseline:
+	bench/go/guard baseline
+
+bench-compare:
+	bench/go/guard compare
 
 clean:
 	rm -rf bin
