@@ -362,10 +362,13 @@ func tryStartOrigin(t testing.TB) (o *origin, retry bool, err error) {
 		o.fpm.stop(syscall.SIGTERM)
 		return nil, false, err
 	}
+	// started, not o: a failed attempt returns a nil o (named result),
+	// and this cleanup still has to stop what it started.
+	started := o
 	t.Cleanup(func() {
-		o.Stop()
+		started.Stop()
 		if t.Failed() {
-			t.Logf("origin logs:\n%s", o.logs())
+			t.Logf("origin logs:\n%s", started.logs())
 		}
 	})
 
