@@ -207,10 +207,10 @@ func (s *Server) serveH2(c net.Conn) error {
 	if pc, ok := c.(*h2cConn); ok {
 		c = &pc.replayConn // x/net/http2 must not see the stand-in TLS state
 	}
-	s.track(c, true)
+	s.track(c, true) // closeH2Conns closes c itself, not the wrapper
 	defer s.track(c, false)
 	s.h2Conns.Add(1)
-	s.h2.ServeConn(c, &http2.ServeConnOpts{Context: s.baseCtx, BaseConfig: s.hs, Handler: b})
+	s.h2.ServeConn(coalesce(c), &http2.ServeConnOpts{Context: s.baseCtx, BaseConfig: s.hs, Handler: b})
 	return nil
 }
 
