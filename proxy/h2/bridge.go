@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -88,22 +90,9 @@ func fillRequest(req *fasthttp.Request, r *http.Request) {
 // ones, Content-Length as fasthttp would send it, then the body, a
 // stream copied and flushed as it arrives.
 func writeResponse(w http.ResponseWriter, r *http.Request, resp *fasthttp.Response) {
-	h := w.Header()
-	for k, v := range resp.Header.All() {
-		if connectionHeader(k) {
-			continue
-		}
-		key := headerKey(k)
-		h[key] = append(h[key], string(v))
-	}
 	status := resp.StatusCode()
 	head := r.Method == http.MethodHead
-	if len(resp.Header.Server()) == 0 {
-		h["Server"] = serverName // fasthttp's Name on the HTTP/1.1 side
-	}
-	if n := contentLength(resp, head); n >= 0 && !bodyless(status) {
-		h["Content-Length"] = []string{strconv.Itoa(n)}
-	}
+	copyHeaders(w.Header(), resp, status, head)
 	w.WriteHeader(status)
 	switch {
 	case head || bodyless(status):
@@ -113,6 +102,79 @@ func writeResponse(w http.ResponseWriter, r *http.Request, resp *fasthttp.Respon
 	default:
 		_, _ = w.Write(resp.Body()) // a write error means the client went away
 	}
+}
+
+// copyHeaders fills h from resp with two allocations whatever the
+// number of fields: one string holding every value, cut into the
+// values, and one array backing the value slices (each capped at its
+// length, so a later append copies instead of overwriting a neighbour).
+func copyHeaders(h http.Header, resp *fasthttp.Response, status int, head bool) {
+	n := contentLength(resp, head)
+	if bodyless(status) {
+		n = -1
+	}
+	var b strings.Builder
+	fields, size := 1, 20 // room for Content-Length
+	for k, v := range resp.Header.All() {
+		if !connectionHeader(k) {
+			fields++
+			size += len(v)
+		}
+	}
+	b.Grow(size)
+	for k, v := range resp.Header.All() {
+		if !connectionHeader(k) {
+			b.Write(v)
+		}
+	}
+	if n >= 0 {
+		var d [20]byte
+		b.Write(strconv.AppendInt(d[:0], int64(n), 10))
+	}
+	all := b.String()
+	vals := make([]string, 0, fields)
+	off := 0
+	for k, v := range resp.Header.All() {
+		if connectionHeader(k) {
+			continue
+		}
+		vals = append(vals, all[off:off+len(v)])
+		off += len(v)
+		key := headerKey(k)
+		if vs, ok := h[key]; ok {
+			h[key] = append(vs, vals[len(vals)-1])
+		} else {
+			h[key] = vals[len(vals)-1 : len(vals) : len(vals)]
+		}
+	}
+	if len(resp.Header.Server()) == 0 {
+		h["Server"] = serverName // fasthttp's Name on the HTTP/1.1 side
+	}
+	if _, ok := h["Date"]; !ok {
+		h["Date"] = httpDate() // as fasthttp adds it; x/net/http2 would format one per response
+	}
+	if n >= 0 {
+		vals = append(vals, all[off:])
+		h["Content-Length"] = vals[len(vals)-1:]
+	}
+}
+
+// dateCache is the Date header of the current second.
+var dateCache atomic.Pointer[dateEntry]
+
+type dateEntry struct {
+	sec int64
+	v   []string
+}
+
+func httpDate() []string {
+	now := time.Now()
+	if d := dateCache.Load(); d != nil && d.sec == now.Unix() {
+		return d.v
+	}
+	d := &dateEntry{sec: now.Unix(), v: []string{now.UTC().Format(http.TimeFormat)}}
+	dateCache.Store(d)
+	return d.v
 }
 
 var serverName = []string{name}

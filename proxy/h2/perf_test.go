@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -72,11 +73,14 @@ func TestH2loadCPU(t *testing.T) {
 			args = append([]string{"-c", cpu, h2load}, args...)
 			name = "taskset"
 		}
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
 		r0, w0 := syscalls()
 		c0, t0 := cpuNow(), time.Now()
 		out, err := exec.Command(name, args...).CombinedOutput()
 		cpu, wall := cpuNow()-c0, time.Since(t0)
 		r1, w1 := syscalls()
+		runtime.ReadMemStats(&m1)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -84,7 +88,8 @@ func TestH2loadCPU(t *testing.T) {
 		if m == nil || m[1] != m[2] || m[3] != "0" {
 			t.Fatalf("h2load %s:\n%s", proto, out)
 		}
-		t.Logf("%s: %d req in %v, %.0f req/s, server CPU %.2f µs/req, %.2f reads %.2f writes /req", proto, n, wall.Round(time.Millisecond),
-			float64(n)/wall.Seconds(), float64(cpu.Microseconds())/float64(n), float64(r1-r0)/float64(n), float64(w1-w0)/float64(n))
+		t.Logf("%s: %d req in %v, %.0f req/s, server CPU %.2f µs/req, %.2f reads %.2f writes %.1f allocs %.0f B /req", proto, n, wall.Round(time.Millisecond),
+			float64(n)/wall.Seconds(), float64(cpu.Microseconds())/float64(n), float64(r1-r0)/float64(n), float64(w1-w0)/float64(n),
+			float64(m1.Mallocs-m0.Mallocs)/float64(n), float64(m1.TotalAlloc-m0.TotalAlloc)/float64(n))
 	}
 }
