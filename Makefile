@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: build run test deps lint fuzz bench bench-go bench-quick bench-baseline bench-compare clean
+.PHONY: build run test deps lint fuzz bench bench-go bench-quick bench-baseline bench-compare bench-charts clean
 
 build: bin/ramjet
 
@@ -72,6 +72,11 @@ bench-baseline:
 
 bench-compare:
 	bench/go/guard compare
+
+# bench-charts: PNG charts of bench/RESULTS.md's tables into bench/charts/
+# (gnuplot; measures nothing, so it is quick). bench/run also calls it.
+bench-charts:
+	bench/chart
 
 clean:
 	rm -rf bin
