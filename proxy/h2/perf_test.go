@@ -58,7 +58,16 @@ func TestH2loadCPU(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("H2_PERF_N")); err == nil {
 		n = v
 	}
-	env := startTLS(t, page725Handler, nil)
+	h := page725Handler
+	if size, err := strconv.Atoi(os.Getenv("H2_PERF_SIZE")); err == nil { // body bytes, 725 by default
+		page := bytes.Repeat([]byte("x"), size)
+		h = func(ctx *fasthttp.RequestCtx) {
+			ctx.Response.Header.Set("Cache-Status", "ramjet; hit")
+			ctx.Response.Header.SetContentType("text/html; charset=utf-8")
+			ctx.SetBody(page)
+		}
+	}
+	env := startTLS(t, h, nil)
 	protos := strings.Fields(os.Getenv("H2_PERF_PROTOS"))
 	if len(protos) == 0 {
 		protos = []string{"h2", "h1"}
