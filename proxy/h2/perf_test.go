@@ -45,7 +45,8 @@ func cpuNow() time.Duration {
 }
 
 // TestH2loadCPU measures the server's CPU per request under h2load
-// (the bench/run load: -t1 -c100 -m10 on a 725 B page), over h2 and
+// (the bench/run load: -t1 -c100 -m10 on a 725 B page; H2_PERF_LOAD
+// and H2_PERF_SIZE change it), over h2 and
 // HTTP/1.1. Set H2_PERF=1 (H2_PERF_N for the request count); run the
 // test on one core with GOMAXPROCS=1, h2load is pinned with
 // H2_PERF_CPU (a taskset core list).
@@ -73,7 +74,11 @@ func TestH2loadCPU(t *testing.T) {
 		protos = []string{"h2", "h1"}
 	}
 	for _, proto := range protos {
-		args := []string{"-t1", "-c100", "-n", strconv.Itoa(n), "-m10", env.url("/")}
+		load := strings.Fields(os.Getenv("H2_PERF_LOAD")) // "-c100 -m10" by default
+		if len(load) == 0 {
+			load = []string{"-c100", "-m10"}
+		}
+		args := append([]string{"-t1", "-n", strconv.Itoa(n)}, append(load, env.url("/"))...)
 		if proto == "h1" {
 			args = append([]string{"--h1"}, args...)
 		}
