@@ -57,7 +57,9 @@ func coalesce(c net.Conn) net.Conn {
 	return w
 }
 
-var coalesceBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+// coalesceBufs holds backlogs of the limit's size: Write never grows one
+// unless a single write is larger.
+var coalesceBufs = sync.Pool{New: func() any { b := make([]byte, 0, coalesceLimit); return &b }}
 
 func (c *coalescingConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
