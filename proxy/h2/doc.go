@@ -5,7 +5,8 @@
 // stream, bodies streamed both ways. A plain listener can also take h2c
 // with prior knowledge, told apart from HTTP/1.1 by the client preface.
 // x/net/http2 writes to a coalescingConn, which gathers the frames of
-// all of a connection's streams into one TLS record and system call
+// all of a connection's streams into one TLS write (one record and
+// system call while under 16 KiB)
 // instead of one or two per response.
 //
 // It owns listeners and connections, not certificates (package certs
