@@ -6,8 +6,7 @@
 // with prior knowledge, told apart from HTTP/1.1 by the client preface.
 // x/net/http2 writes to a coalescingConn, which gathers the frames of
 // all of a connection's streams into one TLS write (one record and
-// system call while under 16 KiB)
-// instead of one or two per response.
+// system call while under 16 KiB) instead of one or two per response.
 //
 // It owns listeners and connections, not certificates (package certs
 // makes the tls.Config) and not request handling: it must not import
