@@ -70,20 +70,26 @@ func (c *Config) validateHosts(p *problems) {
 	for i := range c.Hosts {
 		h := &c.Hosts[i]
 		hp := "hosts[" + strconv.Itoa(i) + "]"
-		if len(h.Names) == 0 {
-			p.add(hp+".names", "must list at least one host name")
-		}
-		for j, name := range h.Names {
-			np := hp + ".names[" + strconv.Itoa(j) + "]"
-			if msg := checkHostPattern(name); msg != "" {
-				p.add(np, msg)
-			} else if first, dup := seen[name]; dup {
-				p.add(np, fmt.Sprintf("%q is already listed at %s", name, first))
-			} else {
-				seen[name] = np
-			}
-		}
+		p.hostNames(hp, h.Names, seen)
 		h.Site.validate(p, hp, &c.Defaults)
+	}
+}
+
+// hostNames checks the names list at path: not empty, each a valid
+// pattern, none already listed (seen maps a name to where it first was).
+func (p *problems) hostNames(path string, names []string, seen map[string]string) {
+	if len(names) == 0 {
+		p.add(path+".names", "must list at least one host name")
+	}
+	for j, name := range names {
+		np := path + ".names[" + strconv.Itoa(j) + "]"
+		if msg := checkHostPattern(name); msg != "" {
+			p.add(np, msg)
+		} else if first, dup := seen[name]; dup {
+			p.add(np, fmt.Sprintf("%q is already listed at %s", name, first))
+		} else {
+			seen[name] = np
+		}
 	}
 }
 

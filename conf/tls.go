@@ -66,19 +66,7 @@ func (c *Config) validateTLS(p *problems) {
 	seen := map[string]string{}
 	for i, h := range t.Hosts {
 		hp := "tls.hosts[" + strconv.Itoa(i) + "]"
-		if len(h.Names) == 0 {
-			p.add(hp+".names", "must list at least one host name")
-		}
-		for j, name := range h.Names {
-			np := hp + ".names[" + strconv.Itoa(j) + "]"
-			if msg := checkHostPattern(name); msg != "" {
-				p.add(np, msg)
-			} else if first, dup := seen[name]; dup {
-				p.add(np, fmt.Sprintf("%q is already listed at %s", name, first))
-			} else {
-				seen[name] = np
-			}
-		}
+		p.hostNames(hp, h.Names, seen)
 		if h.Cert == "" || h.Key == "" {
 			p.add(hp, "needs both cert and key")
 		}
