@@ -38,7 +38,7 @@ lint:
 
 # fuzz: every fuzz target of every package for FUZZTIME each (default 30s).
 FUZZTIME ?= 30s
-FUZZPKGS := conf proxy proxy/policy proxy/origin purge
+FUZZPKGS := $(shell grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u | sed 's|^\./||')
 fuzz:
 	@for p in $(FUZZPKGS); do \
 	  for t in $$(grep -ho '^func Fuzz[A-Za-z0-9]*' $$p/*_test.go | cut -d' ' -f2); do \

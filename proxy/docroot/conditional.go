@@ -59,7 +59,8 @@ func byteRange(h *fasthttp.RequestHeader, etag string, mod time.Time, size int64
 		if err != nil || suffix < 0 {
 			return whole()
 		}
-		if suffix == 0 {
+		if suffix == 0 || size == 0 {
+			// Nothing to select: an empty file has no last bytes.
 			return 0, 0, fasthttp.StatusRequestedRangeNotSatisfiable
 		}
 		suffix = min(suffix, size)
