@@ -50,7 +50,7 @@ func (p *Proxy) buildDocroots(g *generation, old *generation) error {
 			}
 			php = pp.pool
 		}
-		h, err := docroot.New(s.Docroot.Config, php, g.pool, p.log.With("site", siteName(s)))
+		h, err := docroot.New(s.Docroot.Config, php, g.pool)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("proxy: site %s: %w", siteName(s), err))
 			continue

@@ -1,9 +1,6 @@
 package docroot
 
 import (
-	"bytes"
-	"log/slog"
-
 	"github.com/valyala/fasthttp"
 )
 
@@ -32,41 +29,4 @@ func refuse(resp *fasthttp.Response, k kind) {
 	resp.Header.SetContentType("text/plain; charset=utf-8")
 	resp.Header.Set("X-LiteSpeed-Cache-Control", "no-cache")
 	resp.SetBodyString(fasthttp.StatusMessage(code) + "\n")
-}
-
-// stderrLog logs what a script wrote to FastCGI STDERR (PHP warnings),
-// one entry per line; written by one request goroutine only.
-type stderrLog struct {
-	log    *slog.Logger
-	script string
-	buf    []byte
-}
-
-const maxStderrLine = 4096
-
-func (s *stderrLog) Write(b []byte) (int, error) {
-	s.buf = append(s.buf, b...)
-	for {
-		i := bytes.IndexByte(s.buf, '\n')
-		if i < 0 {
-			break
-		}
-		s.emit(s.buf[:i])
-		s.buf = s.buf[i+1:]
-	}
-	if len(s.buf) > maxStderrLine {
-		s.flush()
-	}
-	return len(b), nil
-}
-
-func (s *stderrLog) flush() {
-	s.emit(s.buf)
-	s.buf = s.buf[:0]
-}
-
-func (s *stderrLog) emit(line []byte) {
-	if line = bytes.TrimRight(line, "\r"); len(line) > 0 {
-		s.log.Warn("php stderr", "script", s.script, "line", string(line))
-	}
 }

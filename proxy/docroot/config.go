@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -64,14 +63,13 @@ type Handler struct {
 	realRoot string // root with symlinks resolved
 	php      PHP
 	fallback Upstream
-	log      *slog.Logger
 	wg       sync.WaitGroup // PHP request goroutines
 	lookups  lookups
 }
 
 // New checks cfg. php may be nil (static files only); fallback is needed
 // with PHPOnly.
-func New(cfg Config, php PHP, fallback Upstream, log *slog.Logger) (*Handler, error) {
+func New(cfg Config, php PHP, fallback Upstream) (*Handler, error) {
 	root, err := filepath.Abs(cfg.Root)
 	if err != nil {
 		return nil, fmt.Errorf("docroot: %s: %w", cfg.Root, err)
@@ -96,10 +94,7 @@ func New(cfg Config, php PHP, fallback Upstream, log *slog.Logger) (*Handler, er
 	if cfg.MaxBodyInMemory <= 0 {
 		cfg.MaxBodyInMemory = 1 << 20
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Handler{cfg: cfg, root: root, realRoot: real, php: php, fallback: fallback, log: log}, nil
+	return &Handler{cfg: cfg, root: root, realRoot: real, php: php, fallback: fallback}, nil
 }
 
 // Close waits for PHP requests still streaming their output.

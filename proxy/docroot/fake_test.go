@@ -32,7 +32,9 @@ func (f *fakePHP) Do(_ context.Context, ps []phppool.Param, stdin io.Reader, std
 	}
 	out, err := f.out, f.err
 	f.mu.Unlock()
-	io.WriteString(stderr, "PHP Notice: something\n")
+	if stderr != nil { // nil: the pool logs it, as phppool.Pool does
+		io.WriteString(stderr, "PHP Notice: something\n")
+	}
 	if _, werr := io.WriteString(stdout, out); werr != nil {
 		return 0, werr
 	}

@@ -47,7 +47,7 @@ func TestStatic(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "big.txt"), []byte(big), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Config{Root: root}, nil, nil, nil)
+	h, err := New(Config{Root: root}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestStaticCacheControlForTheProxy(t *testing.T) {
 		{Config{Root: root}, "no-cache"},
 		{Config{Root: root, StaticTTL: 3600e9}, "public,max-age=3600"},
 	} {
-		h, _ := New(tt.cfg, nil, nil, nil)
+		h, _ := New(tt.cfg, nil, nil)
 		resp, _, _ := do(t, h, "GET", "/style.css", nil, "")
 		if got := string(resp.Header.Peek("X-LiteSpeed-Cache-Control")); got != tt.want {
 			t.Fatalf("static ttl %v: %q, want %q", tt.cfg.StaticTTL, got, tt.want)
@@ -126,7 +126,7 @@ func TestStaticCacheControlForTheProxy(t *testing.T) {
 func TestPHP(t *testing.T) {
 	root := tree(t)
 	php := &fakePHP{}
-	h, err := New(Config{Root: root, FrontController: "/index.php", PathInfo: true}, php, nil, nil)
+	h, err := New(Config{Root: root, FrontController: "/index.php", PathInfo: true}, php, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestPHP(t *testing.T) {
 
 func TestPHPFailureBeforeOutputIsAnError(t *testing.T) {
 	boom := errors.New("worker crashed")
-	h, _ := New(Config{Root: tree(t)}, &fakePHP{err: boom}, nil, nil)
+	h, _ := New(Config{Root: tree(t)}, &fakePHP{err: boom}, nil)
 	_, _, err := do(t, h, "GET", "/hello.php", nil, "")
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want the pool's error in the chain", err)
@@ -214,7 +214,7 @@ func TestPHPFailureBeforeOutputIsAnError(t *testing.T) {
 }
 
 func TestPHPMalformedHeadIsAnError(t *testing.T) {
-	h, _ := New(Config{Root: tree(t)}, &fakePHP{out: "no colon here\n\nbody"}, nil, nil)
+	h, _ := New(Config{Root: tree(t)}, &fakePHP{out: "no colon here\n\nbody"}, nil)
 	if _, _, err := do(t, h, "GET", "/hello.php", nil, ""); err == nil {
 		t.Fatal("malformed CGI head accepted")
 	}
@@ -222,7 +222,7 @@ func TestPHPMalformedHeadIsAnError(t *testing.T) {
 
 func TestChunkedBodySpooledWithItsLength(t *testing.T) {
 	php := &fakePHP{out: "\r\nok"}
-	h, _ := New(Config{Root: tree(t), MaxBodyInMemory: 10}, php, nil, nil)
+	h, _ := New(Config{Root: tree(t), MaxBodyInMemory: 10}, php, nil)
 	body := strings.Repeat("b", 1000)
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
@@ -239,7 +239,7 @@ func TestChunkedBodySpooledWithItsLength(t *testing.T) {
 }
 
 func TestPHPOnlyFallsBackToTheOrigin(t *testing.T) {
-	h, _ := New(Config{Root: tree(t), PHPOnly: true}, &fakePHP{}, failUpstream{}, nil)
+	h, _ := New(Config{Root: tree(t), PHPOnly: true}, &fakePHP{}, failUpstream{})
 	if _, _, err := do(t, h, "GET", "/style.css", nil, ""); !errors.Is(err, errFallback) {
 		t.Fatalf("err = %v, want the origin's", err)
 	}

@@ -44,7 +44,7 @@ func BenchmarkPHP(b *testing.B) {
 	if err := pool.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	h, err := New(Config{Root: root}, pool, nil, nil)
+	h, err := New(Config{Root: root}, pool, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func BenchmarkPHP(b *testing.B) {
 // the front controller, and a static file, each with its symlink checks.
 func BenchmarkResolve(b *testing.B) {
 	root := tree(b)
-	h, err := New(Config{Root: root, FrontController: "/index.php"}, &fakePHP{}, nil, nil)
+	h, err := New(Config{Root: root, FrontController: "/index.php"}, &fakePHP{}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func BenchmarkResolve(b *testing.B) {
 
 // BenchmarkLookup is resolve answered from the lookup cache.
 func BenchmarkLookup(b *testing.B) {
-	h, err := New(Config{Root: tree(b), FrontController: "/index.php"}, &fakePHP{}, nil, nil)
+	h, err := New(Config{Root: tree(b), FrontController: "/index.php"}, &fakePHP{}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

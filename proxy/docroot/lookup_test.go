@@ -9,7 +9,7 @@ import (
 
 func TestLookupSeesChangesAfterItsTTL(t *testing.T) {
 	root := tree(t)
-	h, err := New(Config{Root: root}, &fakePHP{}, nil, nil)
+	h, err := New(Config{Root: root}, &fakePHP{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestLookupCacheIsBounded(t *testing.T) {
 
 func TestStaticFileChangedWithinTheLookupTTLIsServedFresh(t *testing.T) {
 	root := tree(t)
-	h, _ := New(Config{Root: root}, nil, nil, nil)
+	h, _ := New(Config{Root: root}, nil, nil)
 	_, body, _ := do(t, h, "GET", "/style.css", nil, "")
 	if err := os.WriteFile(filepath.Join(root, "style.css"), []byte("body{color:blue}"), 0o644); err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *ta
 	params := h.params(req, t, length)
 	sp := newSpool()
 	h.wg.Add(1)
-	go h.run(params, stdin, sp, t.scriptName, cleanup)
+	go h.run(params, stdin, sp, cleanup)
 	br := readerPool.Get().(*bufio.Reader)
 	br.Reset(sp)
 	if err := readHead(br, resp); err != nil {
@@ -50,12 +50,12 @@ func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *ta
 
 // run is the FastCGI exchange of one request; it ends when the script's
 // output was read or the reader went away (the spool fails its writes).
-func (h *Handler) run(params []phppool.Param, stdin io.Reader, sp *spool, script string, cleanup func()) {
+func (h *Handler) run(params []phppool.Param, stdin io.Reader, sp *spool, cleanup func()) {
 	defer h.wg.Done()
 	defer cleanup()
-	stderr := &stderrLog{log: h.log, script: script}
-	_, err := h.php.Do(context.Background(), params, stdin, sp, stderr)
-	stderr.flush()
+	// nil stderr: the pool logs the script's STDERR (PHP warnings) itself,
+	// with the pool and worker.
+	_, err := h.php.Do(context.Background(), params, stdin, sp, nil)
 	sp.closeWrite(err) // nil: the reader sees EOF
 }
 

@@ -98,7 +98,7 @@ func TestResolve(t *testing.T) {
 				cfg.FrontController = "/index.php"
 			}
 			cfg.Root = root
-			h, err := New(cfg, &fakePHP{}, failUpstream{}, nil)
+			h, err := New(cfg, &fakePHP{}, failUpstream{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestResolveWithoutPHPNeverServesScripts(t *testing.T) {
-	h, err := New(Config{Root: tree(t), FrontController: "/index.php"}, nil, nil, nil)
+	h, err := New(Config{Root: tree(t), FrontController: "/index.php"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func FuzzResolveStaysInRoot(f *testing.F) {
 		f.Add(s)
 	}
 	root := tree(f)
-	h, err := New(Config{Root: root, FrontController: "/index.php", PathInfo: true}, &fakePHP{}, failUpstream{}, nil)
+	h, err := New(Config{Root: root, FrontController: "/index.php", PathInfo: true}, &fakePHP{}, failUpstream{})
 	if err != nil {
 		f.Fatal(err)
 	}
