@@ -14,7 +14,7 @@ import (
 func TestWorkerCredentialNeverRoot(t *testing.T) {
 	nobody, err := user.Lookup("nobody")
 	if err != nil {
-		t.Skipf("no nobody user: %v", err)
+		t.Fatalf("no nobody user: %v", err)
 	}
 	uid, _ := strconv.Atoi(nobody.Uid) // system data; a bad uid fails the comparisons below
 	gid, _ := strconv.Atoi(nobody.Gid)
@@ -53,11 +53,11 @@ func TestWorkerCredentialNeverRoot(t *testing.T) {
 
 func TestPoolRunsPHPAsTheConfiguredUserWhenRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("switching users needs root")
+		t.Skip("switching users needs root; without root, TestWorkerCredentialNeverRoot covers that workers run as ramjet's user")
 	}
 	nobody, err := user.Lookup("nobody")
 	if err != nil {
-		t.Skipf("no nobody user: %v", err)
+		t.Fatalf("no nobody user: %v", err)
 	}
 	tests := []struct {
 		name string

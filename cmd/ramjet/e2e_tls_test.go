@@ -141,7 +141,7 @@ func runCurl(t testing.TB, args ...string) string {
 	t.Helper()
 	curl, err := exec.LookPath("curl")
 	if err != nil {
-		t.Skip("curl not installed (apt-get install curl)")
+		t.Fatalf("curl not found (%v): the TLS tests need it; .ci/deps installs it (apt-get install curl)", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -465,7 +465,7 @@ var (
 func TestTLSH2load(t *testing.T) {
 	h2load, err := exec.LookPath("h2load")
 	if err != nil {
-		t.Skip("h2load not installed (apt-get install nghttp2-client)")
+		t.Fatalf("h2load not found (%v): .ci/deps installs it (apt-get install nghttp2-client)", err)
 	}
 	t.Parallel()
 	o := startOrigin(t)

@@ -102,7 +102,7 @@ type level struct {
 	timeout time.Duration
 	depth   int
 	incs    []*Include // include points of the level, in order
-	todo    []int      // indexes into incs to fetch
+	pending []int      // indexes into incs still to fetch
 	results []result   // parallel to incs
 	next    atomic.Int64
 	wg      sync.WaitGroup
@@ -162,7 +162,7 @@ func (a *assembler) plan(l *level) {
 			l.results[i].err = fmt.Errorf("esi: include %q: %w", inc.Src, ErrTooManyIncludes)
 		default:
 			a.budget--
-			l.todo = append(l.todo, i)
+			l.pending = append(l.pending, i)
 		}
 	}
 }
@@ -186,10 +186,10 @@ func (a *assembler) writeLiterals(doc *Document) error {
 	return nil
 }
 
-// fetchAll runs l.todo on up to parallel workers, the caller being one, and
+// fetchAll runs l.pending on up to parallel workers, the caller being one, and
 // returns when all fetches have returned.
 func (l *level) fetchAll(parallel int) {
-	n := len(l.todo)
+	n := len(l.pending)
 	if n == 0 {
 		return
 	}
@@ -212,10 +212,10 @@ func (l *level) fetchAll(parallel int) {
 func (l *level) drain() {
 	for {
 		i := int(l.next.Add(1)) - 1
-		if i >= len(l.todo) {
+		if i >= len(l.pending) {
 			return
 		}
-		l.fetchOne(l.todo[i])
+		l.fetchOne(l.pending[i])
 	}
 }
 
@@ -253,7 +253,7 @@ func (l *level) fallback(inc *Include, err error) ([]byte, error) {
 func (l *level) release() {
 	clear(l.incs)
 	clear(l.results)
-	l.incs, l.todo, l.results = l.incs[:0], l.todo[:0], l.results[:0]
+	l.incs, l.pending, l.results = l.incs[:0], l.pending[:0], l.results[:0]
 	l.parent, l.ctx, l.fetch = nil, nil, nil
 	levelPool.Put(l)
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -185,9 +184,6 @@ func TestWordPressThroughRamjet(t *testing.T) {
 		})
 	})
 	t.Run("Docroot", func(t *testing.T) {
-		if help, _ := runBounded(exec.Command(ramjetBin, "serve", "--help"), 10*time.Second); !strings.Contains(help, "-docroot") {
-			t.Skip("this ramjet build has no serve --docroot")
-		}
 		checkFlows(t, func(t *testing.T, wp *site, n *node, redisURL string) {
 			n.start(t, "", redisURL, "--docroot", wp.docroot, "--php-workers", "2")
 		})
