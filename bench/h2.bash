@@ -170,18 +170,6 @@ h2_warm_args() { # PAGE PROTO: a tenth of the run
 	return 0
 }
 
-h2_ticks() { # ROOTS... -> utime+stime+cutime+cstime over the process trees
-	local p line total=0
-	local -a f pids
-	mapfile -t pids < <(all_descendants "$@")
-	for p in "${pids[@]}"; do
-		{ read -r line <"/proc/$p/stat"; } 2>/dev/null || continue
-		line=${line##*) }
-		read -ra f <<<"$line"
-		total=$((total + f[11] + f[12] + f[13] + f[14]))
-	done
-	echo "$total"
-}
 h2_rss() { # ROOTS... -> VmRSS summed over the process trees, kB
 	local -a pids
 	mapfile -t pids < <(all_descendants "$@")
@@ -237,7 +225,7 @@ h2_measure() {
 	php0=$(php_calls)
 	s0=$(core_ticks "$SERVER_CPU")
 	l0=$(core_ticks "$LOAD_CPU")
-	t0=$(h2_ticks "$root")
+	t0=$(tree_ticks "$root")
 	(
 		while :; do
 			h2_rss "$root"
@@ -248,7 +236,7 @@ h2_measure() {
 	STARTED_PIDS+=("$sampler")
 	"$TASKSET" -pc "$LOAD_CPU" "$sampler" >/dev/null 2>&1 || true
 	"$TASKSET" -c "$LOAD_CPU" timeout 300 "$H2LOAD" "${args[@]}" --tls13-ciphers="$H2_CIPHER" "$url" >"$out" 2>&1 || true
-	t1=$(h2_ticks "$root")
+	t1=$(tree_ticks "$root")
 	s1=$(core_ticks "$SERVER_CPU")
 	l1=$(core_ticks "$LOAD_CPU")
 	kill "$sampler" 2>/dev/null || true

@@ -205,20 +205,6 @@ php_url() { # CONTENDER PAGE
 	echo "http://127.0.0.1:$port/$2.php"
 }
 
-tree_ticks() { # ROOTS... -> utime+stime+cutime+cstime over the roots and their live descendants
-	# (cutime/cstime: workers that exited and were reaped during the run,
-	# php-cgi and php-fpm children recycled after max_requests, still count)
-	local p line total=0
-	local -a f pids
-	mapfile -t pids < <(all_descendants "$@")
-	for p in "${pids[@]}"; do
-		{ read -r line <"/proc/$p/stat"; } 2>/dev/null || continue
-		line=${line##*) }
-		read -ra f <<<"$line"
-		total=$((total + f[11] + f[12] + f[13] + f[14]))
-	done
-	echo "$total"
-}
 
 mem_kb() { # PIDS... -> "RSS PSS" summed, kB (PSS splits shared pages among their users)
 	local p k v rss=0 pss=0
@@ -394,23 +380,7 @@ php_measure() {
 	n1=$(php_served "$c")
 
 	local rps reqs p50 p99 errs cpu_us calls pool front nw
-	rps=$(awk '/^Requests\/sec:/ {print $2}' "$out")
-	reqs=$(awk '/ requests in / {print $1}' "$out")
-	p50=$(awk '$1 == "50%" {print $2}' "$out")
-	p99=$(awk '$1 == "99%" {print $2}' "$out")
-	errs=$(awk '/Socket errors:/ {gsub(/,/, ""); s += $4 + $6 + $8 + $10} /Non-2xx or 3xx/ {s += $NF} END {print s + 0}' "$out")
-	if [[ -z $rps || -z $reqs || -z $p50 || -z $p99 || $reqs -eq 0 ]]; then
-		warn "wrk produced no result for $c $page:"
-		sed 's/^/    /' "$out" >&2
-		rps=0 reqs=0 p50=0ms p99=0ms
-	fi
-	p50=$(to_ms "$p50")
-	p99=$(to_ms "$p99")
-	if ((reqs > 0)); then
-		cpu_us=$(awk -v d=$((t1 - t0)) -v hz="$CLK_TCK" -v n="$reqs" 'BEGIN {printf "%.2f", d * 1e6 / hz / n}')
-	else
-		cpu_us=0
-	fi
+	wrk_result "$out" "$c $page" $((t1 - t0))
 	calls="?"
 	if [[ $n0 =~ ^[0-9]+$ && $n1 =~ ^[0-9]+$ ]] && ((reqs > 0)); then
 		local d=$((n1 - n0))

@@ -162,19 +162,6 @@ wp_cpu_roots() { # CONTENDER -> processes whose CPU counts for it
 	esac
 }
 
-wp_tree_ticks() { # ROOTS... -> utime+stime+cutime+cstime over the trees
-	local p line total=0
-	local -a f pids
-	mapfile -t pids < <(all_descendants "$@")
-	for p in "${pids[@]}"; do
-		{ read -r line <"/proc/$p/stat"; } 2>/dev/null || continue
-		line=${line##*) }
-		read -ra f <<<"$line"
-		total=$((total + f[11] + f[12] + f[13] + f[14]))
-	done
-	echo "$total"
-}
-
 # wp_settle: wait (at most 20 s) until the origin (nginx, php-fpm, MariaDB)
 # and both ramjets use no CPU for 0.5 s: wrk ends with up to -c requests
 # queued for a php-fpm child, which must not spill into the next run
@@ -182,10 +169,10 @@ wp_settle() {
 	local -a roots
 	read -ra roots <<<"$(wp_origin_roots) ${WPI[pid_proxy]} ${WPI[pid_docroot]}"
 	local prev cur i
-	prev=$(wp_tree_ticks "${roots[@]}")
+	prev=$(tree_ticks "${roots[@]}")
 	for ((i = 0; i < 40; i++)); do
 		sleep 0.5
-		cur=$(wp_tree_ticks "${roots[@]}")
+		cur=$(tree_ticks "${roots[@]}")
 		((cur - prev <= 1)) && break
 		prev=$cur
 	done
@@ -264,34 +251,18 @@ wp_load() {
 	local s0 s1 l0 l1 t0 t1 o0 o1
 	s0=$(core_ticks "$SERVER_CPU")
 	l0=$(core_ticks "$LOAD_CPU")
-	t0=$(wp_tree_ticks "${roots[@]}")
-	o0=$(wp_tree_ticks "${oroots[@]}")
+	t0=$(tree_ticks "${roots[@]}")
+	o0=$(tree_ticks "${oroots[@]}")
 	"$TASKSET" -c "$LOAD_CPU" timeout 900 "$WRK" -t1 -c"$WP_CONNS" -d"$DURATION" --timeout "$WP_TIMEOUT" --latency \
 		-H "Host: ${WPI[host]}" "$url" >"$out" 2>&1 || true
-	t1=$(wp_tree_ticks "${roots[@]}")
-	o1=$(wp_tree_ticks "${oroots[@]}")
+	t1=$(tree_ticks "${roots[@]}")
+	o1=$(tree_ticks "${oroots[@]}")
 	s1=$(core_ticks "$SERVER_CPU")
 	l1=$(core_ticks "$LOAD_CPU")
 
 	local rps reqs p50 p99 errs tmo cpu_us origin_ms
-	rps=$(awk '/^Requests\/sec:/ {print $2}' "$out")
-	reqs=$(awk '/ requests in / {print $1}' "$out")
-	p50=$(awk '$1 == "50%" {print $2}' "$out")
-	p99=$(awk '$1 == "99%" {print $2}' "$out")
-	errs=$(awk '/Socket errors:/ {gsub(/,/, ""); s += $4 + $6 + $8 + $10} /Non-2xx or 3xx/ {s += $NF} END {print s + 0}' "$out")
+	wrk_result "$out" "WordPress $c $page" $((t1 - t0))
 	tmo=$(awk '/Socket errors:/ {gsub(/,/, ""); print $10 + 0}' "$out")
-	if [[ -z $rps || -z $reqs || -z $p50 || -z $p99 || $reqs -eq 0 ]]; then
-		warn "wrk produced no result for WordPress $c $page:"
-		sed 's/^/    /' "$out" >&2
-		rps=0 reqs=0 p50=0ms p99=0ms
-	fi
-	p50=$(to_ms "$p50")
-	p99=$(to_ms "$p99")
-	if ((reqs > 0)); then
-		cpu_us=$(awk -v d=$((t1 - t0)) -v hz="$CLK_TCK" -v n="$reqs" 'BEGIN {printf "%.2f", d * 1e6 / hz / n}')
-	else
-		cpu_us=0
-	fi
 	origin_ms=$(awk -v d=$((o1 - o0)) -v hz="$CLK_TCK" 'BEGIN {printf "%.0f", d * 1000 / hz}')
 	local sbusy lbusy other
 	sbusy=$(busy_pct "$s0" "$s1")
