@@ -25,8 +25,7 @@ const poolDrain = 2 * time.Minute
 // phpPool is a running pool and the config it was built from; the Proxy
 // keeps it across reloads that leave its config unchanged.
 type phpPool struct {
-	name string
-	cfg  phppool.Config
+	cfg  phppool.Config // cfg.Name is the site's name
 	pool *phppool.Pool
 }
 
@@ -80,7 +79,7 @@ func (p *Proxy) poolFor(g, old *generation, s *site) (*phpPool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy: site %s: %w", name, err)
 	}
-	pp := &phpPool{name: name, cfg: cfg, pool: pool}
+	pp := &phpPool{cfg: cfg, pool: pool}
 	g.pools[name] = pp
 	g.newPools = append(g.newPools, pp)
 	return pp, nil
@@ -99,7 +98,7 @@ func (g *generation) startPools(ctx context.Context) error {
 	for _, pp := range g.newPools {
 		if err := pp.pool.Start(ctx); err != nil {
 			g.closeNewPools()
-			return fmt.Errorf("proxy: php pool %s: %w", pp.name, err)
+			return fmt.Errorf("proxy: php pool %s: %w", pp.cfg.Name, err)
 		}
 	}
 	return nil
@@ -134,7 +133,7 @@ func (p *Proxy) retirePools(old, g *generation) {
 		defer cancel()
 		for _, pp := range gone {
 			if err := pp.pool.Shutdown(ctx); err != nil {
-				p.log.Warn("php pool drain", "pool", pp.name, "err", err)
+				p.log.Warn("php pool drain", "pool", pp.cfg.Name, "err", err)
 			}
 		}
 	}()
@@ -152,7 +151,7 @@ func (p *Proxy) PHPStatus() []PoolStatus {
 	g := p.gen.Load()
 	out := make([]PoolStatus, 0, len(g.pools))
 	for _, pp := range g.pools {
-		out = append(out, PoolStatus{Name: pp.name, Workers: pp.pool.Status(), Stats: pp.pool.Stats()})
+		out = append(out, PoolStatus{Name: pp.cfg.Name, Workers: pp.pool.Status(), Stats: pp.pool.Stats()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -15,14 +15,12 @@ import (
 // client is what the proxy said about the client in the forwarding
 // headers it set on the upstream request.
 type client struct {
-	addr      string // REMOTE_ADDR: the hop the proxy appended
-	priorXFF  string // what the client itself sent in X-Forwarded-For
-	https     bool
-	host      string // SERVER_NAME
-	port      string // SERVER_PORT
-	proto     string // SERVER_PROTOCOL
-	hasPrior  bool
-	forwarded bool
+	addr     string // REMOTE_ADDR: the hop the proxy appended
+	priorXFF string // what the client itself sent in X-Forwarded-For
+	https    bool
+	host     string // SERVER_NAME
+	port     string // SERVER_PORT
+	proto    string // SERVER_PROTOCOL
 }
 
 // clientOf reads the forwarding headers the proxy set on req: the last
@@ -30,17 +28,16 @@ type client struct {
 func clientOf(req *fasthttp.Request) client {
 	c := client{proto: string(req.Header.Protocol())}
 	if xff := req.Header.Peek("X-Forwarded-For"); len(xff) > 0 {
-		c.forwarded = true
 		if i := bytes.LastIndexByte(xff, ','); i >= 0 {
 			c.addr = string(bytes.TrimSpace(xff[i+1:]))
-			c.priorXFF, c.hasPrior = string(bytes.TrimSpace(xff[:i])), true
+			c.priorXFF = string(bytes.TrimSpace(xff[:i]))
 		} else {
 			c.addr = string(bytes.TrimSpace(xff))
 		}
 	}
 	c.https = string(req.Header.Peek("X-Forwarded-Proto")) == "https"
 	host := string(req.Header.Host())
-	c.host, c.port = host, ""
+	c.host = host
 	if h, p, err := net.SplitHostPort(host); err == nil {
 		c.host, c.port = h, p
 	}
@@ -110,7 +107,7 @@ func appendHTTPParams(ps []phppool.Param, req *fasthttp.Request, c client) []php
 			strings.EqualFold(name, "X-Forwarded-Proto"), strings.EqualFold(name, "X-Forwarded-Host"):
 			continue
 		case strings.EqualFold(name, "X-Forwarded-For"):
-			if !c.hasPrior {
+			if c.priorXFF == "" {
 				continue
 			}
 			v = []byte(c.priorXFF)
