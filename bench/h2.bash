@@ -59,8 +59,9 @@ h2_tools() {
 
 # ---------------------------------------------------------------- setup
 h2_setup() {
-	# The pages of the cache section (and the origin's configs) if it did not
-	# run in this invocation: the same generator, the same bytes.
+	# The pages and the 2 MiB file of the cache section (and the origin's
+	# configs) if it did not run in this invocation: the same generator, the
+	# same bytes.
 	if [[ ! -f $WORK/www/page725.html || ! -f $WORK/nginx-origin.conf ]]; then
 		P_STATIC=${P_STATIC:-$(pick_port)}
 		P_FCGI=${P_FCGI:-$(pick_port)}
@@ -68,17 +69,6 @@ h2_setup() {
 		P_VARNISH=${P_VARNISH:-$(pick_port)}
 		write_configs
 	fi
-	# the 2 MiB file: a static file for nginx, a PHP page that sends the same
-	# bytes with a cache header for ramjet's origin
-	head -c 2097152 < <(yes 'ramjet bench 2 MiB file: 0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ') >"$WORK/www/file2m.bin"
-	cat >"$WORK/www/file2m.php" <<EOF
-<?php
-header('Content-Type: application/octet-stream');
-header('Cache-Control: public, max-age=3600');
-header('X-LiteSpeed-Cache-Control: public,max-age=3600');
-header('Content-Length: ' . filesize('$WORK/www/file2m.bin'));
-readfile('$WORK/www/file2m.bin');
-EOF
 	mkdir -p "$WORK/tls" "$WORK/h2load"
 	"$(find_tool openssl)" req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 \
 		-subj /CN=bench.test -addext 'subjectAltName=DNS:bench.test,IP:127.0.0.1' \
