@@ -365,6 +365,9 @@ func TestConnProtocolErrorMarksBroken(t *testing.T) {
 		{"short END_REQUEST", record(1, typeEndRequest, 1, []byte{0}), ErrProtocol},
 		{"overloaded", record(1, typeEndRequest, 1, []byte{0, 0, 0, 0, statusOverloaded, 0, 0, 0}), ErrRejected},
 		{"connection closed mid-response", record(1, typeStdout, 1, []byte("partial")), io.ErrUnexpectedEOF},
+		{"record cut short within the read buffer", record(1, typeStdout, 1, make([]byte, 100))[:headerLen+10], io.ErrUnexpectedEOF},
+		{"record larger than the read buffer cut short", record(1, typeStdout, 1, make([]byte, 60000))[:headerLen+40000], io.ErrUnexpectedEOF},
+		{"nothing after the header", record(1, typeStdout, 1, make([]byte, 100))[:headerLen], io.ErrUnexpectedEOF},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

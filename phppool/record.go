@@ -129,9 +129,23 @@ func readHeader(r *bufio.Reader) (header, error) {
 	return decodeHeader(hb[:])
 }
 
-// readContent reads h's content into buf (which must hold maxContent bytes)
-// and discards its padding.
+// readContent returns h's content, read into buf (which must hold
+// maxContent bytes) unless r's buffer holds the whole record, and skips its
+// padding. The content is valid until the next read from r.
 func readContent(r *bufio.Reader, h header, buf []byte) ([]byte, error) {
+	if n := int(h.ContentLength) + int(h.PaddingLength); n <= r.Size() {
+		// In place: valid until the next read from r, which is all the
+		// caller needs, and one copy of every output byte fewer.
+		b, err := r.Peek(n)
+		if err != nil {
+			if err == io.EOF { // the header announced more: cut short
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("phppool: read record content: %w", err)
+		}
+		_, _ = r.Discard(n) // buffered: cannot fail, and leaves b intact
+		return b[:h.ContentLength], nil
+	}
 	b := buf[:h.ContentLength]
 	if _, err := io.ReadFull(r, b); err != nil {
 		return nil, fmt.Errorf("phppool: read record content: %w", err)

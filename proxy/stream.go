@@ -65,7 +65,8 @@ func streamResponse(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, 
 		return
 	}
 	if !resp.IsBodyStream() {
-		out.SetBody(resp.Body())
+		// Trade buffers instead of copying the body; both stay pooled.
+		resp.SwapBody(out.SwapBody(resp.Body()))
 		releaseResponse(resp)
 		return
 	}

@@ -8,7 +8,9 @@ import (
 )
 
 // upstream answers what the cache cannot: the origin pool, or a site's
-// docroot (static files and PHP) in front of it.
+// docroot (static files and PHP) in front of it. A body in resp is either
+// a stream or in resp's own buffer (never SetBodyRaw): the proxy hands
+// that buffer to the client's response instead of copying it.
 type upstream interface {
 	Do(req *fasthttp.Request, resp *fasthttp.Response) error
 }

@@ -85,18 +85,15 @@ func readBody(br *bufio.Reader, sp *spool, resp *fasthttp.Response, script strin
 	resp.AppendBody(head)
 	br.Reset(nil)
 	readerPool.Put(br)
-	var spare []byte
 	for len(resp.Body()) < bufferedBody {
-		chunk, err := sp.take(spare)
-		switch {
+		switch err := sp.appendTo(resp); {
 		case err == io.EOF:
+			sp.recycle(nil)
 			return nil
 		case err != nil:
 			sp.closeRead(err)
 			return fmt.Errorf("docroot: %s: output: %w", script, err)
 		}
-		resp.AppendBody(chunk)
-		spare = chunk
 	}
 	head = append([]byte(nil), resp.Body()...)
 	resp.SetBodyStream(&scriptBody{head: head, sp: sp}, -1)
@@ -107,8 +104,10 @@ func readBody(br *bufio.Reader, sp *spool, resp *fasthttp.Response, script strin
 // whatever the spool holds, a chunk per WriteTo write. Close (called by
 // fasthttp when the response is done or abandoned) ends the exchange.
 type scriptBody struct {
-	head []byte
-	sp   *spool
+	head  []byte
+	sp    *spool
+	spare []byte // the last chunk taken, written out: the spool's next buffer
+	ended bool   // the output was read to its end: the spool can be reused
 }
 
 func (b *scriptBody) Read(p []byte) (int, error) {
@@ -117,7 +116,9 @@ func (b *scriptBody) Read(p []byte) (int, error) {
 		b.head = b.head[n:]
 		return n, nil
 	}
-	return b.sp.Read(p)
+	n, err := b.sp.Read(p)
+	b.ended = err == io.EOF
+	return n, err
 }
 
 // WriteTo writes the output as it arrives, all that is there at once.
@@ -131,21 +132,22 @@ func (b *scriptBody) WriteTo(w io.Writer) (int64, error) {
 		}
 		b.head = nil
 	}
-	var spare []byte
 	for {
-		chunk, err := b.sp.take(spare)
+		chunk, err := b.sp.take(b.spare)
 		if err == io.EOF {
+			b.ended = true
 			return total, nil
 		}
 		if err != nil {
 			return total, err
 		}
+		b.spare = nil // the spool holds it now
 		n, werr := w.Write(chunk)
 		total += int64(n)
 		if werr != nil {
 			return total, werr
 		}
-		spare = chunk
+		b.spare = chunk
 	}
 }
 
@@ -153,6 +155,14 @@ func (b *scriptBody) WriteTo(w io.Writer) (int64, error) {
 func (b *scriptBody) SupportsBodyWriteTo() bool { return true }
 
 func (b *scriptBody) Close() error {
+	if b.sp == nil {
+		return nil
+	}
+	defer func() { b.sp = nil }()
+	if b.ended {
+		b.sp.recycle(b.spare)
+		return nil
+	}
 	// The writer sees errClientGone and drains the worker.
 	b.sp.closeRead(errClientGone)
 	return nil

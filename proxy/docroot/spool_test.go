@@ -102,3 +102,40 @@ func TestSpoolPassesTheWritersError(t *testing.T) {
 		t.Fatalf("err %v, body %q", err, got.String())
 	}
 }
+
+func TestSpoolRecycledAfterItsEndStartsClean(t *testing.T) {
+	sp := newSpool()
+	go func() {
+		sp.Write(bytes.Repeat([]byte("x"), 10<<10))
+		sp.closeWrite(nil)
+	}()
+	body := &scriptBody{sp: sp}
+	if _, err := body.WriteTo(io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	body.Close()
+	if sp.err != nil || sp.gone != nil || sp.off != 0 || len(sp.buf) != 0 || len(sp.free) != 0 {
+		t.Fatalf("recycled spool kept state: err=%v gone=%v off=%d buf=%d free=%d", sp.err, sp.gone, sp.off, len(sp.buf), len(sp.free))
+	}
+	if cap(sp.buf)+cap(sp.free) < 10<<10 {
+		t.Fatal("recycled spool dropped its buffers")
+	}
+	body.Close() // a second Close must not recycle it again
+	go func() {
+		sp.Write([]byte("second"))
+		sp.closeWrite(nil)
+	}()
+	var got bytes.Buffer
+	if _, err := (&scriptBody{sp: sp}).WriteTo(&got); err != nil || got.String() != "second" {
+		t.Fatalf("reused spool gave %q, %v", got.String(), err)
+	}
+}
+
+func TestSpoolAbandonedBeforeItsEndIsNotRecycled(t *testing.T) {
+	sp := newSpool()
+	sp.Write([]byte("partial"))
+	(&scriptBody{sp: sp}).Close()
+	if !errors.Is(sp.gone, errClientGone) {
+		t.Fatalf("gone = %v: an abandoned spool was reset for reuse while its writer may still write", sp.gone)
+	}
+}

@@ -1,7 +1,6 @@
 package docroot
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"mime"
@@ -94,11 +93,12 @@ func writeFile(req *fasthttp.Request, resp *fasthttp.Response, f *os.File, start
 		return nil
 	}
 	defer f.Close()
-	buf := bytes.NewBuffer(make([]byte, 0, n))
-	if _, err := io.CopyN(buf, f, n); err != nil {
+	// Into the response's own (pooled) buffer: the proxy takes it over
+	// without a copy, which a SetBodyRaw body would forbid.
+	resp.ResetBody()
+	if _, err := io.CopyN(resp.BodyWriter(), f, n); err != nil {
 		return fmt.Errorf("docroot: read %s: %w", f.Name(), err)
 	}
-	resp.SetBodyRaw(buf.Bytes())
 	return nil
 }
 
