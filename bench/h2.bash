@@ -383,15 +383,7 @@ Server CPU µs/req: utime+stime(+children) of the server's process tree (nginx m
 the run ÷ successful requests; origin PHP calls during the runs must be 0 (every ramjet request a hit).
 
 EOF
-	awk -F'\t' -v L_ramjet="${H2_LABEL[ramjet]}" -v L_nginx="${H2_LABEL[nginx]}" -v cipher="$H2_CIPHER" '
-	function median(arr, n,    i, j, t, a) {
-		for (i = 1; i <= n; i++) a[i] = arr[i]
-		for (i = 2; i <= n; i++) { t = a[i]; j = i - 1; while (j > 0 && a[j] > t) { a[j + 1] = a[j]; j-- } a[j + 1] = t }
-		if (n % 2) return a[(n + 1) / 2]
-		return (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	function minv(arr, n,    i, m) { m = arr[1]; for (i = 2; i <= n; i++) if (arr[i] < m) m = arr[i]; return m }
-	function maxv(arr, n,    i, m) { m = arr[1]; for (i = 2; i <= n; i++) if (arr[i] > m) m = arr[i]; return m }
+	awk -F'\t' -v L_ramjet="${H2_LABEL[ramjet]}" -v L_nginx="${H2_LABEL[nginx]}" -v cipher="$H2_CIPHER" "$AWK_STATS"'
 	{
 		key = $2 SUBSEP $3 SUBSEP $4
 		if (!(key in n)) n[key] = 0

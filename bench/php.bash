@@ -485,6 +485,8 @@ php_pctl() { # cold|warm -> "n p50 p99 max" (ms, nearest rank)
 }
 
 # ---------------------------------------------------------------- the section
+# php_section: the servers, wrk on every page (RUN_PHP), ab and siege
+# (RUN_PHPTOOLS, bench/phptools.bash), the resume test (RUN_PHP)
 php_section() {
 	PHP_TSV="$WORK/php-results.tsv"
 	: >"$PHP_TSV"
@@ -498,7 +500,7 @@ php_section() {
 	local round page i k nct
 	local -a order
 	nct=${#PHP_CONTENDERS[@]}
-	for ((round = 1; round <= ROUNDS; round++)); do
+	for ((round = 1; round <= ROUNDS && RUN_PHP; round++)); do
 		for page in "${PHP_PAGES[@]}"; do
 			order=()
 			for ((i = 0; i < nct; i++)); do
@@ -512,8 +514,9 @@ php_section() {
 			done
 		done
 	done
+	if ((RUN_PHPTOOLS)); then phptools_runs; fi
 	stop_all
-	php_resume
+	if ((RUN_PHP)); then php_resume; fi
 	stop_all
 }
 
@@ -539,15 +542,7 @@ $(php_recycle_note), \`-d opcache.enable=$PHP_OPCACHE\` on both. Load: \`wrk -t1
 - php.ini: $PHP_INI_NOTE
 
 EOF
-	awk -F'\t' -v rounds="$ROUNDS" -v L_rjphp="${PHP_LABEL[rjphp]}" -v L_fpm="${PHP_LABEL[fpm]}" -v pages="${PHP_PAGES[*]}" '
-	function median(arr, n,    i, j, t, a) {
-		for (i = 1; i <= n; i++) a[i] = arr[i]
-		for (i = 2; i <= n; i++) { t = a[i]; j = i - 1; while (j > 0 && a[j] > t) { a[j + 1] = a[j]; j-- } a[j + 1] = t }
-		if (n % 2) return a[(n + 1) / 2]
-		return (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	function minv(arr, n,    i, m) { m = arr[1]; for (i = 2; i <= n; i++) if (arr[i] < m) m = arr[i]; return m }
-	function maxv(arr, n,    i, m) { m = arr[1]; for (i = 2; i <= n; i++) if (arr[i] > m) m = arr[i]; return m }
+	awk -F'\t' -v rounds="$ROUNDS" -v L_rjphp="${PHP_LABEL[rjphp]}" -v L_fpm="${PHP_LABEL[fpm]}" -v pages="${PHP_PAGES[*]}" "$AWK_STATS"'
 	{
 		page = $2; c = $3; key = page SUBSEP c
 		k = ++n[key]
