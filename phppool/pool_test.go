@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -412,5 +414,42 @@ func TestPoolReportsWorkersFailingAtStart(t *testing.T) {
 		if d := time.Since(start); d > time.Second {
 			t.Fatalf("Do %d took %v, want an immediate failure", i, d)
 		}
+	}
+}
+
+// endRecorder is a stdout that notes the workers' states when the pool
+// ends its output.
+type endRecorder struct {
+	bytes.Buffer
+	p      *Pool
+	states []string
+	ends   int
+}
+
+func (e *endRecorder) EndOutput() {
+	e.ends++
+	for _, w := range e.p.Status() {
+		e.states = append(e.states, w.State)
+	}
+}
+
+func TestPoolEndsOutputBeforeHandingTheWorkerOn(t *testing.T) {
+	p := startPool(t, Config{Min: 1, Max: 1}, nil)
+	hello, crash := testdataScript(t, "hello.php"), testdataScript(t, "crash.php")
+	out := &endRecorder{p: p}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := p.Do(ctx, scriptParams(hello, "GET", ""), nil, out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if out.ends != 1 || !slices.Equal(out.states, []string{"busy"}) {
+		t.Fatalf("EndOutput called %d times with workers %v, want once while the worker is still busy", out.ends, out.states)
+	}
+	failed := &endRecorder{p: p}
+	if _, err := p.Do(ctx, scriptParams(crash, "POST", ""), nil, failed, io.Discard); err == nil {
+		t.Fatal("crash.php succeeded")
+	}
+	if failed.ends != 0 {
+		t.Fatal("EndOutput called for a failed request")
 	}
 }

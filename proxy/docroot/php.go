@@ -42,6 +42,8 @@ func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *ta
 	br.Reset(sp)
 	if err := readHead(br, resp); err != nil {
 		sp.closeRead(err)
+		sp.readerDone(nil)
+		br.Reset(nil)
 		readerPool.Put(br)
 		return fmt.Errorf("docroot: %s: %w", t.scriptName, err)
 	}
@@ -53,8 +55,10 @@ func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *ta
 func (h *Handler) run(params []phppool.Param, stdin io.Reader, sp *spool, cleanup func()) {
 	defer h.wg.Done()
 	defer cleanup()
+	defer sp.writerDone()
 	// nil stderr: the pool logs the script's STDERR (PHP warnings) itself,
-	// with the pool and worker.
+	// with the pool and worker. On success phppool has usually ended the
+	// output already (EndOutput), before handing the worker on.
 	_, err := h.php.Do(context.Background(), params, stdin, sp, nil)
 	sp.closeWrite(err) // nil: the reader sees EOF
 }
@@ -88,10 +92,11 @@ func readBody(br *bufio.Reader, sp *spool, resp *fasthttp.Response, script strin
 	for len(resp.Body()) < bufferedBody {
 		switch err := sp.appendTo(resp); {
 		case err == io.EOF:
-			sp.recycle(nil)
+			sp.readerDone(nil)
 			return nil
 		case err != nil:
 			sp.closeRead(err)
+			sp.readerDone(nil)
 			return fmt.Errorf("docroot: %s: output: %w", script, err)
 		}
 	}
@@ -107,7 +112,7 @@ type scriptBody struct {
 	head  []byte
 	sp    *spool
 	spare []byte // the last chunk taken, written out: the spool's next buffer
-	ended bool   // the output was read to its end: the spool can be reused
+	ended bool   // the output was read to its end (else Close stops the writer)
 }
 
 func (b *scriptBody) Read(p []byte) (int, error) {
@@ -158,13 +163,12 @@ func (b *scriptBody) Close() error {
 	if b.sp == nil {
 		return nil
 	}
-	defer func() { b.sp = nil }()
-	if b.ended {
-		b.sp.recycle(b.spare)
-		return nil
+	if !b.ended {
+		// The writer sees errClientGone and drains the worker.
+		b.sp.closeRead(errClientGone)
 	}
-	// The writer sees errClientGone and drains the worker.
-	b.sp.closeRead(errClientGone)
+	b.sp.readerDone(b.spare)
+	b.sp = nil
 	return nil
 }
 

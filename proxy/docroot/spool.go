@@ -3,6 +3,7 @@ package docroot
 import (
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/valyala/fasthttp"
 )
@@ -26,6 +27,9 @@ type spool struct {
 	free  []byte // the second buffer, while the reader does not hold it
 	err   error  // the writer's end: io.EOF or why it failed
 	gone  error  // the reader's end: why it stopped reading
+	// users counts the sides still using the spool (reader, writer): the
+	// last one to let go returns it to spools.
+	users atomic.Int32
 }
 
 // spools are reused with their two buffers: a script's output otherwise
@@ -41,19 +45,34 @@ var spools = sync.Pool{New: func() any {
 // larger one (a big response streamed) is left to the collector.
 const pooledSpoolBuffer = 2 * spoolMax
 
-func newSpool() *spool { return spools.Get().(*spool) }
+// newSpool returns a spool for one reader and one writer; each calls its
+// done method when it no longer touches the spool.
+func newSpool() *spool {
+	s := spools.Get().(*spool)
+	s.users.Store(2)
+	return s
+}
 
-// recycle returns a spool whose writer has ended (the reader saw EOF) and
-// whose reader hands back spare, the last chunk it took. Nothing may use
-// the spool afterwards.
-func (s *spool) recycle(spare []byte) {
+// readerDone: the reader is finished, handing back spare, the last chunk
+// it took (nil if none).
+func (s *spool) readerDone(spare []byte) {
 	s.mu.Lock()
 	if s.free == nil {
 		s.free = spare
 	}
+	s.mu.Unlock()
+	s.let()
+}
+
+// writerDone: the writer is finished.
+func (s *spool) writerDone() { s.let() }
+
+func (s *spool) let() {
+	if s.users.Add(-1) != 0 {
+		return
+	}
 	s.buf, s.off, s.err, s.gone = keep(s.buf), 0, nil, nil
 	s.free = keep(s.free)
-	s.mu.Unlock()
 	spools.Put(s)
 }
 
@@ -79,16 +98,23 @@ func (s *spool) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// closeWrite ends the output: err nil is a complete response (EOF).
+// closeWrite ends the output: err nil is a complete response (EOF). The
+// first end counts.
 func (s *spool) closeWrite(err error) {
 	if err == nil {
 		err = io.EOF
 	}
 	s.mu.Lock()
-	s.err = err
-	s.ready.Broadcast()
+	if s.err == nil {
+		s.err = err
+		s.ready.Broadcast()
+	}
 	s.mu.Unlock()
 }
+
+// EndOutput is a complete response (phppool.OutputEnder): the reader sees
+// EOF.
+func (s *spool) EndOutput() { s.closeWrite(nil) }
 
 // closeRead tells the writer nobody reads any more.
 func (s *spool) closeRead(err error) {

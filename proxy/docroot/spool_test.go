@@ -103,27 +103,39 @@ func TestSpoolPassesTheWritersError(t *testing.T) {
 	}
 }
 
-func TestSpoolRecycledAfterItsEndStartsClean(t *testing.T) {
+func TestSpoolRecycledWhenBothSidesAreDoneStartsClean(t *testing.T) {
 	sp := newSpool()
+	wrote := make(chan struct{})
 	go func() {
 		sp.Write(bytes.Repeat([]byte("x"), 10<<10))
-		sp.closeWrite(nil)
+		sp.EndOutput()
+		close(wrote)
 	}()
 	body := &scriptBody{sp: sp}
 	if _, err := body.WriteTo(io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	body.Close()
+	body.Close() // a second Close must not let go of it twice
+	<-wrote
+	if !errors.Is(sp.err, io.EOF) {
+		t.Fatalf("err = %v: the spool was reset while its writer had not let go", sp.err)
+	}
+	sp.closeWrite(errors.New("late")) // the first end counts
+	if !errors.Is(sp.err, io.EOF) {
+		t.Fatalf("err = %v after a second end", sp.err)
+	}
+	sp.writerDone()
 	if sp.err != nil || sp.gone != nil || sp.off != 0 || len(sp.buf) != 0 || len(sp.free) != 0 {
 		t.Fatalf("recycled spool kept state: err=%v gone=%v off=%d buf=%d free=%d", sp.err, sp.gone, sp.off, len(sp.buf), len(sp.free))
 	}
 	if cap(sp.buf)+cap(sp.free) < 10<<10 {
 		t.Fatal("recycled spool dropped its buffers")
 	}
-	body.Close() // a second Close must not recycle it again
+	sp.users.Store(2) // as newSpool would hand it out again
 	go func() {
 		sp.Write([]byte("second"))
-		sp.closeWrite(nil)
+		sp.EndOutput()
 	}()
 	var got bytes.Buffer
 	if _, err := (&scriptBody{sp: sp}).WriteTo(&got); err != nil || got.String() != "second" {
@@ -131,11 +143,11 @@ func TestSpoolRecycledAfterItsEndStartsClean(t *testing.T) {
 	}
 }
 
-func TestSpoolAbandonedBeforeItsEndIsNotRecycled(t *testing.T) {
+func TestSpoolAbandonedBeforeItsEndStopsTheWriter(t *testing.T) {
 	sp := newSpool()
 	sp.Write([]byte("partial"))
 	(&scriptBody{sp: sp}).Close()
-	if !errors.Is(sp.gone, errClientGone) {
-		t.Fatalf("gone = %v: an abandoned spool was reset for reuse while its writer may still write", sp.gone)
+	if _, err := sp.Write([]byte("more")); !errors.Is(err, errClientGone) {
+		t.Fatalf("write after the reader left: %v, want errClientGone", err)
 	}
 }
