@@ -74,7 +74,7 @@ func (p *Proxy) follow(ctx *fasthttp.RequestCtx, s *site, st *reqState, h uint64
 
 // fetch runs one fill against the origin for the client's request.
 func (p *Proxy) fetch(ctx *fasthttp.RequestCtx, g *generation, s *site, key string, h uint64, stale *cache.Entry, fwd string) result {
-	req := newUpstreamRequest(ctx, true, 0)
+	req := newUpstreamRequest(ctx, s, true, 0)
 	defer fasthttp.ReleaseRequest(req)
 	return p.exchange(g, s, req, key, h, stale, fwd, p.identity(ctx))
 }

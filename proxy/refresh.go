@@ -19,7 +19,7 @@ func (p *Proxy) refresh(ctx *fasthttp.RequestCtx, g *generation, s *site, st *re
 		p.flights.finish(key, fl, &result{})
 		return
 	}
-	req := newUpstreamRequest(ctx, true, 0)
+	req := newUpstreamRequest(ctx, s, true, 0)
 	go func() {
 		defer p.bg.Done()
 		defer fasthttp.ReleaseRequest(req)

@@ -110,7 +110,7 @@ func (b *originBody) Close() error {
 // forward relays a request the cache must not answer (other methods,
 // bypass), streaming both bodies.
 func (p *Proxy) forward(ctx *fasthttp.RequestCtx, g *generation, s *site, status []byte) {
-	req := newUpstreamRequest(ctx, false, g.cfg.MaxRequestBody)
+	req := newUpstreamRequest(ctx, s, false, g.cfg.MaxRequestBody)
 	defer fasthttp.ReleaseRequest(req)
 	resp := fasthttp.AcquireResponse()
 	if ctx.IsHead() {

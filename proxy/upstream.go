@@ -3,8 +3,12 @@ package proxy
 import (
 	"bytes"
 	"io"
+	"net"
+	"strconv"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 )
 
 // upstream answers what the cache cannot: the origin pool, or a site's
@@ -41,13 +45,17 @@ var fillOnly = []string{
 // newUpstreamRequest copies the client's request for the origin: Host kept,
 // hop-by-hop headers dropped (also those named in Connection),
 // X-Forwarded-* set, the body streamed. A fill asks for GET even for HEAD,
-// so the stored entry can answer both.
-func newUpstreamRequest(ctx *fasthttp.RequestCtx, fill bool, bodyLimit int64) *fasthttp.Request {
+// so the stored entry can answer both. A docroot site also learns the
+// connection's ports and addresses for PHP.
+func newUpstreamRequest(ctx *fasthttp.RequestCtx, s *site, fill bool, bodyLimit int64) *fasthttp.Request {
 	req := fasthttp.AcquireRequest()
 	ctx.Request.Header.CopyTo(&req.Header)
 	req.SetRequestURIBytes(ctx.Request.Header.RequestURI())
 	stripHopByHop(&req.Header, ctx.Request.Header.Peek("Connection"))
 	setForwarded(ctx, &req.Header)
+	if s.Docroot != nil {
+		setConnection(ctx, &req.Header)
+	}
 	if fill {
 		for _, h := range fillOnly {
 			req.Header.Del(h)
@@ -91,6 +99,22 @@ func setForwarded(ctx *fasthttp.RequestCtx, h *fasthttp.RequestHeader) {
 	}
 	h.SetBytesV("X-Forwarded-Proto", requestScheme(ctx))
 	h.SetBytesV("X-Forwarded-Host", ctx.Host())
+}
+
+// setConnection tells a docroot the client's port and the address it
+// connected to (REMOTE_PORT, SERVER_ADDR), replacing whatever the client
+// sent under those names; empty when the listener is not TCP.
+func setConnection(ctx *fasthttp.RequestCtx, h *fasthttp.RequestHeader) {
+	var buf [48]byte
+	var port, addr []byte
+	if t, ok := ctx.RemoteAddr().(*net.TCPAddr); ok {
+		port = strconv.AppendInt(buf[:0], int64(t.Port), 10)
+	}
+	h.SetBytesV(docroot.HeaderRemotePort, port)
+	if t, ok := ctx.LocalAddr().(*net.TCPAddr); ok {
+		addr = t.AddrPort().Addr().Unmap().AppendTo(buf[len(port):len(port)])
+	}
+	h.SetBytesV(docroot.HeaderServerAddr, addr)
 }
 
 // limitedBody fails a streamed request body that grows past the limit, so

@@ -346,3 +346,27 @@ func loadUntil(url string, conc int, stop <-chan struct{}) int {
 	wg.Wait()
 	return int(failed.Load())
 }
+
+// PHP sees the connection as nginx's fastcgi_params would show it: the
+// client's own port and the address it connected to, whatever headers the
+// client sent under the names ramjet uses to carry them.
+func TestPHPSeesTheClientPortAndServerAddress(t *testing.T) {
+	rj, _ := startPHP(t, "")
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(rj.URL, "http://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(conn, "GET /env.php HTTP/1.1\r\nHost: localhost\r\nX-Ramjet-Remote-Port: 1\r\nX-Ramjet-Server-Addr: 203.0.113.9\r\nConnection: close\r\n\r\n")
+	resp, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := conn.LocalAddr().(*net.TCPAddr).Port
+	for _, want := range []string{fmt.Sprintf("remote_port: %d\n", port), "server_addr: 127.0.0.1\n", "remote: 127.0.0.1\n"} {
+		if !bytes.Contains(resp, []byte(want)) {
+			t.Errorf("response lacks %q:\n%s", want, resp)
+		}
+	}
+}

@@ -109,6 +109,8 @@ func (h *Handler) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
 	t := h.lookup(string(req.URI().Path()))
 	switch t.kind {
 	case kindFallback:
+		req.Header.Del(HeaderRemotePort)
+		req.Header.Del(HeaderServerAddr)
 		return h.fallback.Do(req, resp)
 	case kindPHP:
 		return h.servePHP(req, resp, &t)

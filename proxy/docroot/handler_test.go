@@ -140,11 +140,13 @@ func TestPHP(t *testing.T) {
 		header                       map[string]string
 	}{
 		{name: "hello", method: "GET", uri: "/hello.php?a=1&b=2",
+			hdr: map[string]string{HeaderRemotePort: "51234", HeaderServerAddr: "192.0.2.1"},
 			out: "Content-type: text/html\r\n\r\nhi", code: 200, want: "hi",
 			params: map[string]string{
 				"SCRIPT_FILENAME": filepath.Join(h.realRoot, "hello.php"), "SCRIPT_NAME": "/hello.php",
 				"REQUEST_URI": "/hello.php?a=1&b=2", "QUERY_STRING": "a=1&b=2", "REQUEST_METHOD": "GET",
 				"DOCUMENT_ROOT": h.realRoot, "DOCUMENT_URI": "/hello.php", "REMOTE_ADDR": "192.0.2.7",
+				"REMOTE_PORT": "51234", "SERVER_ADDR": "192.0.2.1",
 				"HTTP_X_FORWARDED_FOR": "10.0.0.9", "HTTPS": "on", "SERVER_PORT": "443", "SERVER_NAME": "example.com",
 				"REQUEST_SCHEME": "https", "GATEWAY_INTERFACE": "CGI/1.1", "REDIRECT_STATUS": "200", "CONTENT_LENGTH": "",
 			}},
@@ -194,7 +196,8 @@ func TestPHP(t *testing.T) {
 			}
 		})
 	}
-	for _, name := range []string{"HTTP_PROXY", "HTTP_X_FORWARDED_PROTO", "HTTP_X_FORWARDED_HOST"} {
+	for _, name := range []string{"HTTP_PROXY", "HTTP_X_FORWARDED_PROTO", "HTTP_X_FORWARDED_HOST",
+		"HTTP_X_RAMJET_REMOTE_PORT", "HTTP_X_RAMJET_SERVER_ADDR"} {
 		if v, ok := php.param(name); ok {
 			t.Errorf("%s passed to PHP: %q", name, v)
 		}
@@ -239,8 +242,23 @@ func TestChunkedBodySpooledWithItsLength(t *testing.T) {
 }
 
 func TestPHPOnlyFallsBackToTheOrigin(t *testing.T) {
-	h, _ := New(Config{Root: tree(t), PHPOnly: true}, &fakePHP{}, failUpstream{})
-	if _, _, err := do(t, h, "GET", "/style.css", nil, ""); !errors.Is(err, errFallback) {
+	origin := &recordingUpstream{}
+	h, _ := New(Config{Root: tree(t), PHPOnly: true}, &fakePHP{}, origin)
+	hdr := map[string]string{HeaderRemotePort: "51234", HeaderServerAddr: "192.0.2.1"}
+	if _, _, err := do(t, h, "GET", "/style.css", hdr, ""); !errors.Is(err, errFallback) {
 		t.Fatalf("err = %v, want the origin's", err)
 	}
+	if origin.port != "" || origin.addr != "" {
+		t.Fatalf("the origin got the docroot's connection headers: %q %q", origin.port, origin.addr)
+	}
+}
+
+// recordingUpstream fails like failUpstream and keeps the connection
+// headers it was sent.
+type recordingUpstream struct{ port, addr string }
+
+func (r *recordingUpstream) Do(req *fasthttp.Request, _ *fasthttp.Response) error {
+	r.port = string(req.Header.Peek(HeaderRemotePort))
+	r.addr = string(req.Header.Peek(HeaderServerAddr))
+	return errFallback
 }

@@ -12,10 +12,21 @@ import (
 	"github.com/ramjet-proxy/ramjet/phppool"
 )
 
+// The proxy states the connection's client port and local address in
+// these headers on a docroot site's request (it replaces any a client
+// sent). They become REMOTE_PORT and SERVER_ADDR, never HTTP_* variables,
+// and are removed before a request goes on to the fallback origin.
+const (
+	HeaderRemotePort = "X-Ramjet-Remote-Port"
+	HeaderServerAddr = "X-Ramjet-Server-Addr"
+)
+
 // client is what the proxy said about the client in the forwarding
 // headers it set on the upstream request.
 type client struct {
 	addr     string // REMOTE_ADDR: the hop the proxy appended
+	rport    string // REMOTE_PORT
+	saddr    string // SERVER_ADDR
 	priorXFF string // what the client itself sent in X-Forwarded-For
 	https    bool
 	host     string // SERVER_NAME
@@ -35,6 +46,8 @@ func clientOf(req *fasthttp.Request) client {
 			c.addr = string(bytes.TrimSpace(xff))
 		}
 	}
+	c.rport = string(req.Header.Peek(HeaderRemotePort))
+	c.saddr = string(req.Header.Peek(HeaderServerAddr))
 	c.https = string(req.Header.Peek("X-Forwarded-Proto")) == "https"
 	host := string(req.Header.Host())
 	c.host = host
@@ -78,6 +91,8 @@ func (h *Handler) params(req *fasthttp.Request, t *target, contentLength int64) 
 		phppool.Param{Name: "SERVER_PROTOCOL", Value: c.proto},
 		phppool.Param{Name: "REQUEST_SCHEME", Value: scheme},
 		phppool.Param{Name: "REMOTE_ADDR", Value: c.addr},
+		phppool.Param{Name: "REMOTE_PORT", Value: c.rport},
+		phppool.Param{Name: "SERVER_ADDR", Value: c.saddr},
 		phppool.Param{Name: "SERVER_NAME", Value: c.host},
 		phppool.Param{Name: "SERVER_PORT", Value: c.port},
 		phppool.Param{Name: "REDIRECT_STATUS", Value: "200"},
@@ -104,7 +119,8 @@ func appendHTTPParams(ps []phppool.Param, req *fasthttp.Request, c client) []php
 		switch {
 		case strings.EqualFold(name, "Content-Type"), strings.EqualFold(name, "Content-Length"),
 			strings.EqualFold(name, "Proxy"), strings.IndexByte(name, '_') >= 0,
-			strings.EqualFold(name, "X-Forwarded-Proto"), strings.EqualFold(name, "X-Forwarded-Host"):
+			strings.EqualFold(name, "X-Forwarded-Proto"), strings.EqualFold(name, "X-Forwarded-Host"),
+			strings.EqualFold(name, HeaderRemotePort), strings.EqualFold(name, HeaderServerAddr):
 			continue
 		case strings.EqualFold(name, "X-Forwarded-For"):
 			if c.priorXFF == "" {

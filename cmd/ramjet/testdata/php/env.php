@@ -6,5 +6,7 @@ echo 'uid: ', posix_geteuid(), "\n";
 echo 'pid: ', getmypid(), "\n";
 echo 'https: ', $_SERVER['HTTPS'] ?? '', "\n";
 echo 'remote: ', $_SERVER['REMOTE_ADDR'], "\n";
+echo 'remote_port: ', $_SERVER['REMOTE_PORT'] ?? '', "\n";
+echo 'server_addr: ', $_SERVER['SERVER_ADDR'] ?? '', "\n";
 echo 'server_port: ', $_SERVER['SERVER_PORT'], "\n";
 echo 'lscache: ', $_SERVER['HTTP_X_LSCACHE'] ?? '', "\n";
