@@ -42,6 +42,9 @@ func serveEntry(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int64, st
 		resp.SetStatusCode(fasthttp.StatusNotModified)
 	} else {
 		resp.SetStatusCode(e.Status)
+		if start, n, ok := answerRange(&ctx.Request.Header, resp, etag, e.LastModified, int64(len(body))); ok {
+			body = body[start : start+n]
+		}
 		resp.SetBodyRaw(body)
 		if len(e.ContentType) > 0 {
 			resp.Header.SetContentTypeBytes(e.ContentType)

@@ -64,7 +64,13 @@ func streamResponse(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, 
 		releaseResponse(resp)
 		return
 	}
+	etag, lastModified := resp.Header.Peek("ETag"), resp.Header.Peek("Last-Modified")
 	if !resp.IsBodyStream() {
+		if start, n, ok := answerRange(&ctx.Request.Header, out, etag, lastModified, int64(len(resp.Body()))); ok {
+			out.SetBody(resp.Body()[start : start+n])
+			releaseResponse(resp)
+			return
+		}
 		// Trade buffers instead of copying the body; both stay pooled.
 		resp.SwapBody(out.SwapBody(resp.Body()))
 		releaseResponse(resp)
@@ -74,14 +80,38 @@ func streamResponse(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, 
 	if size < 0 {
 		size = -1
 	}
+	if start, n, ok := answerRange(&ctx.Request.Header, out, etag, lastModified, int64(size)+int64(len(prefix))); ok {
+		relayPart(out, resp, body, prefix, start, n)
+		return
+	}
 	if wt, ok := body.(fasthttp.BodyWriterTo); ok && len(prefix) == 0 && wt.SupportsBodyWriteTo() {
 		out.SetBodyStream(&originBodyWriterTo{originBody{Reader: body, resp: resp}, wt}, size)
+		return
+	}
+	if wt, ok := body.(io.WriterTo); ok && len(prefix) == 0 && size >= 0 {
+		out.SetBodyStream(&originBodyCopier{originBody{Reader: body, resp: resp}, wt}, size)
 		return
 	}
 	if len(prefix) > 0 {
 		body = io.MultiReader(bytes.NewReader(prefix), body)
 	}
 	out.SetBodyStream(&originBody{Reader: body, resp: resp}, size)
+}
+
+// relayPart streams bytes [start, start+n) of prefix followed by body.
+func relayPart(out *fasthttp.Response, resp *fasthttp.Response, body io.Reader, prefix []byte, start, n int64) {
+	if n == 0 { // 416
+		releaseResponse(resp)
+		out.ResetBody()
+		return
+	}
+	if len(prefix) > 0 {
+		body = io.MultiReader(bytes.NewReader(prefix), body)
+	}
+	// Skipping reads and drops the bytes before the range: a stream cannot
+	// seek. A failure shows as a short body, which drops the connection.
+	_, _ = io.CopyN(io.Discard, body, start)
+	out.SetBodyStream(&originBody{Reader: io.LimitReader(body, n), resp: resp}, int(n))
 }
 
 // originBodyWriterTo keeps the WriteTo of a body that writes in chunks of
@@ -94,6 +124,15 @@ type originBodyWriterTo struct {
 
 func (b *originBodyWriterTo) WriteTo(w io.Writer) (int64, error) { return b.wt.WriteTo(w) }
 func (b *originBodyWriterTo) SupportsBodyWriteTo() bool          { return true }
+
+// originBodyCopier keeps the WriteTo of a body of known length that can
+// send itself better than a copy loop (a docroot file: sendfile).
+type originBodyCopier struct {
+	originBody
+	wt io.WriterTo
+}
+
+func (b *originBodyCopier) WriteTo(w io.Writer) (int64, error) { return b.wt.WriteTo(w) }
 
 // originBody releases the origin response once fasthttp has written the
 // body to the client, or given up on it.

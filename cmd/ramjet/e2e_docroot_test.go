@@ -2,7 +2,11 @@ package main_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,4 +83,57 @@ func TestDocrootStaticFilesCachedWhenConfigured(t *testing.T) {
 		t.Fatal("no ETag on a static file")
 	}
 	mustStatus(t, get(t, c, rj.URL+"/static/style.css", "If-None-Match: "+etag), 304, "conditional hit")
+}
+
+// A large static file leaves by sendfile: ramjet's read system calls
+// (/proc/PID/io syscr; sendfile counts one per call) stay few, where a
+// copy through a 32 KB buffer would make hundreds. A range of it too.
+func TestDocrootLargeStaticFileIsSentWithSendfile(t *testing.T) {
+	root := phpDocroot(t)
+	data := make([]byte, 8<<20)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(filepath.Join(root, "big.bin"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, "", "defaults:\n  docroot:\n    root: \""+root+"\"\n")
+	rj := startRamjet(t, "", "--config", cfg)
+	c := &http.Client{Timeout: 20 * time.Second}
+	get(t, c, rj.URL+"/static/style.css") // warm the connection and the lookup cache
+	before := readSyscalls(t, rj.p.cmd.Process.Pid)
+	r := get(t, c, rj.URL+"/big.bin")
+	after := readSyscalls(t, rj.p.cmd.Process.Pid)
+	mustStatus(t, r, 200, "large static file")
+	if !bytes.Equal(r.Body, data) {
+		t.Fatalf("large static file: %d bytes, not the file's", len(r.Body))
+	}
+	if n := after - before; n > 64 {
+		t.Fatalf("%d read system calls for an 8 MiB file: it was copied, not sent with sendfile", n)
+	}
+	r = get(t, c, rj.URL+"/big.bin", "Range: bytes=1000000-5999999")
+	mustStatus(t, r, 206, "range of a large static file")
+	if !bytes.Equal(r.Body, data[1000000:6000000]) {
+		t.Fatalf("range: %d bytes, not the file's", len(r.Body))
+	}
+}
+
+// readSyscalls is the syscr line of /proc/PID/io.
+func readSyscalls(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no syscr in /proc/%d/io", pid)
+	return 0
 }

@@ -89,7 +89,7 @@ func writeFile(req *fasthttp.Request, resp *fasthttp.Response, f *os.File, start
 		}
 	}
 	if n > smallFile {
-		resp.SetBodyStream(&fileBody{f: f, r: io.LimitReader(f, n)}, int(n))
+		resp.SetBodyStream(&fileBody{f: f, r: &io.LimitedReader{R: f, N: n}}, int(n))
 		return nil
 	}
 	defer f.Close()
@@ -105,11 +105,21 @@ func writeFile(req *fasthttp.Request, resp *fasthttp.Response, f *os.File, start
 // fileBody streams part of an open file and closes it when done.
 type fileBody struct {
 	f *os.File
-	r io.Reader
+	r *io.LimitedReader // f from the range start, for the range length
 }
 
 func (b *fileBody) Read(p []byte) (int, error) { return b.r.Read(p) }
 func (b *fileBody) Close() error               { return b.f.Close() }
+
+// WriteTo gives the file itself to a writer that can take it: fasthttp's
+// body writer passes a limited *os.File on to the connection, which on
+// plain TCP sends it with sendfile, never copying it through user space.
+func (b *fileBody) WriteTo(w io.Writer) (int64, error) {
+	if rf, ok := w.(io.ReaderFrom); ok {
+		return rf.ReadFrom(b.r)
+	}
+	return io.Copy(w, b.r)
+}
 
 // setCacheControl tells the proxy's cache (not the client: the header is
 // internal) how long to keep a static file.
