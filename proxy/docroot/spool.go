@@ -45,8 +45,8 @@ var spools = sync.Pool{New: func() any {
 // larger one (a big response streamed) is left to the collector.
 const pooledSpoolBuffer = 2 * spoolMax
 
-// newSpool returns a spool for one reader and one writer; each calls its
-// done method when it no longer touches the spool.
+// newSpool returns a spool for one reader and one writer, who call
+// readerDone and writerDone when they no longer touch it.
 func newSpool() *spool {
 	s := spools.Get().(*spool)
 	s.users.Store(2)
@@ -67,6 +67,7 @@ func (s *spool) readerDone(spare []byte) {
 // writerDone: the writer is finished.
 func (s *spool) writerDone() { s.let() }
 
+// let is one side letting go; the last one puts the spool back, emptied.
 func (s *spool) let() {
 	if s.users.Add(-1) != 0 {
 		return
