@@ -88,18 +88,14 @@ done = function(summary, latency, requests)
   io.write(string.format("pctl\tmax\t%d\n", latency.max))
 end
 EOF
-	local conns=$CONNS tsv=$RESULTS_TSV round i k c out
+	local conns=$CONNS tsv=$RESULTS_TSV round c out
 	local -a order
 	CONNS=$TAIL_CONNS
 	RESULTS_TSV=$TAIL_TSV
 	MEASURE_TAG=tail-
 	WRK_EXTRA=(--timeout "$TAIL_TIMEOUT" -s "$WORK/pctl.lua")
 	for ((round = 1; round <= ROUNDS; round++)); do
-		order=()
-		for ((i = 0; i < ${#CONNS_SERVERS[@]}; i++)); do
-			k=$(((i + round - 1) % ${#CONNS_SERVERS[@]}))
-			order+=("${CONNS_SERVERS[$k]}")
-		done
+		mapfile -t order < <(rotated "$round" "${CONNS_SERVERS[@]}")
 		log "tail round $round/$ROUNDS: ${order[*]}"
 		for c in "${order[@]}"; do
 			measure "$round" 725 "$c"

@@ -330,15 +330,11 @@ h2_section() {
 	h2_start
 	local -a servers=(ramjet nginx) order
 	[[ $SKIP_RAMJET == 1 ]] && servers=(nginx)
-	local round page proto i k s
+	local round page proto s
 	for ((round = 1; round <= ROUNDS; round++)); do
 		for page in "${H2_PAGES[@]}"; do
 			for proto in "${H2_PROTOS[@]}"; do
-				order=()
-				for ((i = 0; i < ${#servers[@]}; i++)); do
-					k=$(((i + round - 1) % ${#servers[@]}))
-					order+=("${servers[$k]}")
-				done
+				mapfile -t order < <(rotated "$round" "${servers[@]}")
 				log "h2 round $round/$ROUNDS, $page $proto: ${order[*]}"
 				for s in "${order[@]}"; do
 					h2_measure "$round" "$page" "$proto" "$s"

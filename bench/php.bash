@@ -497,16 +497,11 @@ php_section() {
 	php_start_servers
 	php_check_ini
 
-	local round page i k nct
+	local round page
 	local -a order
-	nct=${#PHP_CONTENDERS[@]}
 	for ((round = 1; round <= ROUNDS && RUN_PHP; round++)); do
 		for page in "${PHP_PAGES[@]}"; do
-			order=()
-			for ((i = 0; i < nct; i++)); do
-				k=$(((i + round - 1) % nct))
-				order+=("${PHP_CONTENDERS[$k]}")
-			done
+			mapfile -t order < <(rotated "$round" "${PHP_CONTENDERS[@]}")
 			log "PHP round $round/$ROUNDS, page $page: ${order[*]}"
 			for c in "${order[@]}"; do
 				php_measure "$round" "$page" "$c"

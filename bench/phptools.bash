@@ -96,6 +96,7 @@ phptools_measure() {
 	local rps mean p50 p99 mx n f cpu_us
 	read -r rps mean p50 p99 mx n f <<<"$(phptools_result "$tool" "$out")"
 	[[ ${n:-} =~ ^[0-9]+$ && ${f:-} =~ ^[0-9]+$ ]] || { rps=0 mean=0 p50=– p99=– mx=0 n=0 f=0; }
+	mean=$(awk -v v="$mean" 'BEGIN {printf "%.3f", v}')
 	if ((n == 0)); then
 		warn "$tool produced no result for $c $page:"
 		sed 's/^/    /' "$out" "$out.err" >&2
@@ -120,7 +121,7 @@ phptools_runs() {
 	SIEGE=$(find_tool siege)
 	mkdir -p "$WORK/phptools"
 	phptools_siegerc
-	local round page tool i k c
+	local round page tool c
 	local -a order
 	for page in "${PT_PAGES[@]}"; do
 		for c in "${PHP_CONTENDERS[@]}"; do
@@ -130,11 +131,7 @@ phptools_runs() {
 	for ((round = 1; round <= ROUNDS; round++)); do
 		for page in "${PT_PAGES[@]}"; do
 			for tool in "${PT_TOOLS[@]}"; do
-				order=()
-				for ((i = 0; i < ${#PHP_CONTENDERS[@]}; i++)); do
-					k=$(((i + round - 1) % ${#PHP_CONTENDERS[@]}))
-					order+=("${PHP_CONTENDERS[$k]}")
-				done
+				mapfile -t order < <(rotated "$round" "${PHP_CONTENDERS[@]}")
 				log "phptools round $round/$ROUNDS, $page, ${PT_CMD[$tool]}: ${order[*]}"
 				for c in "${order[@]}"; do
 					phptools_measure "$round" "$page" "$tool" "$c"
