@@ -3,9 +3,10 @@
 # ramjet-cache plugin) brought up by the end-to-end harness
 # (plugins/wordpress/e2e, TestWordPressBench with RAMJET_WP_BENCH=1), then
 # measured: the home page and a post uncached through nginx + php-fpm against
-# cached through ramjet in front of that nginx, and the latency of a miss
-# through ramjet's docroot mode (php-cgi pool) against nginx + php-fpm. See
-# bench/README.md, "WordPress section".
+# cached through ramjet in front of that nginx; uncached under the same load,
+# ramjet's docroot mode (php-cgi pool) against nginx + php-fpm, both with a
+# cookie that bypasses the cache; and the latency of a miss through each path.
+# See bench/README.md, "WordPress section".
 #
 # Uses from bench/run: WORK ROOT TASKSET WRK PHPCGI SERVER_CPU LOAD_CPU
 # DURATION WARMUP ROUNDS QUICK CLK_TCK SKIP_RAMJET ROOTPID STARTED_PIDS, and
@@ -13,6 +14,7 @@
 
 # shellcheck disable=SC2153 # ROOT, WORK and the rest are set by bench/run
 WP_CONNS=${BENCH_WP_CONNS:-50}
+WP_DOCROOT_LOAD=${BENCH_WP_DOCROOT:-1} # 0: no docroot-under-load rows
 WP_MISS_N=${BENCH_WP_MISS_N:-30}
 WP_TIMEOUT=30s # wrk --timeout: an uncached request waits behind up to 49 others
 WP_BYPASS_COOKIE="wordpress_logged_in_rjbench=1"
@@ -31,10 +33,13 @@ declare -A WP_LABEL=(
 	[cached]="ramjet → nginx + php-fpm (cached)"
 	[rjdoc]="ramjet docroot (php-cgi pool)"
 	[rjproxy]="ramjet → nginx + php-fpm (bypass)"
+	[fpmck]="nginx + php-fpm (uncached, bypass cookie)"
+	[rjdocld]="ramjet docroot (php-cgi pool, bypass cookie)"
 )
 
 wp_validate_env() {
 	[[ $WP_CONNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_WP_CONNS must be a positive integer, got $WP_CONNS"
+	[[ $WP_DOCROOT_LOAD == 0 || $WP_DOCROOT_LOAD == 1 ]] || die "BENCH_WP_DOCROOT must be 0 or 1, got $WP_DOCROOT_LOAD"
 	if ! [[ $WP_MISS_N =~ ^[0-9]+$ ]] || ((WP_MISS_N > 1000)); then
 		die "BENCH_WP_MISS_N must be a number up to 1000, got $WP_MISS_N"
 	fi
@@ -148,17 +153,18 @@ wp_path() { # PAGE -> URL path
 wp_url() { # CONTENDER PAGE
 	local base
 	case $1 in
-	fpm) base=${WPI[origin]} ;;
+	fpm | fpmck) base=${WPI[origin]} ;;
 	cached | rjproxy) base=${WPI[proxy]} ;;
-	rjdoc) base=${WPI[docroot]} ;;
+	rjdoc | rjdocld) base=${WPI[docroot]} ;;
 	esac
 	echo "$base$(wp_path "$2")"
 }
 wp_origin_roots() { echo "${WPI[pid_nginx]} ${WPI[pid_php-fpm8.2]} ${WPI[pid_mariadbd]}"; }
 wp_cpu_roots() { # CONTENDER -> processes whose CPU counts for it
 	case $1 in
-	fpm) wp_origin_roots ;;
+	fpm | fpmck) wp_origin_roots ;;
 	cached) echo "${WPI[pid_proxy]}" ;;
+	rjdocld) echo "${WPI[pid_docroot]} ${WPI[pid_mariadbd]}" ;; # ramjet, its php-cgi workers, MariaDB
 	esac
 }
 
@@ -190,14 +196,30 @@ wp_curl() { # URL BODY HEADERS [ARGS...] -> "code seconds"
 wp_cache_status() { grep -i '^Cache-Status:' "$1" | tr -d '\r' | cut -d: -f2- | sed 's/^ //'; }
 wp_is_hit() { wp_cache_status "$1" | grep -qiE '(^|[;,[:space:]])hit([;,[:space:]]|$)'; }
 
+wp_cookie_args() { # CONTENDER -> curl/wrk arguments: the bypass cookie for the uncached docroot rows
+	case $1 in fpmck | rjdocld) printf '%s\n' -H "Cookie: $WP_BYPASS_COOKIE" ;; esac
+	return 0
+}
+
 # wp_check CONTENDER PAGE: 200, a WordPress page of ours (RJ-PAGE; the post
-# title on the post), for "cached" a confirmed hit with the origin's bytes
+# title on the post), for "cached" a confirmed hit with the origin's bytes,
+# for the bypass-cookie rows no hit
 wp_check() {
 	local c=$1 page=$2 url st=ok r i
+	local -a ck
 	url=$(wp_url "$c" "$page")
+	mapfile -t ck < <(wp_cookie_args "$c")
 	r=$(wp_curl "$(wp_url fpm "$page")" "$WORK/wp-ref" "$WORK/wp-ref-h")
 	if [[ ${r%% *} != 200 ]]; then
 		st="origin status ${r%% *}"
+	elif ((${#ck[@]})); then
+		r=$(wp_curl "$url" "$WORK/wp-body" "$WORK/wp-h" "${ck[@]}")
+		r=$(wp_curl "$url" "$WORK/wp-body" "$WORK/wp-h" "${ck[@]}") # twice: the second must not be a hit
+		if [[ ${r%% *} != 200 ]]; then
+			st="status ${r%% *}"
+		elif wp_is_hit "$WORK/wp-h"; then
+			st="served from the cache ($(wp_cache_status "$WORK/wp-h"))"
+		fi
 	elif [[ $c == cached ]]; then
 		for ((i = 1; i <= 20; i++)); do
 			r=$(wp_curl "$url" "$WORK/wp-body" "$WORK/wp-h")
@@ -237,11 +259,13 @@ wp_check() {
 # wp_load ROUND PAGE CONTENDER: wrk -c$WP_CONNS for $DURATION
 wp_load() {
 	local round=$1 page=$2 c=$3 url out
+	local -a ck
 	url=$(wp_url "$c" "$page")
+	mapfile -t ck < <(wp_cookie_args "$c")
 	wp_settle
 	wp_check "$c" "$page"
 	"$TASKSET" -c "$LOAD_CPU" timeout 300 "$WRK" -t1 -c"$WP_CONNS" -d"$WARMUP" --timeout "$WP_TIMEOUT" \
-		-H "Host: ${WPI[host]}" "$url" >/dev/null 2>&1 || true
+		-H "Host: ${WPI[host]}" "${ck[@]}" "$url" >/dev/null 2>&1 || true
 	wp_settle
 
 	out="$WORK/wrk/wp-r$round-$page-$c.txt"
@@ -254,7 +278,7 @@ wp_load() {
 	t0=$(tree_ticks "${roots[@]}")
 	o0=$(tree_ticks "${oroots[@]}")
 	"$TASKSET" -c "$LOAD_CPU" timeout 900 "$WRK" -t1 -c"$WP_CONNS" -d"$DURATION" --timeout "$WP_TIMEOUT" --latency \
-		-H "Host: ${WPI[host]}" "$url" >"$out" 2>&1 || true
+		-H "Host: ${WPI[host]}" "${ck[@]}" "$url" >"$out" 2>&1 || true
 	t1=$(tree_ticks "${roots[@]}")
 	o1=$(tree_ticks "${oroots[@]}")
 	s1=$(core_ticks "$SERVER_CPU")
@@ -349,15 +373,12 @@ wp_section() {
 		stop_all
 		return 0
 	fi
-	local round page i k c
+	local round page c
 	local -a cs=(fpm cached) order
+	if ((WP_DOCROOT_LOAD)); then cs+=(rjdocld fpmck); fi
 	for ((round = 1; round <= ROUNDS; round++)); do
 		for page in "${WP_PAGES[@]}"; do
-			order=()
-			for ((i = 0; i < ${#cs[@]}; i++)); do
-				k=$(((i + round - 1) % ${#cs[@]}))
-				order+=("${cs[$k]}")
-			done
+			mapfile -t order < <(rotated "$round" "${cs[@]}")
 			log "WordPress round $round/$ROUNDS, page $page: ${order[*]}"
 			for c in "${order[@]}"; do
 				wp_load "$round" "$page" "$c"
@@ -376,6 +397,21 @@ wp_section() {
 }
 
 # ---------------------------------------------------------------- report
+wp_docroot_note() {
+	((WP_DOCROOT_LOAD)) || return 0
+	cat <<EOF
+
+Uncached under the same load, ramjet's docroot mode against nginx + php-fpm: "${WP_LABEL[rjdocld]}" is the
+harness's docroot ramjet (\`php.workers: ${WPI[php_workers]:-4}\`, \`min_workers: ${WPI[php_workers]:-4}\`, \`idle_suspend: 0s\`, its php-cgi
+workers on private unix sockets) on the same WordPress tree and MariaDB; "${WP_LABEL[fpmck]}" is the origin above.
+Both get every request with \`Cookie: $WP_BYPASS_COOKIE\`, which ramjet's default \`bypass_cookies\` pass by its cache
+(the ramjet-cache plugin would otherwise make the docroot ramjet cache the page) and which WordPress finds invalid
+(it renders the anonymous page), so each request runs WordPress once on both; the check before each run needs
+200, a page of the bench site and no hit on two requests. CPU µs/req: ramjet, its php-cgi workers and MariaDB;
+nginx, php-fpm and MariaDB.
+EOF
+}
+
 wp_report() {
 	echo "### WordPress: cached through ramjet against uncached nginx + php-fpm (issue 6)"
 	echo
@@ -402,17 +438,10 @@ to a few hundred requests per second, so each run is bounded by its duration, no
 $DURATION run is all the requests in the "requests" column, and the requests still queued when wrk stops are
 drained (at most 20 s, until the servers' CPU stands still) before the next run. \`--timeout $WP_TIMEOUT\`, as
 a request waits behind up to $((WP_CONNS - 1)) others; timeouts are counted in errors.
-
+$(wp_docroot_note)
 EOF
-	awk -F'\t' -v L_fpm="${WP_LABEL[fpm]}" -v L_cached="${WP_LABEL[cached]}" -v pages="${WP_PAGES[*]}" '
-	function median(arr, n,    i, j, t, a) {
-		for (i = 1; i <= n; i++) a[i] = arr[i]
-		for (i = 2; i <= n; i++) { t = a[i]; j = i - 1; while (j > 0 && a[j] > t) { a[j + 1] = a[j]; j-- } a[j + 1] = t }
-		if (n % 2) return a[(n + 1) / 2]
-		return (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	function minv(arr, n,    i, m) { m = arr[1]; for (i = 2; i <= n; i++) if (arr[i] < m) m = arr[i]; return m }
-	function maxv(arr, n,    i, m) { m = arr[1]; for (i = 2; i <= n; i++) if (arr[i] > m) m = arr[i]; return m }
+	awk -F'\t' -v L_fpm="${WP_LABEL[fpm]}" -v L_cached="${WP_LABEL[cached]}" -v L_rjdocld="${WP_LABEL[rjdocld]}" -v L_fpmck="${WP_LABEL[fpmck]}" \
+		-v pages="${WP_PAGES[*]}" "$AWK_STATS"'
 	function rate(v) { return (v < 100) ? sprintf("%.1f", v) : sprintf("%.0f", v) }
 	{
 		key = $2 SUBSEP $3
@@ -426,20 +455,20 @@ EOF
 		body[key] = $16
 	}
 	END {
-		label["fpm"] = L_fpm; label["cached"] = L_cached
+		label["fpm"] = L_fpm; label["cached"] = L_cached; label["rjdocld"] = L_rjdocld; label["fpmck"] = L_fpmck
 		title["home"] = "home"; title["post"] = "post"
 		np = split(pages, pl, " ")
 		print "| page | server | req/s (median) | req/s (min–max) | p50 ms | p99 ms | p99 ms (worst) | server CPU µs/req | requests (all rounds) | errors (timeouts) | origin CPU ms in a cached run, max | other load on server core, max % | wrk core busy, max % | check |"
 		print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
-		split("fpm cached", cs, " ")
-		for (p = 1; p <= np; p++) for (i = 1; i <= 2; i++) {
+		split("fpm cached fpmck rjdocld", cs, " ")
+		for (p = 1; p <= np; p++) for (i = 1; i <= 4; i++) {
 			c = cs[i]; key = pl[p] SUBSEP c
 			if (!(key in n)) continue
 			m = n[key]
 			for (k = 1; k <= m; k++) { a[k] = rps[key, k]; b[k] = p50[key, k]; d[k] = p99[key, k]; e[k] = cpu[key, k] }
-			R[key] = median(a, m); P99[key] = median(d, m)
+			R[key] = median(a, m); P99[key] = median(d, m); CPU[key] = median(e, m)
 			chk = (key in note) ? "**" note[key] "**" : (c == "cached" ? "hit" : "ok")
-			printf "| %s | %s | %s | %s–%s | %.3f | %.3f | %.3f | %.1f | %d | %d (%d) | %s | %d | %d | %s |\n", title[pl[p]], label[c], rate(R[key]), rate(minv(a, m)), rate(maxv(a, m)), median(b, m), P99[key], maxv(d, m), median(e, m), reqs[key], err[key], tmo[key], (c == "cached" ? orig[key] : "–"), other[key], wrkb[key], chk
+			printf "| %s | %s | %s | %s–%s | %.3f | %.3f | %.3f | %.1f | %d | %d (%d) | %s | %d | %d | %s |\n", title[pl[p]], label[c], rate(R[key]), rate(minv(a, m)), rate(maxv(a, m)), median(b, m), P99[key], maxv(d, m), median(e, m), reqs[key], err[key], tmo[key], (c == "cached" ? orig[key] + 0 : "–"), other[key], wrkb[key], chk
 		}
 		print ""
 		print "Cached ÷ uncached (medians). Target (issue 6): cached ≥ 500× the uncached req/s, with the cached p99 under 10 ms at " '"$WP_CONNS"' " connections."
@@ -453,6 +482,27 @@ EOF
 			printf "| %s | %.0f | %.3f | %.1f | ≥ 500× req/s, p99 < 10 ms | %s |\n", title[pl[p]], rr, P99[r], P99[f], ((rr >= 500 && P99[r] < 10) ? "yes" : "no")
 		}
 		print ""
+		hdr = 0
+		for (p = 1; p <= np; p++) {
+			r = pl[p] SUBSEP "rjdocld"; f = pl[p] SUBSEP "fpmck"
+			if (!(r in n) || !(f in n)) continue
+			if (!hdr) {
+				print "Uncached under load: ramjet docroot ÷ nginx + php-fpm, both with the bypass cookie (medians; req/s above 1 = ramjet faster, p99 and CPU/req below 1 = ramjet better; the last column names where ramjet is worse by more than 2 %):"
+				print ""
+				print "| page | req/s × | p99 × | CPU µs/req × | where ramjet loses |"
+				print "| --- | ---: | ---: | ---: | --- |"
+				hdr = 1
+			}
+			rr = (R[f] > 0) ? R[r] / R[f] : 0
+			pr = (P99[f] > 0) ? P99[r] / P99[f] : 0
+			cr = (CPU[f] > 0) ? CPU[r] / CPU[f] : 0
+			lose = ""
+			if (rr < 0.98) lose = lose ", req/s"
+			if (pr > 1.02) lose = lose ", p99"
+			if (cr > 1.02) lose = lose ", CPU/req"
+			printf "| %s | %.2f | %.2f | %.2f | %s |\n", title[pl[p]], rr, pr, cr, (lose == "" ? "–" : "**" substr(lose, 3) "**")
+		}
+		if (hdr) print ""
 	}' "$WP_TSV"
 	if ((WP_MISS_N > 0)) && [[ -s $WP_MISS_TSV ]]; then
 		cat <<EOF
@@ -490,8 +540,8 @@ EOF
 	echo
 	echo "| round | page | server | req/s | p50 ms | p99 ms | CPU µs/req | requests | errors | timeouts | origin CPU ms | server core busy % | other load on server core % | wrk core busy % | body B | check |"
 	echo "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
-	awk -F'\t' -v L_fpm="${WP_LABEL[fpm]}" -v L_cached="${WP_LABEL[cached]}" '
-		BEGIN { label["fpm"] = L_fpm; label["cached"] = L_cached }
+	awk -F'\t' -v L_fpm="${WP_LABEL[fpm]}" -v L_cached="${WP_LABEL[cached]}" -v L_rjdocld="${WP_LABEL[rjdocld]}" -v L_fpmck="${WP_LABEL[fpmck]}" '
+		BEGIN { label["fpm"] = L_fpm; label["cached"] = L_cached; label["rjdocld"] = L_rjdocld; label["fpmck"] = L_fpmck }
 		{ printf "| %s | %s | %s | %.1f | %.3f | %.3f | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, label[$3], $4, $5, $6, $7, $8, $9, $10, $11, $12, $14, $13, $16, $15 }' "$WP_TSV"
 	echo
 	echo "</details>"
