@@ -242,6 +242,13 @@ php_cpu_roots() {
 	esac
 }
 
+php_php_roots() { # CONTENDER -> the PHP processes alone: ramjet's php-cgi workers; the php-fpm tree
+	case $1 in
+	rjphp) php_pool_pids rjphp | tr '\n' ' ' ;;
+	fpm) echo "${ROOTPID[php-fpm-php]}" ;;
+	esac
+}
+
 php_admin() { # CONTENDER PATH -> body from ramjet's admin listener
 	local port=$P_PHP_RJ_ADMIN
 	[[ $1 == rjres ]] && port=$P_PHP_RES_ADMIN
@@ -366,21 +373,25 @@ php_measure() {
 	php_settle "$c"
 
 	out="$WORK/wrk/php-r$round-$page-$c.txt"
-	local -a roots
+	local -a roots phproots
 	read -ra roots <<<"$(php_cpu_roots "$c")"
-	local s0 s1 l0 l1 t0 t1 n0 n1
+	read -ra phproots <<<"$(php_php_roots "$c")"
+	local s0 s1 l0 l1 t0 t1 q0 q1 n0 n1
 	n0=$(php_served "$c")
 	s0=$(core_ticks "$SERVER_CPU")
 	l0=$(core_ticks "$LOAD_CPU")
 	t0=$(tree_ticks "${roots[@]}")
+	q0=$(tree_ticks "${phproots[@]}")
 	"$TASKSET" -c "$LOAD_CPU" timeout 600 "$WRK" -t1 -c"$PHP_CONNS" -d"$DURATION" --latency "$url" >"$out" 2>&1 || true
+	q1=$(tree_ticks "${phproots[@]}")
 	t1=$(tree_ticks "${roots[@]}")
 	s1=$(core_ticks "$SERVER_CPU")
 	l1=$(core_ticks "$LOAD_CPU")
 	n1=$(php_served "$c")
 
-	local rps reqs p50 p99 errs cpu_us calls pool front nw
+	local rps reqs p50 p99 errs cpu_us calls pool front nw php_us=0
 	wrk_result "$out" "$c $page" $((t1 - t0))
+	((reqs > 0)) && php_us=$(awk -v d=$((q1 - q0)) -v hz="$CLK_TCK" -v n="$reqs" 'BEGIN {printf "%.2f", d * 1e6 / hz / n}')
 	calls="?"
 	if [[ $n0 =~ ^[0-9]+$ && $n1 =~ ^[0-9]+$ ]] && ((reqs > 0)); then
 		local d=$((n1 - n0))
@@ -398,10 +409,10 @@ php_measure() {
 	sbusy=$(busy_pct "$s0" "$s1")
 	lbusy=$(busy_pct "$l0" "$l1")
 	other=$(busy_pct "$s0" "$s1" $((t1 - t0)))
-	# round page contender rps p50 p99 cpu reqs errs poolrss poolpss frontrss calls check sbusy lbusy other workers body
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+	# round page contender rps p50 p99 cpu reqs errs poolrss poolpss frontrss calls check sbusy lbusy other workers body phpcpu
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$round" "$page" "$c" "$rps" "$p50" "$p99" "$cpu_us" "$reqs" "$errs" "${pool%% *}" "${pool#* }" "${front%% *}" "$calls" \
-		"${PHP_CHECK[$c.$page]}" "$sbusy" "$lbusy" "$other" "$nw" "${PHP_BODY[$c.$page]}" >>"$PHP_TSV"
+		"${PHP_CHECK[$c.$page]}" "$sbusy" "$lbusy" "$other" "$nw" "${PHP_BODY[$c.$page]}" "$php_us" >>"$PHP_TSV"
 	log "  $(printf '%-30s %-8s %9s req/s  p50 %7s ms  p99 %8s ms  %7s us/req  pool %s kB (%s workers)  calls/req %s  err %s  cores %s%%/%s%% (other %s%%)  [%s]' \
 		"${PHP_LABEL[$c]}" "$page" "$rps" "$p50" "$p99" "$cpu_us" "${pool%% *}" "$nw" "$calls" "$errs" "$sbusy" "$lbusy" "$other" "${PHP_CHECK[$c.$page]}")"
 }
@@ -541,7 +552,7 @@ EOF
 	{
 		page = $2; c = $3; key = page SUBSEP c
 		k = ++n[key]
-		rps[key, k] = $4; p50[key, k] = $5; p99[key, k] = $6; cpu[key, k] = $7
+		rps[key, k] = $4; p50[key, k] = $5; p99[key, k] = $6; cpu[key, k] = $7; phpc[key, k] = $20
 		prss[key] = $10; ppss[key] = $11; frss[key] = $12; nw[key] = $18; body[key] = $19
 		calls[key, k] = $13
 		err[key] += $9
@@ -553,36 +564,43 @@ EOF
 		label["rjphp"] = L_rjphp; label["fpm"] = L_fpm
 		title["hello"] = "hello.php (Hello, World!)"; title["phpinfo"] = "phpinfo.php (phpinfo())"; title["sleep30k"] = "sleep30k.php (usleep 5 ms, 30720 B)"
 		np = split(pages, pl, " ")
-		print "| page | server | req/s (median) | req/s (min–max) | p50 ms | p99 ms | p99 ms (worst) | server CPU µs/req | PHP pool RSS MiB (PSS) after the run | front RSS MiB | PHP calls/req | errors | body B | other load on server core, max % | wrk core busy, max % | check |"
-		print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+		print "| page | server | req/s (median) | req/s (min–max) | p50 ms | p99 ms | p99 ms (worst) | server CPU µs/req | of it PHP | of it the front | PHP pool RSS MiB (PSS) after the run | front RSS MiB | PHP calls/req | errors | body B | other load on server core, max % | wrk core busy, max % | check |"
+		print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 		split("rjphp fpm", cs, " ")
 		for (p = 1; p <= np; p++) for (i = 1; i <= 2; i++) {
 			c = cs[i]; key = pl[p] SUBSEP c
 			if (!(key in n)) continue
 			m = n[key]
-			for (k = 1; k <= m; k++) { a[k] = rps[key, k]; b[k] = p50[key, k]; d[k] = p99[key, k]; e[k] = cpu[key, k]; g[k] = calls[key, k] }
-			R[key] = median(a, m); P50[key] = median(b, m); P99[key] = median(d, m); CPU[key] = median(e, m)
+			for (k = 1; k <= m; k++) { a[k] = rps[key, k]; b[k] = p50[key, k]; d[k] = p99[key, k]; e[k] = cpu[key, k]; g[k] = calls[key, k]; h[k] = phpc[key, k] }
+			R[key] = median(a, m); P50[key] = median(b, m); P99[key] = median(d, m); CPU[key] = median(e, m); PHPC[key] = median(h, m)
 			chk = (key in note) ? "**" note[key] "**" : "ok"
-			printf "| %s | %s | %.0f | %.0f–%.0f | %.3f | %.3f | %.3f | %.1f | %.1f (%.1f), %d workers | %.1f | %s | %d | %d | %d | %d | %s |\n", title[pl[p]], label[c], R[key], minv(a, m), maxv(a, m), P50[key], P99[key], maxv(d, m), CPU[key], prss[key] / 1024, ppss[key] / 1024, nw[key], frss[key] / 1024, (g[1] == "?" ? "?" : sprintf("%.2f", median(g, m))), err[key], body[key], other[key], wrkb[key], chk
+			printf "| %s | %s | %.0f | %.0f–%.0f | %.3f | %.3f | %.3f | %.1f | %.1f | %.1f | %.1f (%.1f), %d workers | %.1f | %s | %d | %d | %d | %d | %s |\n", title[pl[p]], label[c], R[key], minv(a, m), maxv(a, m), P50[key], P99[key], maxv(d, m), CPU[key], PHPC[key], CPU[key] - PHPC[key], prss[key] / 1024, ppss[key] / 1024, nw[key], frss[key] / 1024, (g[1] == "?" ? "?" : sprintf("%.2f", median(g, m))), err[key], body[key], other[key], wrkb[key], chk
 		}
 		print ""
 		print "ramjet docroot against nginx + php-fpm (medians; req/s above 1 = ramjet faster, p99 and CPU/req below 1 = ramjet better):"
 		print ""
-		print "| page | req/s × | p99 × | CPU µs/req × | PHP pool RSS × | target (issue 5) | met |"
-		print "| --- | ---: | ---: | ---: | ---: | --- | --- |"
+		print "| page | req/s × | p99 × | CPU µs/req × | front CPU × | PHP pool RSS × | ceiling × | target (issue 5) | met |"
+		print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"
 		need["hello"] = 2.5; need["phpinfo"] = 1.3; need["sleep30k"] = 1.0
 		for (p = 1; p <= np; p++) {
 			r = pl[p] SUBSEP "rjphp"; f = pl[p] SUBSEP "fpm"
 			tgt = (pl[p] == "sleep30k") ? "≥ 1.0× req/s, p99 ≤ 1.0×" : sprintf("≥ %.1f× req/s", need[pl[p]])
-			if (!(r in n) || !(f in n)) { printf "| %s | – | – | – | – | %s | not measured |\n", title[pl[p]], tgt; continue }
+			if (!(r in n) || !(f in n)) { printf "| %s | – | – | – | – | – | – | %s | not measured |\n", title[pl[p]], tgt; continue }
 			rr = (R[f] > 0) ? R[r] / R[f] : 0
 			pr = (P99[f] > 0) ? P99[r] / P99[f] : 0
 			cr = (CPU[f] > 0) ? CPU[r] / CPU[f] : 0
+			fr = (CPU[f] - PHPC[f] > 0) ? (CPU[r] - PHPC[r]) / (CPU[f] - PHPC[f]) : 0
 			mr = (prss[f] > 0) ? prss[r] / prss[f] : 0
+			# what ramjet would reach if its own work cost nothing: the
+			# contenders CPU per request over that of php-cgi alone (for
+			# pages that keep the server core busy)
+			ceil = (PHPC[r] > 0) ? CPU[f] / PHPC[r] : 0
 			ok = (rr >= need[pl[p]])
 			if (pl[p] == "sleep30k") ok = ok && (pr <= 1.0)
-			printf "| %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", title[pl[p]], rr, pr, cr, mr, tgt, (ok ? "yes" : "no")
+			printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", title[pl[p]], rr, pr, cr, fr, mr, ceil, tgt, (ok ? "yes" : "no")
 		}
+		print ""
+		print "\"of it PHP\" is the CPU of the PHP processes alone (ramjet: its php-cgi workers; php-fpm: master and children), \"of it the front\" the rest (ramjet itself; nginx). \"ceiling ×\" is nginx + php-fpm CPU per request over php-cgi CPU per request: the req/s ratio ramjet would reach if its own work cost nothing, on a page where the server core is the limit."
 		print ""
 	}' "$tsv"
 	if [[ -n $PHP_RESUME_TSV && -s $PHP_RESUME_TSV ]]; then
