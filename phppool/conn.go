@@ -10,6 +10,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // requestID is the only request id a Conn uses: one request at a time.
@@ -88,6 +89,14 @@ func (c *Conn) fail() {
 // usable, and the stdout error is returned. Any other error marks the Conn
 // broken.
 func (c *Conn) Do(ctx context.Context, params []Param, stdin io.Reader, stdout, stderr io.Writer) (appStatus int, err error) {
+	deadline, _ := ctx.Deadline()
+	return c.do(ctx, deadline, params, stdin, stdout, stderr)
+}
+
+// do is Do with the deadline given apart from ctx (the earlier of the
+// two counts), so that a pool's request timeout costs no context and
+// timer per request: the socket's deadline enforces it.
+func (c *Conn) do(ctx context.Context, deadline time.Time, params []Param, stdin io.Reader, stdout, stderr io.Writer) (appStatus int, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ex = exchange{}
@@ -98,10 +107,16 @@ func (c *Conn) Do(ctx context.Context, params []Param, stdin io.Reader, stdout, 
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("phppool: request: %w", err)
 	}
-	deadline, _ := ctx.Deadline() // zero clears a previous request's deadline
-	if err := c.nc.SetDeadline(deadline); err != nil {
+	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
+		deadline = d
+	}
+	if err := c.nc.SetDeadline(deadline); err != nil { // zero clears a previous request's deadline
 		c.fail()
 		return 0, fmt.Errorf("phppool: set deadline: %w", err)
+	}
+	if ctx.Done() == nil { // never cancelled: the deadline is all there is
+		status, err := c.roundTrip(params, stdin, stdout, stderr)
+		return status, c.roundTripError(err, deadline)
 	}
 	stop := context.AfterFunc(ctx, c.fail)
 	status, err := c.roundTrip(params, stdin, stdout, stderr)
@@ -112,13 +127,21 @@ func (c *Conn) Do(ctx context.Context, params []Param, stdin io.Reader, stdout, 
 		}
 		return status, nil
 	}
-	if err != nil && !errors.Is(err, errStdout) {
-		c.fail()
-		if _, ok := ctx.Deadline(); ok && errors.Is(err, os.ErrDeadlineExceeded) {
-			return status, fmt.Errorf("phppool: request: %w: %w", context.DeadlineExceeded, err)
-		}
+	return status, c.roundTripError(err, deadline)
+}
+
+// roundTripError breaks the connection on a failed exchange (unless only
+// the caller's stdout failed) and reports a passed deadline as
+// context.DeadlineExceeded.
+func (c *Conn) roundTripError(err error, deadline time.Time) error {
+	if err == nil || errors.Is(err, errStdout) {
+		return err
 	}
-	return status, err
+	c.fail()
+	if !deadline.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("phppool: request: %w: %w", context.DeadlineExceeded, err)
+	}
+	return err
 }
 
 // errStdout marks a failure of the caller's stdout writer, which leaves the

@@ -57,18 +57,16 @@ func (p *Pool) attempt(ctx context.Context, params []Param, stdin io.Reader, std
 		return 0, false, err
 	}
 	p.stats.requests.Add(1)
-	rctx := ctx
+	start := time.Now()
+	var deadline time.Time
 	if p.cfg.RequestTimeout > 0 {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeout(ctx, p.cfg.RequestTimeout)
-		defer cancel()
+		deadline = start.Add(p.cfg.RequestTimeout)
 	}
 	logStderr := stderr == nil // PHP's error_log and warnings go to the pool's log
 	if logStderr {
 		stderr = w.errLog
 	}
-	start := time.Now()
-	status, err = w.conn.Do(rctx, params, stdin, stdout, stderr)
+	status, err = w.conn.do(ctx, deadline, params, stdin, stdout, stderr)
 	if logStderr {
 		w.errLog.flush() // before release: the next request reuses it
 	}
@@ -86,7 +84,7 @@ func (p *Pool) attempt(ctx context.Context, params []Param, stdin io.Reader, std
 		p.release(w, release{overRSS: p.overRSS(w)})
 		return status, false, nil
 	}
-	return p.failed(rctx, w, status, err, ex, params)
+	return p.failed(ctx, w, status, err, ex, params)
 }
 
 // failed classifies a failed request, retires the worker as needed and

@@ -335,7 +335,8 @@ func (f *fragmentFetcher) fill(ctx context.Context, s *site, st *reqState, host,
 		return nil, false, fmt.Errorf("proxy: esi fragment %s: body: %w", uri, errors.Join(err, fasthttp.ErrBodyTooLarge))
 	}
 	now := cache.Now()
-	d := policy.Decide(policyInput(req, resp, s, now, false))
+	in := policyInput(req, resp, s, now, false)
+	d := policy.Decide(&in)
 	return body, f.store(s, st, req, resp, body, &d, born, now), nil
 }
 

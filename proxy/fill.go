@@ -107,7 +107,8 @@ func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key stri
 	case stale != nil && code == fasthttp.StatusNotModified:
 		return p.storeRevalidated(g, s, req, resp, key, h, stale, born, now)
 	}
-	d := policy.Decide(policyInput(req, resp, s, now, false))
+	in := policyInput(req, resp, s, now, false) // by value: no garbage per fill
+	d := policy.Decide(&in)
 	if d.Private && d.TTL > 0 && id != 0 && p.private != nil {
 		return p.storePrivateResult(g, s, req, resp, &d, key, id, born, now)
 	}
@@ -149,7 +150,7 @@ func (p *Proxy) store(g *generation, s *site, req *fasthttp.Request, resp *fasth
 func (p *Proxy) storeRevalidated(g *generation, s *site, req *fasthttp.Request, resp *fasthttp.Response, key string, h uint64, stale *cache.Entry, born, now int64) result {
 	in := policyInput(req, resp, s, now, false)
 	in.Status = stale.Status
-	d := policy.Decide(in)
+	d := policy.Decide(&in)
 	if !d.Store {
 		// The 304 took freshness away: serve the validated body once.
 		releaseResponse(resp)

@@ -63,9 +63,9 @@ func foldIn(name []byte, list []string) bool {
 }
 
 // policyInput gathers what policy.Decide reads from one origin exchange.
-func policyInput(req *fasthttp.Request, resp *fasthttp.Response, s *site, now int64, authorization bool) *policy.Input {
+func policyInput(req *fasthttp.Request, resp *fasthttp.Response, s *site, now int64, authorization bool) policy.Input {
 	h := &resp.Header
-	in := &policy.Input{
+	in := policy.Input{
 		Method:           "GET",
 		Status:           resp.StatusCode(),
 		Authorization:    authorization,

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/valyala/fasthttp"
 
@@ -63,9 +64,21 @@ func clientOf(req *fasthttp.Request) client {
 	return c
 }
 
+// paramLists keeps the slices params builds: a request's list is handed
+// back (putParams) once PHP has it, instead of a fresh one each time.
+var paramLists = sync.Pool{New: func() any { return &paramList{ps: make([]phppool.Param, 0, 32)} }}
+
+type paramList struct{ ps []phppool.Param }
+
+func putParams(l *paramList) {
+	clear(l.ps) // no strings kept alive
+	l.ps = l.ps[:0]
+	paramLists.Put(l)
+}
+
 // params builds the CGI variables nginx's fastcgi_params (plus
-// SCRIPT_FILENAME and PATH_INFO) sends for a script.
-func (h *Handler) params(req *fasthttp.Request, t *target, contentLength int64) []phppool.Param {
+// SCRIPT_FILENAME and PATH_INFO) sends for a script, in a pooled list.
+func (h *Handler) params(req *fasthttp.Request, t *target, contentLength int64) *paramList {
 	c := clientOf(req)
 	scheme := "http"
 	if c.https {
@@ -75,8 +88,8 @@ func (h *Handler) params(req *fasthttp.Request, t *target, contentLength int64) 
 	if contentLength >= 0 && (contentLength > 0 || !req.Header.IsGet() && !req.Header.IsHead()) {
 		cl = strconv.FormatInt(contentLength, 10)
 	}
-	ps := make([]phppool.Param, 0, 32)
-	ps = append(ps,
+	l := paramLists.Get().(*paramList)
+	ps := append(l.ps[:0],
 		phppool.Param{Name: "GATEWAY_INTERFACE", Value: "CGI/1.1"},
 		phppool.Param{Name: "SERVER_SOFTWARE", Value: "ramjet"},
 		phppool.Param{Name: "QUERY_STRING", Value: string(req.URI().QueryString())},
@@ -105,7 +118,8 @@ func (h *Handler) params(req *fasthttp.Request, t *target, contentLength int64) 
 			phppool.Param{Name: "PATH_INFO", Value: t.pathInfo},
 			phppool.Param{Name: "PATH_TRANSLATED", Value: filepath.Join(h.realRoot, filepath.FromSlash(t.pathInfo))})
 	}
-	return appendHTTPParams(ps, req, c)
+	l.ps = appendHTTPParams(ps, req, c)
+	return l
 }
 
 // appendHTTPParams passes request headers as HTTP_* variables, except the

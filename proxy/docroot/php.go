@@ -52,14 +52,15 @@ func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *ta
 
 // run is the FastCGI exchange of one request; it ends when the script's
 // output was read or the reader went away (the spool fails its writes).
-func (h *Handler) run(params []phppool.Param, stdin io.Reader, sp *spool, cleanup func()) {
+func (h *Handler) run(params *paramList, stdin io.Reader, sp *spool, cleanup func()) {
 	defer h.wg.Done()
 	defer cleanup()
+	defer putParams(params)
 	defer sp.writerDone()
 	// nil stderr: the pool logs the script's STDERR (PHP warnings) itself,
 	// with the pool and worker. On success phppool has usually ended the
 	// output already (EndOutput), before handing the worker on.
-	_, err := h.php.Do(context.Background(), params, stdin, sp, nil)
+	_, err := h.php.Do(context.Background(), params.ps, stdin, sp, nil)
 	sp.closeWrite(err) // nil: the reader sees EOF
 }
 
