@@ -1,12 +1,18 @@
 // Package h2 serves a fasthttp.RequestHandler over HTTP/1.1 and HTTP/2 on
 // one listener. Over TLS, ALPN splits the connections: fasthttp serves
-// http/1.1 itself and hands "h2" to golang.org/x/net/http2, whose streams
-// are bridged back into the same handler, one fasthttp.RequestCtx per
-// stream, bodies streamed both ways. A plain listener can also take h2c
-// with prior knowledge, told apart from HTTP/1.1 by the client preface.
-// x/net/http2 writes to a coalescingConn, which gathers the frames of
-// all of a connection's streams into one TLS write (one record and
-// system call while under 16 KiB) instead of one or two per response.
+// http/1.1 itself and hands "h2" to this package's own HTTP/2 server
+// (conn.go), which uses golang.org/x/net/http2 only for its Framer and
+// HPACK. A plain listener can also take h2c with prior knowledge, told
+// apart from HTTP/1.1 by the client preface.
+//
+// One goroutine per connection reads the frames and builds a pooled
+// fasthttp.RequestCtx per stream straight from the decoded header
+// fields. A request that Config.Inline can answer without blocking (a
+// cache hit) is answered on that goroutine; the others run the handler
+// on a pooled worker goroutine, bodies streamed both ways under HTTP/2
+// flow control. Responses are HPACK-encoded into one output buffer per
+// connection, written when the reader runs out of frames: the answers
+// to a batch of requests leave in one TLS write.
 //
 // It owns listeners and connections, not certificates (package certs
 // makes the tls.Config) and not request handling: it must not import

@@ -49,7 +49,8 @@ func cpuNow() time.Duration {
 // and H2_PERF_SIZE change it), over h2 and
 // HTTP/1.1. Set H2_PERF=1 (H2_PERF_N for the request count); run the
 // test on one core with GOMAXPROCS=1, h2load is pinned with
-// H2_PERF_CPU (a taskset core list).
+// H2_PERF_CPU (a taskset core list). H2_PERF_INLINE=1 serves the page
+// through Config.Inline, as ramjet serves a cache hit.
 func TestH2loadCPU(t *testing.T) {
 	if os.Getenv("H2_PERF") == "" {
 		t.Skip("H2_PERF not set")
@@ -68,7 +69,11 @@ func TestH2loadCPU(t *testing.T) {
 			ctx.SetBody(page)
 		}
 	}
-	env := startTLS(t, h, nil)
+	var mod func(*Config)
+	if os.Getenv("H2_PERF_INLINE") != "" { // the page served as Inline, as a cache hit is
+		mod = func(c *Config) { c.Inline = func(ctx *fasthttp.RequestCtx) bool { h(ctx); return true } }
+	}
+	env := startTLS(t, h, mod)
 	protos := strings.Fields(os.Getenv("H2_PERF_PROTOS"))
 	if len(protos) == 0 {
 		protos = []string{"h2", "h1"}

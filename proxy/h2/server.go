@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -55,6 +54,12 @@ type Config struct {
 	// ErrorHandler answers HTTP/1.1 requests fasthttp cannot parse. nil
 	// means fasthttp's default.
 	ErrorHandler func(*fasthttp.RequestCtx, error)
+	// Inline answers an HTTP/2 request without a body at once, on the
+	// connection's goroutine, when it can without blocking (a cache
+	// hit): it fills ctx.Response and returns true. It returns false,
+	// having changed nothing, to have the stream served by the handler
+	// on a goroutine of its own. nil sends every stream to the handler.
+	Inline func(ctx *fasthttp.RequestCtx) bool
 }
 
 // Validate reports every problem in c at once.
@@ -75,26 +80,25 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Server owns one listener, the goroutine serving it and the HTTP/2
-// connections it hands to x/net/http2.
+// Server owns one listener, the goroutine serving it, its HTTP/2
+// connections and the workers that run their streams' handlers.
 type Server struct {
 	cfg     Config
 	handler fasthttp.RequestHandler
 	log     *slog.Logger
 	logger  fasthttpLogger
 	fast    *fasthttp.Server
-	hs      *http.Server  // carries limits to h2 and fans out GOAWAY on Shutdown
-	h2      *http2.Server // configured with hs
-	ctxPool sync.Pool     // *fasthttp.RequestCtx for streams
+	ctxPool sync.Pool // *fasthttp.RequestCtx for streams
+	workers *workers
 
-	ln      net.Listener
-	baseCtx context.Context // parent of every stream's r.Context
-	done    chan error      // the Serve goroutine's result
-	once    sync.Once       // Shutdown runs once
+	ln   net.Listener
+	done chan error // the Serve goroutine's result
+	once sync.Once  // Shutdown runs once
 
-	h2Conns atomic.Int64 // HTTP/2 connections handed over so far
-	connsMu sync.Mutex   // guards conns
-	conns   map[net.Conn]struct{}
+	h2Conns  atomic.Int64 // HTTP/2 connections served so far
+	connsMu  sync.Mutex   // guards conns and draining
+	conns    map[*conn]struct{}
+	draining bool // Shutdown began: connections get GOAWAY
 }
 
 // NewServer prepares a server for h; Start listens.
@@ -120,7 +124,8 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 		log:     log,
 		logger:  fasthttpLogger{log},
 		done:    make(chan error, 1),
-		conns:   make(map[net.Conn]struct{}),
+		conns:   make(map[*conn]struct{}),
+		workers: newWorkers(),
 	}
 	s.fast = &fasthttp.Server{
 		Handler:                      h,
@@ -140,17 +145,6 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 		ErrorHandler:                 cfg.ErrorHandler,
 	}
 	s.fast.NextProto(http2.NextProtoTLS, s.serveH2)
-	s.hs = &http.Server{
-		ReadTimeout:    cfg.ReadTimeout,
-		WriteTimeout:   cfg.WriteTimeout,
-		IdleTimeout:    cfg.IdleTimeout,
-		MaxHeaderBytes: cfg.MaxHeaderBytes,
-		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelDebug), // protocol errors are the client's
-	}
-	s.h2 = &http2.Server{MaxConcurrentStreams: cfg.MaxConcurrentStreams}
-	if err := http2.ConfigureServer(s.hs, s.h2); err != nil {
-		return nil, fmt.Errorf("h2: configure: %w", err)
-	}
 	return s, nil
 }
 
@@ -169,9 +163,7 @@ func withALPN(c *tls.Config) *tls.Config {
 }
 
 // Start listens on the configured address and serves until Shutdown.
-// ctx is the parent of every HTTP/2 request's context; cancelling it
-// does not stop the server.
-func (s *Server) Start(ctx context.Context) error {
+func (s *Server) Start(context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("h2: %s listener: %w", s.cfg.Name, err)
@@ -183,7 +175,6 @@ func (s *Server) Start(ctx context.Context) error {
 		ln = newSniffListener(ln, s.cfg.H2C, s.cfg.BehindTLS, s.sniffTimeout())
 	}
 	s.ln = ln
-	s.baseCtx = context.WithoutCancel(ctx)
 	go func() { s.done <- s.fast.Serve(ln) }()
 	s.log.Info("listening", "listener", s.cfg.Name, "addr", ln.Addr().String(),
 		"tls", s.cfg.TLS != nil, "h2c", s.cfg.H2C && s.cfg.TLS == nil)
@@ -203,18 +194,18 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // serveH2 runs one HTTP/2 connection; fasthttp calls it from its worker
 // after ALPN (or the h2c preface) chose h2, and closes c after.
 func (s *Server) serveH2(c net.Conn) error {
-	b := newConnBridge(s, c)
+	standin := s.standin(c)
 	if pc, ok := c.(*h2cConn); ok {
-		c = &pc.replayConn // x/net/http2 must not see the stand-in TLS state
+		c = &pc.replayConn // reads the preface the sniffer took
 	}
-	s.track(c, true) // closeH2Conns closes c itself, not the wrapper
-	defer s.track(c, false)
 	s.h2Conns.Add(1)
-	s.h2.ServeConn(coalesce(c), &http2.ServeConnOpts{Context: s.baseCtx, BaseConfig: s.hs, Handler: b})
+	newConn(s, c, standin).serve()
 	return nil
 }
 
-func (s *Server) track(c net.Conn, add bool) {
+// track adds or removes a connection that sent its SETTINGS; adding
+// reports whether Shutdown began, when the connection must GOAWAY.
+func (s *Server) track(c *conn, add bool) bool {
 	s.connsMu.Lock()
 	defer s.connsMu.Unlock()
 	if add {
@@ -222,6 +213,7 @@ func (s *Server) track(c net.Conn, add bool) {
 	} else {
 		delete(s.conns, c)
 	}
+	return s.draining
 }
 
 // Shutdown stops accepting, sends GOAWAY on every HTTP/2 connection,
@@ -248,38 +240,33 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// drainH2 sends GOAWAY until fasthttp's shutdown, which waits for every
-// connection including the HTTP/2 ones, returns. GOAWAY is sent again
-// whenever a connection was handed over since the last round: one that
-// finished its TLS handshake while the listener closed is not yet known
-// to x/net/http2 when the first GOAWAY goes out.
+// drainH2 sends GOAWAY on every HTTP/2 connection (and on those that
+// start later) and waits for fasthttp's shutdown, which waits for every
+// connection including the HTTP/2 ones. At ctx's end the connections
+// left are closed.
 func (s *Server) drainH2(ctx context.Context, fastDone <-chan error) error {
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	seen := int64(-1)
-	for {
-		if n := s.h2Conns.Load(); n != seen {
-			seen = n
-			// Runs the GOAWAY hook ConfigureServer registered; hs has
-			// no listener or connection of its own, so this returns
-			// at once.
-			if err := s.hs.Shutdown(ctx); err != nil {
-				s.log.Debug("h2: goaway round", "err", err)
-			}
-		}
-		select {
-		case err := <-fastDone:
-			// fasthttp gives up at the same deadline: whichever case
-			// wins, streams still open then are cut.
-			if ctx.Err() != nil {
-				s.closeH2Conns()
-			}
-			return err
-		case <-ctx.Done():
+	s.connsMu.Lock()
+	s.draining = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.connsMu.Unlock()
+	for _, c := range conns {
+		c.goAway(http2.ErrCodeNo)
+	}
+	defer s.workers.stop()
+	select {
+	case err := <-fastDone:
+		// fasthttp gives up at the same deadline: whichever case
+		// wins, streams still open then are cut.
+		if ctx.Err() != nil {
 			s.closeH2Conns()
-			return errors.Join(ctx.Err(), <-fastDone)
-		case <-tick.C:
 		}
+		return err
+	case <-ctx.Done():
+		s.closeH2Conns()
+		return errors.Join(ctx.Err(), <-fastDone)
 	}
 }
 
@@ -287,7 +274,7 @@ func (s *Server) closeH2Conns() {
 	s.connsMu.Lock()
 	defer s.connsMu.Unlock()
 	for c := range s.conns {
-		_ = c.Close() // ServeConn sees the error and returns
+		_ = c.nc.Close() // the connection's reads fail and it ends
 	}
 }
 

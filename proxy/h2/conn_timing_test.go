@@ -2,9 +2,6 @@ package h2
 
 import (
 	"io"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -44,30 +41,3 @@ func BenchmarkSmallResponse(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkBridge is the bridge alone: net/http request in, fasthttp
-// handler, net/http response out, no network.
-func BenchmarkBridge(b *testing.B) {
-	srv, err := NewServer(Config{Addr: "127.0.0.1:0"}, smallPage, testLog())
-	if err != nil {
-		b.Fatal(err)
-	}
-	c1, c2 := net.Pipe()
-	defer c1.Close()
-	defer c2.Close()
-	br := newConnBridge(srv, c1)
-	req := httptest.NewRequest(http.MethodGet, "https://example.com/page?x=1", nil)
-	req.Header.Set("Accept-Encoding", "gzip, br")
-	req.Header.Set("User-Agent", "bench")
-	b.ReportAllocs()
-	for b.Loop() {
-		w := discardWriter{h: make(http.Header, 4)}
-		br.ServeHTTP(w, req)
-	}
-}
-
-type discardWriter struct{ h http.Header }
-
-func (w discardWriter) Header() http.Header         { return w.h }
-func (w discardWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (w discardWriter) WriteHeader(int)             {}
