@@ -134,7 +134,7 @@ func (d *daemon) run() error {
 	if err := main.Start(ctx); err != nil {
 		return err
 	}
-	if d.edge, err = startEdge(ctx, d.cfg, d.proxy.ServeFastHTTP, d.log); err != nil {
+	if d.edge, err = startEdge(ctx, d.cfg, d.proxy.ServeFastHTTP, d.proxy.ServeHit, d.log); err != nil {
 		return errors.Join(err, main.Shutdown(ctx))
 	}
 	admin, err := d.startAdmin(ctx)

@@ -61,8 +61,10 @@ type edge struct {
 }
 
 // startEdge starts the certificate store and the TLS and h2c listeners
-// the config asks for, all serving h.
-func startEdge(ctx context.Context, c *conf.Config, h fasthttp.RequestHandler, log *slog.Logger) (*edge, error) {
+// the config asks for, all serving h; HTTP/2 streams that inline can
+// answer at once (cache hits) are answered on their connection's
+// goroutine.
+func startEdge(ctx context.Context, c *conf.Config, h fasthttp.RequestHandler, inline func(*fasthttp.RequestCtx) bool, log *slog.Logger) (*edge, error) {
 	if c.TLS.Listen == "" && c.H2C.Listen == "" {
 		return nil, nil
 	}
@@ -76,7 +78,9 @@ func startEdge(ctx context.Context, c *conf.Config, h fasthttp.RequestHandler, l
 		e.store.Store(store)
 		tc := store.TLSConfig()
 		tc.GetCertificate = e.getCertificate
-		e.tls, err = startH2(ctx, listenerConfig(c, "tls", c.TLS.Listen, tc), h, log)
+		cfg := listenerConfig(c, "tls", c.TLS.Listen, tc)
+		cfg.Inline = inline
+		e.tls, err = startH2(ctx, cfg, h, log)
 		if err != nil {
 			return nil, errors.Join(err, store.Close())
 		}
@@ -84,6 +88,7 @@ func startEdge(ctx context.Context, c *conf.Config, h fasthttp.RequestHandler, l
 	if c.H2C.Listen != "" {
 		cfg := listenerConfig(c, "h2c", c.H2C.Listen, nil)
 		cfg.H2C, cfg.BehindTLS = true, c.H2C.BehindTLS
+		cfg.Inline = inline
 		var err error
 		if e.h2c, err = startH2(ctx, cfg, h, log); err != nil {
 			return nil, errors.Join(err, e.shutdown(ctx))
