@@ -35,11 +35,15 @@ type Config struct {
 	// ctx.IsTLS() true: set it only when nothing but a TLS terminator
 	// can reach the listener. Ignored with TLS.
 	BehindTLS bool
-	// ReadTimeout bounds the TLS handshake and, per request, reading it
-	// (for HTTP/2, per stream). Zero leaves handshakes unbounded.
+	// ReadTimeout bounds the TLS handshake and, per HTTP/1.1 request,
+	// reading it; for HTTP/2, reading the client preface (10 s when
+	// zero); streams are bounded by IdleTimeout and WriteTimeout only.
+	// Zero leaves handshakes unbounded.
 	ReadTimeout  time.Duration
-	WriteTimeout time.Duration
-	IdleTimeout  time.Duration
+	WriteTimeout time.Duration // for HTTP/2, each write of a connection's frames
+	// IdleTimeout closes an HTTP/2 connection (GOAWAY) that has had no
+	// stream and no frame for that long.
+	IdleTimeout time.Duration
 	// BufferBody is the largest HTTP/1.1 request body read into memory
 	// before the handler runs; larger ones stream to it. HTTP/2 bodies
 	// always stream. 0 means 64 KiB.
