@@ -239,7 +239,7 @@ func (p *Pool) release(w *worker, r release) {
 	case r.failed != nil:
 		p.crashedLocked(w, r.failed)
 		p.retireLocked(w, false)
-	case !w.alive() || w.conn.Broken():
+	case !w.alive() || w.conn.Load().Broken():
 		p.retireLocked(w, false)
 	case w.requests >= p.cfg.MaxRequests || r.overRSS:
 		p.stats.recycled.Add(1)

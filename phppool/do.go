@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"time"
 )
 
@@ -66,12 +67,15 @@ func (p *Pool) attempt(ctx context.Context, params []Param, stdin io.Reader, std
 	if logStderr {
 		stderr = w.errLog
 	}
-	status, err = w.conn.do(ctx, deadline, params, stdin, stdout, stderr)
+	status, err = w.conn.Load().do(ctx, deadline, params, stdin, stdout, stderr)
+	if err != nil && p.redialFresh(ctx, w, err) {
+		status, err = w.conn.Load().do(ctx, deadline, params, stdin, stdout, stderr)
+	}
 	if logStderr {
 		w.errLog.flush() // before release: the next request reuses it
 	}
 	end := time.Now()
-	ex := w.conn.lastExchange()
+	ex := w.conn.Load().lastExchange()
 	p.noteResume(w, ex, end)
 	if d := end.Sub(start); p.cfg.SlowRequest > 0 && d >= p.cfg.SlowRequest {
 		p.log.Warn("slow php request", "pid", w.pid, "script", paramValue(params, "SCRIPT_FILENAME"),
@@ -104,6 +108,35 @@ func (p *Pool) failed(ctx context.Context, w *worker, status int, err error, ex 
 	p.release(w, release{failed: err})
 	err = fmt.Errorf("phppool: pool %q worker %d: %w: %w", p.cfg.Name, w.pid, ErrWorkerFailed, err)
 	return status, mayRetry(params, ex), err
+}
+
+// redialFresh gives a worker that never completed a request a new
+// connection when its first one failed before anything was exchanged, and
+// reports whether the request may be sent again on it. php-cgi closes a
+// connection it accepted when no request arrives within 5 s
+// (fcgi_accept_request's poll), and the pool connects when the worker
+// starts: a worker idle that long before its first request holds a closed
+// connection. PHP read nothing from it, so any request may be resent.
+func (p *Pool) redialFresh(ctx context.Context, w *worker, err error) bool {
+	c := w.conn.Load()
+	ex := c.lastExchange()
+	p.mu.Lock()
+	used, retired := w.requests > 0, w.retired
+	p.mu.Unlock()
+	if used || retired || ex.received > 0 || ex.bodyRead > 0 || ctx.Err() != nil ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errStdout) || !w.alive() {
+		return false
+	}
+	dctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	nc, derr := (&net.Dialer{}).DialContext(dctx, "unix", w.sock)
+	if derr != nil {
+		return false
+	}
+	w.conn.Store(NewConn(nc))
+	_ = c.Close() // already broken; a close error changes nothing
+	p.log.Debug("php worker's first connection was closed while idle; reconnected", "pool", p.cfg.Name, "pid", w.pid)
+	return true
 }
 
 // mayRetry reports whether a request whose worker failed may be sent to

@@ -136,9 +136,9 @@ func breakIdleWorker(t *testing.T, p *Pool) int {
 	}
 	w := p.idle[len(p.idle)-1]
 	// Closing the real connection lets php-cgi exit promptly on SIGTERM.
-	if err := w.conn.Close(); err != nil {
+	if err := w.conn.Load().Close(); err != nil {
 		t.Fatal(err)
 	}
-	w.conn = dead
+	w.conn.Store(dead)
 	return w.pid
 }

@@ -453,3 +453,25 @@ func TestPoolEndsOutputBeforeHandingTheWorkerOn(t *testing.T) {
 		t.Fatal("EndOutput called for a failed request")
 	}
 }
+
+// php-cgi closes a connection it accepted when no request arrives within
+// 5 s; the pool connects when a worker starts, so a worker idle that long
+// before its first request must still serve it (a POST too: PHP never
+// read anything from the closed connection).
+func TestPoolWorkerIdleBeforeItsFirstRequestServesIt(t *testing.T) {
+	t.Parallel()
+	p, script := newTestPool(t, Config{Min: 2, Max: 2})
+	time.Sleep(6 * time.Second) // past php-cgi's 5 s wait for a first request
+	for _, method := range []string{"GET", "POST"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var out bytes.Buffer
+		_, err := p.Do(ctx, scriptParams(script, method, "i=1"), nil, &out, io.Discard)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s on a worker idle since it started: %v", method, err)
+		}
+	}
+	if st := p.Stats(); st.Crashes != 0 || st.Retries != 0 || st.Spawns != 2 {
+		t.Fatalf("stats %+v: a worker idle before its first request counted as crashed", st)
+	}
+}

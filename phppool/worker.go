@@ -52,13 +52,14 @@ func (s workerState) String() string {
 }
 
 // worker is one php-cgi process listening on its own socket, with one
-// keep-alive Conn. pid, cmd, conn, statm, started and exited are set
-// before the worker is shared and never change.
+// keep-alive Conn. pid, cmd, statm, started and exited are set before the
+// worker is shared and never change; conn changes only when the request
+// holding the worker redials (redialFresh), while Close may read it.
 type worker struct {
 	pid     int
 	cmd     *exec.Cmd
 	sock    string // the Unix socket it listens on
-	conn    *Conn
+	conn    atomic.Pointer[Conn]
 	statm   *os.File    // /proc/PID/statm, open for the process's life; nil without /proc
 	errLog  *lineLogger // logs the FastCGI stderr stream when Do's caller passes none
 	started time.Time
@@ -98,9 +99,9 @@ func (w *worker) signal(sig syscall.Signal) error {
 // terminate closes the Conn, resumes the process if it is stopped, sends
 // SIGTERM, SIGKILL after grace, and returns once the process was reaped.
 func (w *worker) terminate(grace time.Duration) {
-	if w.conn != nil {
+	if c := w.conn.Load(); c != nil {
 		// The worker is being discarded; a close error changes nothing.
-		_ = w.conn.Close()
+		_ = c.Close()
 	}
 	// Errors mean the process is already gone; the reaper has its status.
 	_ = w.signal(syscall.SIGCONT)
@@ -120,7 +121,7 @@ func (w *worker) terminate(grace time.Duration) {
 // reaped: for a worker stuck in a request, which SIGTERM does not end.
 func (w *worker) kill() {
 	// The worker is being discarded; a close error changes nothing.
-	_ = w.conn.Close()
+	_ = w.conn.Load().Close()
 	_ = w.signal(syscall.SIGKILL) // failure means it is gone
 	<-w.exited
 }
@@ -193,7 +194,7 @@ func (p *Pool) spawnOnce(ctx context.Context) (*worker, error) {
 		w.terminate(killGrace)
 		return nil, fmt.Errorf("phppool: worker %d on %s: %w", w.pid, addr, err)
 	}
-	w.conn = NewConn(nc)
+	w.conn.Store(NewConn(nc))
 	return w, nil
 }
 

@@ -370,3 +370,23 @@ func TestPHPSeesTheClientPortAndServerAddress(t *testing.T) {
 		}
 	}
 }
+
+// Workers start with ramjet; php-cgi drops a connection that carries no
+// request for 5 s. The first requests after a quiet start must not fail.
+func TestPHPFirstRequestsAfterAQuietStartSucceed(t *testing.T) {
+	rj, _ := startPHP(t, "")
+	time.Sleep(6 * time.Second)
+	c := &http.Client{Timeout: 10 * time.Second}
+	for i := range 4 {
+		mustStatus(t, get(t, c, rj.URL+"/hello.php"), 200, fmt.Sprintf("request %d after a quiet start", i+1))
+	}
+	resp, err := http.Get(rj.AdminURL + "/php/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !bytes.Contains(body, []byte(`"crashes": 0`)) && !bytes.Contains(body, []byte(`"crashes":0`)) {
+		t.Fatalf("workers counted as crashed after a quiet start:\n%s", body)
+	}
+}
