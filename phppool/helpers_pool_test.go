@@ -125,7 +125,9 @@ func deadConn(t *testing.T) *Conn {
 
 // breakIdleWorker swaps the top idle worker's connection for a dead one,
 // as if the worker had died a moment ago and its reaper had not run yet,
-// and returns the worker's pid.
+// and returns the worker's pid. The worker counts as having served a
+// request: a never-used one would redial (redialFresh), which a dead
+// process refuses but this live one would accept.
 func breakIdleWorker(t *testing.T, p *Pool) int {
 	t.Helper()
 	dead := deadConn(t)
@@ -140,5 +142,6 @@ func breakIdleWorker(t *testing.T, p *Pool) int {
 		t.Fatal(err)
 	}
 	w.conn.Store(dead)
+	w.requests = 1
 	return w.pid
 }
