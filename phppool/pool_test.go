@@ -366,6 +366,11 @@ func TestPoolCloseKillsEveryWorker(t *testing.T) {
 		}
 		return b == 1 && s >= 1
 	})
+	// Let the busy script reach its usleep: php-cgi's SIGTERM handler only
+	// sets a flag, so a SIGTERM that arrives before the sleep starts (the
+	// script still compiling, under load) does not cut it short, and the
+	// worker would need the SIGKILL after killGrace.
+	time.Sleep(300 * time.Millisecond)
 	var pids []int
 	for _, w := range p.Status() {
 		pids = append(pids, w.PID)
