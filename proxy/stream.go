@@ -64,7 +64,10 @@ func streamResponse(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, 
 		releaseResponse(resp)
 		return
 	}
-	etag, lastModified := resp.Header.Peek("ETag"), resp.Header.Peek("Last-Modified")
+	var etag, lastModified []byte // If-Range's validators, only looked up for a range request
+	if len(ctx.Request.Header.Peek("Range")) > 0 {
+		etag, lastModified = resp.Header.Peek("ETag"), resp.Header.Peek("Last-Modified")
+	}
 	if !resp.IsBodyStream() {
 		if start, n, ok := answerRange(&ctx.Request.Header, out, etag, lastModified, int64(len(resp.Body()))); ok {
 			out.SetBody(resp.Body()[start : start+n])

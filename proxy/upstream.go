@@ -105,16 +105,16 @@ func setForwarded(ctx *fasthttp.RequestCtx, h *fasthttp.RequestHeader) {
 // connected to (REMOTE_PORT, SERVER_ADDR), replacing whatever the client
 // sent under those names; empty when the listener is not TCP.
 func setConnection(ctx *fasthttp.RequestCtx, h *fasthttp.RequestHeader) {
-	var buf [48]byte
-	var port, addr []byte
+	var port, addr [48]byte
+	var p, a []byte
 	if t, ok := ctx.RemoteAddr().(*net.TCPAddr); ok {
-		port = strconv.AppendInt(buf[:0], int64(t.Port), 10)
+		p = strconv.AppendInt(port[:0], int64(t.Port), 10)
 	}
-	h.SetBytesV(docroot.HeaderRemotePort, port)
 	if t, ok := ctx.LocalAddr().(*net.TCPAddr); ok {
-		addr = t.AddrPort().Addr().Unmap().AppendTo(buf[len(port):len(port)])
+		a = t.AddrPort().Addr().Unmap().AppendTo(addr[:0])
 	}
-	h.SetBytesV(docroot.HeaderServerAddr, addr)
+	h.SetBytesV(docroot.HeaderRemotePort, p)
+	h.SetBytesV(docroot.HeaderServerAddr, a)
 }
 
 // limitedBody fails a streamed request body that grows past the limit, so
