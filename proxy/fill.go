@@ -1,23 +1,25 @@
 package proxy
 
 import (
-	"fmt"
-
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/proxy/policy"
 )
 
-// result is what one origin exchange produced: an entry to serve (stored,
-// revalidated, or stale because the origin failed), a response to stream,
-// or an error.
+// result is what a fill produced: an entry to serve (stored, revalidated,
+// or stale because the origin failed), a response to relay, or an error.
 type result struct {
 	entry  *cache.Entry
-	resp   *fasthttp.Response // owned; streamed when entry is nil
+	resp   *fasthttp.Response // owned; relayed when entry is nil
 	prefix []byte             // body bytes already read from resp
 	status []byte             // Cache-Status
 	stored bool
+	// hit: entry came from the cache without a fill of this request's.
+	hit bool
+	// written: the answer is already in the client's response (a PURGE's,
+	// a redirect).
+	written bool
 	// setCookies go to this client only: a response stored under
 	// cache_set_cookie is stored without them.
 	setCookies [][]byte
@@ -26,153 +28,158 @@ type result struct {
 	err          error
 }
 
-// fill answers a request the cache cannot: concurrent fills of one key
-// share one origin request unless coalesce is off (hit-for-miss).
-func (p *Proxy) fill(ctx *fasthttp.RequestCtx, g *generation, s *site, st *reqState, h uint64, stale *cache.Entry, fwd string, coalesce bool) {
-	key := string(st.key)
-	if coalesce {
-		fl, lead := p.flights.join(key)
-		if lead {
-			res := p.fetch(ctx, g, s, key, h, stale, fwd)
-			p.flights.finish(key, fl, &res)
-			p.respond(ctx, s, res)
-			return
-		}
-		if p.follow(ctx, s, st, h, fl) {
-			return
-		}
+// stageFill answers what the cache could not: a pass is forwarded, a miss
+// fetched. Concurrent misses of one key share one fetch unless the key is
+// remembered as uncacheable (hit-for-miss); the request that leads the
+// fetch first looks again, since a fill may have stored the entry between
+// this request's lookup and its joining.
+func stageFill(r *request) verdict {
+	if r.inline {
+		return declined
 	}
-	p.respond(ctx, s, p.fetch(ctx, g, s, key, h, stale, fwd))
+	if r.pass != nil {
+		return r.forward()
+	}
+	key := string(r.key)
+	if !r.coalesce {
+		r.res = r.fetch(key)
+		return answered
+	}
+	fl, lead := r.p.flights.join(key)
+	if !lead {
+		if !r.follow(fl) {
+			r.res = r.fetch(key)
+		}
+		return answered
+	}
+	if e := r.freshShared(); e != nil {
+		r.p.flights.finish(key, fl, &result{stored: true})
+		r.c.collapsed.Inc()
+		return r.answer(e, csCollapsed)
+	}
+	r.res = r.fetch(key)
+	r.p.flights.finish(key, fl, &r.res)
+	return answered
 }
 
-// follow waits for the leading fill and serves what it stored. It reports
-// false when the leader's answer could not be shared.
-func (p *Proxy) follow(ctx *fasthttp.RequestCtx, s *site, st *reqState, h uint64, fl *flight) bool {
-	<-fl.done
+// follow waits for the leading fill and takes what it stored (or the
+// stale copy it served). It reports false when the leader's answer could
+// not be shared: the request then fetches its own.
+func (r *request) follow(fl *flight) bool {
+	select {
+	case <-fl.done:
+	case <-r.cancelled():
+		r.res = result{err: r.frag.ctx.Err()}
+		return true
+	}
 	if fl.stale != nil {
-		p.metrics.staleError.Inc()
-		p.serve(ctx, s, fl.stale, cache.Now(), csStaleOnError)
+		r.c.staleError.Inc()
+		r.res = result{entry: fl.stale, status: csStaleOnError, staleOnError: true}
 		return true
 	}
 	if !fl.stored {
 		return false
 	}
-	o := p.cache.Lookup(h, st.key)
-	if o == nil {
+	e := r.freshShared()
+	if e == nil {
 		return false
 	}
-	st.variant = appendVariant(st.variant[:0], &ctx.Request.Header, o.Vary)
-	e := o.Variant(st.variant)
-	now := cache.Now()
-	if e == nil || p.cache.Status(e, now) != cache.Fresh {
-		return false
-	}
-	p.metrics.collapsed.Inc()
-	p.serve(ctx, s, e, now, csCollapsed)
+	r.c.collapsed.Inc()
+	r.answer(e, csCollapsed)
 	return true
 }
 
-// fetch runs one fill against the origin for the client's request.
-func (p *Proxy) fetch(ctx *fasthttp.RequestCtx, g *generation, s *site, key string, h uint64, stale *cache.Entry, fwd string) result {
-	req := newUpstreamRequest(ctx, s, true, 0)
-	defer fasthttp.ReleaseRequest(req)
-	return p.exchange(g, s, req, key, h, stale, fwd, p.identity(ctx))
+// cancelled is closed when a fragment's page stops waiting for it; a
+// client request's is nil (never).
+func (r *request) cancelled() <-chan struct{} {
+	if r.frag == nil {
+		return nil
+	}
+	return r.frag.ctx.Done()
 }
 
-// exchange sends a fill request, decides, stores, and says what to answer.
-// It does not touch the client, so background refreshes use it too.
-func (p *Proxy) exchange(g *generation, s *site, req *fasthttp.Request, key string, h uint64, stale *cache.Entry, fwd string, id uint64) result {
-	if stale != nil {
-		addValidators(req, stale)
+// fetch runs one fill for the request against its site's upstream.
+func (r *request) fetch(key string) result {
+	req := r.upstreamRequest()
+	defer fasthttp.ReleaseRequest(req)
+	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.stale, fwd: r.fwd,
+		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private}
+	res := f.run()
+	switch {
+	case res.staleOnError:
+		r.c.staleError.Inc()
+	case res.err == nil:
+		r.c.miss.Inc()
 	}
-	resp := fasthttp.AcquireResponse()
-	born := cache.Now() // a purge from now on must invalidate what this fill stores
-	err := doUpstream(s, req, resp)
-	now := cache.Now()
+	return res
+}
+
+// fill is one exchange with a site's upstream that may store its answer:
+// a page's or a fragment's miss, the revalidation of a stale copy, a
+// background refresh. It does not touch the client.
+type fill struct {
+	p     *Proxy
+	g     *generation
+	s     *site
+	req   *fasthttp.Request // to the upstream; the caller's
+	key   string
+	h     uint64
+	stale *cache.Entry // revalidated with its validators; served if the upstream fails
+	fwd   string       // Cache-Status fwd reason
+	id    uint64       // the client's private identity; 0: none (or a background refresh)
+	// fragment: an ESI fragment, stored without compressed copies (its
+	// body is only ever assembled into pages).
+	fragment bool
+	// private: the include asked for a private copy; never shared.
+	private bool
+
+	resp      *fasthttp.Response // set by run
+	born, now int64
+	d         policy.Decision
+}
+
+// run sends the request, applies the purges the answer carries, decides,
+// stores, and says what to answer.
+func (f *fill) run() result {
+	if f.stale != nil {
+		addValidators(f.req, f.stale)
+	}
+	f.resp = fasthttp.AcquireResponse()
+	f.born = f.p.cache.Now() // a purge from now on must invalidate what this fill stores
+	err := doUpstream(f.s, f.req, f.resp)
+	f.now = f.p.cache.Now()
 	if err != nil {
-		fasthttp.ReleaseResponse(resp)
-		if stale != nil && stale.ServableOnError(now) {
-			p.log.Warn("serving stale: origin failed", "key", key, "err", err)
-			return result{entry: stale, status: csStaleOnError, staleOnError: true}
+		fasthttp.ReleaseResponse(f.resp)
+		if f.stale != nil && f.stale.ServableOnError(f.now) {
+			f.p.log.Warn("serving stale: origin failed", "key", f.key, "err", err)
+			return result{entry: f.stale, status: csStaleOnError, staleOnError: true}
 		}
 		return result{err: err}
 	}
-	p.applyResponsePurges(&resp.Header, req.Header.Host(), born-1, id)
-	code := resp.StatusCode()
+	f.p.applyResponsePurges(&f.resp.Header, f.req.Header.Host(), f.born-1, f.id)
+	code := f.resp.StatusCode()
 	switch {
-	case stale != nil && code >= 500 && stale.ServableOnError(now):
-		releaseResponse(resp)
-		p.log.Warn("serving stale: origin error status", "key", key, "status", code)
-		return result{entry: stale, status: csStaleOnError, staleOnError: true}
-	case stale != nil && code == fasthttp.StatusNotModified:
-		return p.storeRevalidated(g, s, req, resp, key, h, stale, born, now)
+	case f.stale != nil && code >= 500 && f.stale.ServableOnError(f.now):
+		releaseResponse(f.resp)
+		f.p.log.Warn("serving stale: origin error status", "key", f.key, "status", code)
+		return result{entry: f.stale, status: csStaleOnError, staleOnError: true}
+	case f.stale != nil && code == fasthttp.StatusNotModified:
+		return f.storeRevalidated()
 	}
-	in := policyInput(req, resp, s, now, false) // by value: no garbage per fill
-	d := policy.Decide(&in)
-	if d.Private && d.TTL > 0 && id != 0 && p.private != nil {
-		return p.storePrivateResult(g, s, req, resp, &d, key, id, born, now)
+	in := policyInput(f.req, f.resp, f.s, f.now, false) // by value: no garbage per fill
+	f.d = policy.Decide(&in)
+	if f.private {
+		f.d.Private, f.d.Store = f.d.Private || f.d.Store, false
 	}
-	if !d.Store {
-		p.rememberUncacheable(g, h, key, code, now)
-		p.metrics.notStored.Inc()
-		return result{resp: resp, status: missStatus(fwd, d.Reason)}
+	switch {
+	case f.d.Private && f.d.TTL > 0 && f.id != 0 && f.p.private != nil:
+		return f.storePrivate()
+	case f.d.Store:
+		return f.store()
 	}
-	return p.store(g, s, req, resp, &d, key, h, fwd, born, now)
-}
-
-// store reads the body of a cacheable response and inserts it; a body
-// over the size limit streams through instead.
-func (p *Proxy) store(g *generation, s *site, req *fasthttp.Request, resp *fasthttp.Response, d *policy.Decision, key string, h uint64, fwd string, born, now int64) result {
-	body, complete, err := readBody(resp, g.cfg.MaxObjectSize)
-	if err != nil {
-		releaseResponse(resp)
-		return result{err: fmt.Errorf("proxy: fill %s: %w", key, err)}
-	}
-	if !complete {
-		p.metrics.notStored.Inc()
-		return result{resp: resp, prefix: body, status: missStatus(fwd, "too-large")}
-	}
-	e := newEntry(g, resp, body, d, now)
-	e.Born = born
-	if d.ESI && s.ESI {
-		p.parseESI(g, e)
-		p.storeInlines(g, key, e, now)
-	}
-	cookies := ownCookies(&resp.Header)
-	releaseResponse(resp)
-	vary := varySpec(s, d)
-	e.Variant = string(appendVariant(nil, &req.Header, vary))
-	p.cache.Insert(h, key, vary, e)
-	p.metrics.stored.Inc()
-	return result{entry: e, status: storedStatus(fwd), stored: true, setCookies: cookies}
-}
-
-func (p *Proxy) storeRevalidated(g *generation, s *site, req *fasthttp.Request, resp *fasthttp.Response, key string, h uint64, stale *cache.Entry, born, now int64) result {
-	in := policyInput(req, resp, s, now, false)
-	in.Status = stale.Status
-	d := policy.Decide(&in)
-	if !d.Store {
-		// The 304 took freshness away: serve the validated body once.
-		releaseResponse(resp)
-		return result{entry: stale, status: []byte("ramjet; fwd=stale; fwd-status=304")}
-	}
-	e := revalidated(stale, resp, &d, now)
-	e.Born = born
-	releaseResponse(resp)
-	vary := varySpec(s, &d)
-	p.cache.Insert(h, key, vary, e)
-	p.metrics.stored.Inc()
-	return result{entry: e, status: csRevalidated, stored: true}
-}
-
-// rememberUncacheable marks a key hit-for-miss, so that the next requests
-// do not queue behind one another; server errors are not remembered,
-// they are usually transient.
-func (p *Proxy) rememberUncacheable(g *generation, h uint64, key string, code int, now int64) {
-	if g.cfg.HitForPass <= 0 || code >= 500 {
-		return
-	}
-	p.cache.MarkPass(h, key, now+int64(g.cfg.HitForPass))
+	f.rememberUncacheable(code)
+	f.p.metrics.notStored.Inc()
+	return result{resp: f.resp, status: missStatus(f.fwd, f.d.Reason)}
 }
 
 func addValidators(req *fasthttp.Request, stale *cache.Entry) {
@@ -211,37 +218,4 @@ const (
 func releaseResponse(resp *fasthttp.Response) {
 	_ = resp.CloseBodyStream() // the body is unwanted; a close error only drops the connection
 	fasthttp.ReleaseResponse(resp)
-}
-
-// storePrivateResult keeps an LSCache private response for its user only.
-func (p *Proxy) storePrivateResult(g *generation, s *site, req *fasthttp.Request, resp *fasthttp.Response, d *policy.Decision, key string, id uint64, born, now int64) result {
-	body, complete, err := readBody(resp, g.cfg.MaxObjectSize)
-	if err != nil {
-		releaseResponse(resp)
-		return result{err: fmt.Errorf("proxy: fill %s: %w", key, err)}
-	}
-	if !complete {
-		return result{resp: resp, prefix: body, status: missStatus(fwdMiss, "too-large")}
-	}
-	e := p.storePrivate(g, s, req, resp, body, d, []byte(key), id, born, now)
-	cookies := ownCookies(&resp.Header)
-	releaseResponse(resp)
-	return result{entry: e, status: csStoredPrivate, setCookies: cookies}
-}
-
-// storePrivate inserts a private entry under the user's identity, with its
-// tags in the user's namespace.
-func (p *Proxy) storePrivate(g *generation, s *site, req *fasthttp.Request, resp *fasthttp.Response, body []byte, d *policy.Decision, key []byte, id uint64, born, now int64) *cache.Entry {
-	e := newEntry(g, resp, body, d, now)
-	e.Born = born
-	e.Tags = privateTags(id, d.Tags)
-	if d.ESI && s.ESI {
-		p.parseESI(g, e)
-	}
-	vary := varySpec(s, d)
-	e.Variant = string(appendVariant(nil, &req.Header, vary))
-	pkey := appendPrivateKey(nil, id, key)
-	p.private.Insert(p.private.Hash(pkey), string(pkey), vary, e)
-	p.metrics.storedPrivate.Inc()
-	return e
 }

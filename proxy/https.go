@@ -18,18 +18,18 @@ var (
 	acmeChallenge = []byte("/.well-known/acme-challenge/")
 )
 
-// redirectToHTTPS answers a plain request for a site with HTTPSRedirect
-// with the same URL over HTTPS (301, or 308 to keep a method other than
-// GET and HEAD), and reports whether it did. ACME http-01 challenges are
-// left alone: a certificate must be obtainable before HTTPS works.
-func redirectToHTTPS(ctx *fasthttp.RequestCtx, g *generation, s *site) bool {
-	if !s.HTTPSRedirect || ctx.IsTLS() {
-		return false
-	}
+// needsHTTPS reports whether a plain request for a site with
+// HTTPSRedirect must be redirected. ACME http-01 challenges are left
+// alone: a certificate must be obtainable before HTTPS works.
+func needsHTTPS(ctx *fasthttp.RequestCtx, s *site) bool {
+	return s.HTTPSRedirect && !ctx.IsTLS() && len(stripPort(ctx.Host())) > 0 &&
+		!bytes.HasPrefix(pathOf(&ctx.Request), acmeChallenge)
+}
+
+// redirectToHTTPS answers with the same URL over HTTPS (301, or 308 to
+// keep a method other than GET and HEAD).
+func redirectToHTTPS(ctx *fasthttp.RequestCtx, g *generation) {
 	host := stripPort(ctx.Host())
-	if len(host) == 0 || bytes.HasPrefix(pathOf(ctx), acmeChallenge) {
-		return false
-	}
 	uri := ctx.Request.Header.RequestURI()
 	loc := make([]byte, 0, len("https://")+len(host)+6+len(uri))
 	loc = append(append(loc, "https://"...), host...)
@@ -44,7 +44,6 @@ func redirectToHTTPS(ctx *fasthttp.RequestCtx, g *generation, s *site) bool {
 	ctx.Response.SetStatusCode(code)
 	ctx.Response.Header.SetCanonical(hdrLocation, loc)
 	ctx.Response.Header.SetCanonical(hdrCacheStatus, csRedirect)
-	return true
 }
 
 // addHSTS adds the site's Strict-Transport-Security value to a response

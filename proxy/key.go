@@ -3,48 +3,53 @@ package proxy
 import (
 	"bytes"
 	"strings"
-	"sync"
 
 	"github.com/valyala/fasthttp"
 )
 
-// reqState is the per-request scratch space of the hit path, pooled so
-// that a hit allocates nothing.
-type reqState struct {
-	key     []byte
-	variant []byte
-	params  [][]byte
-	pkey    []byte // private cache key
-	id      uint64 // private identity, 0 = none
+// stageKey computes the request's primary cache key and its hash.
+func stageKey(r *request) verdict {
+	scheme := schemeHTTP
+	if r.tls {
+		scheme = schemeHTTPS
+	}
+	r.key = appendKey(r.key[:0], &r.params, scheme, r.header().Host(), pathOf(r.req), r.req.URI().QueryString(), r.s.drop)
+	r.h = r.p.cache.Hash(r.key)
+	return proceed
 }
 
-var statePool = sync.Pool{New: func() any {
-	return &reqState{key: make([]byte, 0, 256), variant: make([]byte, 0, 64), params: make([][]byte, 0, 16), pkey: make([]byte, 0, 256)}
-}}
+// pathOf is the request path as the client sent it (not decoded).
+func pathOf(req *fasthttp.Request) []byte {
+	uri := req.Header.RequestURI()
+	if i := indexAny(uri, '?', '#'); i >= 0 {
+		uri = uri[:i]
+	}
+	if len(uri) > 0 && uri[0] != '/' { // absolute form: http://host/path
+		return req.URI().PathOriginal()
+	}
+	return uri
+}
 
-func acquireState() *reqState { return statePool.Get().(*reqState) }
-
-func releaseState(st *reqState) {
-	st.key = st.key[:0]
-	st.variant = st.variant[:0]
-	st.pkey = st.pkey[:0]
-	st.id = 0
-	clear(st.params)
-	st.params = st.params[:0]
-	statePool.Put(st)
+func indexAny(b []byte, c1, c2 byte) int {
+	for i, c := range b {
+		if c == c1 || c == c2 {
+			return i
+		}
+	}
+	return -1
 }
 
 // appendKey appends the primary cache key of a request: scheme, lower-case
 // host, normalised path and normalised query (tracking parameters dropped,
-// the rest sorted).
-func appendKey(dst []byte, st *reqState, scheme, host, path, query []byte, drop *patterns) []byte {
+// the rest sorted). params is scratch space for the sort.
+func appendKey(dst []byte, params *[][]byte, scheme, host, path, query []byte, drop *patterns) []byte {
 	dst = append(dst, scheme...)
 	dst = append(dst, "://"...)
 	for _, c := range host {
 		dst = append(dst, lower(c))
 	}
 	dst = appendPath(dst, path)
-	return appendQuery(dst, st, query, drop)
+	return appendQuery(dst, params, query, drop)
 }
 
 func lower(c byte) byte {
@@ -107,8 +112,8 @@ func isUnreserved(c byte) bool {
 
 // appendQuery appends "?" and the kept parameters in sorted order, or
 // nothing when none is kept.
-func appendQuery(dst []byte, st *reqState, query []byte, drop *patterns) []byte {
-	params := st.params[:0]
+func appendQuery(dst []byte, scratch *[][]byte, query []byte, drop *patterns) []byte {
+	params := (*scratch)[:0]
 	for len(query) > 0 {
 		var p []byte
 		p, query = cutItem(query, '&')
@@ -117,7 +122,7 @@ func appendQuery(dst []byte, st *reqState, query []byte, drop *patterns) []byte 
 		}
 		params = insertSorted(params, p)
 	}
-	st.params = params
+	*scratch = params
 	for i, p := range params {
 		if i == 0 {
 			dst = append(dst, '?')

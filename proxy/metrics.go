@@ -15,36 +15,42 @@ type Metrics struct {
 	// more writes metrics kept outside the set (the PHP pools').
 	more func(io.Writer)
 
-	hit, stale, staleError, miss, collapsed, bypass, pass, method *metrics.Counter
-	hitPrivate, storedPrivate                                     *metrics.Counter
-	esiFragmentErrors                                             *metrics.Counter
-	esiMalformed                                                  *metrics.Counter
-	stored, notStored                                             *metrics.Counter
-	originErrors, originTimeouts                                  *metrics.Counter
-	refreshes, reloads, reloadErrors                              *metrics.Counter
-	badPurgeHeaders                                               *metrics.Counter
-	phpBusy                                                       *metrics.Counter
+	// pages count client requests by how the cache answered them;
+	// fragments the includes of ESI pages, which go through the same
+	// stages.
+	pages, fragments                 requestCounters
+	storedPrivate                    *metrics.Counter
+	esiFragmentErrors                *metrics.Counter
+	esiMalformed                     *metrics.Counter
+	stored, notStored                *metrics.Counter
+	originErrors, originTimeouts     *metrics.Counter
+	refreshes, reloads, reloadErrors *metrics.Counter
+	badPurgeHeaders                  *metrics.Counter
+	phpBusy                          *metrics.Counter
+}
+
+// requestCounters count requests by how the cache answered them.
+type requestCounters struct {
+	hit, hitPrivate, stale, staleError, miss, collapsed, bypass, pass, method *metrics.Counter
+}
+
+func newRequestCounters(s *metrics.Set, name string) requestCounters {
+	c := func(kind string) *metrics.Counter { return s.NewCounter(name + `{cache="` + kind + `"}`) }
+	return requestCounters{
+		hit: c("hit"), hitPrivate: c("hit_private"), stale: c("stale"), staleError: c("stale_if_error"),
+		miss: c("miss"), collapsed: c("collapsed"), bypass: c("bypass"), pass: c("pass"), method: c("method"),
+	}
 }
 
 func newMetrics(c *cache.Cache) *Metrics {
 	s := metrics.NewSet()
-	req := func(kind string) *metrics.Counter {
-		return s.NewCounter(`ramjet_requests_total{cache="` + kind + `"}`)
-	}
 	m := &Metrics{
 		set:               s,
-		hit:               req("hit"),
-		hitPrivate:        req("hit_private"),
+		pages:             newRequestCounters(s, "ramjet_requests_total"),
+		fragments:         newRequestCounters(s, "ramjet_esi_fragments_total"),
 		storedPrivate:     s.NewCounter("ramjet_private_stores_total"),
 		esiFragmentErrors: s.NewCounter("ramjet_esi_fragment_errors_total"),
 		esiMalformed:      s.NewCounter("ramjet_esi_malformed_total"),
-		stale:             req("stale"),
-		staleError:        req("stale_if_error"),
-		miss:              req("miss"),
-		collapsed:         req("collapsed"),
-		bypass:            req("bypass"),
-		pass:              req("pass"),
-		method:            req("method"),
 		stored:            s.NewCounter("ramjet_cache_stores_total"),
 		notStored:         s.NewCounter("ramjet_cache_uncacheable_total"),
 		originErrors:      s.NewCounter(`ramjet_origin_errors_total{kind="unavailable"}`),

@@ -22,6 +22,9 @@ type Proxy struct {
 	log     *slog.Logger
 	metrics *Metrics
 	gen     atomic.Pointer[generation]
+	// stages is the request path every entry runs (pipeline.go); set by
+	// New, never changed while serving.
+	stages  []stage
 	flights flights
 	purger  Purger // set once before serving; nil = own cache only
 
@@ -58,7 +61,8 @@ type Stores struct {
 // New builds a proxy serving cfg from the stores. Start begins its
 // background work.
 func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
-	p := &Proxy{cache: st.Public, private: st.Private, idSeed: maphash.MakeSeed(), log: log, metrics: newMetrics(st.Public)}
+	p := &Proxy{cache: st.Public, private: st.Private, idSeed: maphash.MakeSeed(), log: log,
+		metrics: newMetrics(st.Public), stages: pipeline()}
 	g, err := p.newGeneration(cfg, nil)
 	if err != nil {
 		return nil, err

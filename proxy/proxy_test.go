@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,36 +48,66 @@ func testConfig(originURL string) Config {
 // startProxy serves cfg on a loopback port and returns its base URL.
 func startProxy(t *testing.T, cfg Config) (*Proxy, string) {
 	t.Helper()
-	c, err := cache.New(cache.Config{Size: 64 << 20})
+	p := newTestProxy(t, cfg, nil)
+	return p, serveProxy(t, p)
+}
+
+// newTestProxy builds a proxy for cfg over fresh caches whose clock is
+// clock (nil: the wall clock); serveProxy puts it on a port.
+func newTestProxy(t *testing.T, cfg Config, clock func() int64) *Proxy {
+	t.Helper()
+	c, err := cache.New(cache.Config{Size: 64 << 20, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, err := cache.New(cache.Config{Size: 16 << 20})
+	pc, err := cache.New(cache.Config{Size: 16 << 20, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	p, err := New(cfg, Stores{Public: c, Private: pc}, log)
+	p, err := New(cfg, Stores{Public: c, Private: pc}, discardLog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Start(context.Background())
-	srv := NewServer(ServerConfig{Name: "test", Addr: "127.0.0.1:0"}, p.ServeFastHTTP, log)
+	t.Cleanup(func() {
+		p.Close()
+		c.Close()
+		pc.Close()
+	})
+	return p
+}
+
+var discardLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// serveProxy serves p on a loopback port until the test ends and returns
+// its base URL.
+func serveProxy(t *testing.T, p *Proxy) string {
+	t.Helper()
+	srv := NewServer(ServerConfig{Name: "test", Addr: "127.0.0.1:0"}, p.ServeFastHTTP, discardLog)
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	t.Cleanup(func() { // runs before newTestProxy's: the server stops first
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {
 			t.Error(err)
 		}
-		p.Close()
-		c.Close()
-		pc.Close()
 	})
-	return p, "http://" + srv.Addr().String()
+	return "http://" + srv.Addr().String()
 }
+
+// testClock is a cache clock that moves only when the test says so.
+type testClock struct{ ns atomic.Int64 }
+
+func newTestClock() *testClock {
+	c := &testClock{}
+	c.ns.Store(time.Now().UnixNano())
+	return c
+}
+
+func (c *testClock) Now() int64              { return c.ns.Load() }
+func (c *testClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 type reply struct {
 	status      int
@@ -147,14 +178,24 @@ func TestSetCookieNeverShared(t *testing.T) {
 }
 
 func TestCoalescesConcurrentMisses(t *testing.T) {
+	const clients = 10
+	release := make(chan struct{})
 	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(200 * time.Millisecond)
+		<-release // until every client has reached the fill
 		w.Header().Set("Cache-Control", "max-age=60")
 		io.WriteString(w, "slow page")
 	})
-	_, base := startProxy(t, testConfig(o.URL))
+	p := newTestProxy(t, testConfig(o.URL), nil)
+	var arrived atomic.Int64
+	p.stages = insertStage(p.stages, "fill", stage{name: "count", run: func(*request) verdict {
+		if arrived.Add(1) == clients {
+			close(release)
+		}
+		return proceed
+	}})
+	base := serveProxy(t, p)
 	var wg sync.WaitGroup
-	statuses := make([]string, 10)
+	statuses := make([]string, clients)
 	for i := range statuses {
 		wg.Add(1)
 		go func() {
@@ -164,8 +205,19 @@ func TestCoalescesConcurrentMisses(t *testing.T) {
 	}
 	wg.Wait()
 	if o.hits.Load() != 1 {
-		t.Fatalf("origin saw %d requests for 10 concurrent misses; statuses %q", o.hits.Load(), statuses)
+		t.Fatalf("origin saw %d requests for %d concurrent misses; statuses %q", o.hits.Load(), clients, statuses)
 	}
+}
+
+// insertStage returns stages with st inserted before the stage named
+// before.
+func insertStage(stages []stage, before string, st stage) []stage {
+	for i := range stages {
+		if stages[i].name == before {
+			return slices.Insert(slices.Clone(stages), i, st)
+		}
+	}
+	panic("no stage " + before)
 }
 
 func TestBypassCookieAndAuthorizationSkipCache(t *testing.T) {
@@ -200,10 +252,11 @@ func TestStaleIfErrorWhenOriginFails(t *testing.T) {
 	})
 	cfg := testConfig(o.URL)
 	cfg.Default.Grace = 0
-	_, base := startProxy(t, cfg)
+	clock := newTestClock()
+	base := serveProxy(t, newTestProxy(t, cfg, clock.Now))
 	get(t, base+"/")
 	fail.Store(true)
-	time.Sleep(1100 * time.Millisecond) // let max-age=1 run out
+	clock.Advance(1100 * time.Millisecond) // max-age=1 runs out
 	r := get(t, base+"/")
 	if r.body != "good" || !strings.Contains(r.cacheStatus, "stale-if-error") {
 		t.Fatalf("got %d %q %q", r.status, r.body, r.cacheStatus)

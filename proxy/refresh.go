@@ -9,8 +9,8 @@ import (
 // refresh revalidates a stale entry in the background, once per key: the
 // client already has the stale copy. The goroutine belongs to the Proxy
 // and Close waits for it.
-func (p *Proxy) refresh(ctx *fasthttp.RequestCtx, g *generation, s *site, st *reqState, h uint64, stale *cache.Entry) {
-	key := string(st.key)
+func (r *request) refresh(stale *cache.Entry) {
+	p, key := r.p, string(r.key)
 	fl, lead := p.flights.join(key)
 	if !lead {
 		return
@@ -19,14 +19,15 @@ func (p *Proxy) refresh(ctx *fasthttp.RequestCtx, g *generation, s *site, st *re
 		p.flights.finish(key, fl, &result{})
 		return
 	}
-	req := newUpstreamRequest(ctx, s, true, 0)
+	req := r.upstreamRequest()
+	f := &fill{p: p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: stale, fwd: fwdStale, fragment: r.frag != nil}
 	go func() {
 		defer p.bg.Done()
 		defer fasthttp.ReleaseRequest(req)
 		p.metrics.refreshes.Inc()
-		res := p.exchange(g, s, req, key, h, stale, fwdStale, 0)
+		res := f.run()
 		if res.err != nil || res.staleOnError {
-			p.endStaleWhileRevalidate(h, key, stale)
+			p.endStaleWhileRevalidate(f.h, key, stale)
 		}
 		p.flights.finish(key, fl, &res)
 		if res.resp != nil {
@@ -57,6 +58,6 @@ func (p *Proxy) endStaleWhileRevalidate(h uint64, key string, e *cache.Entry) {
 		return // replaced meanwhile
 	}
 	c := *e
-	c.StaleUntil = cache.Now()
+	c.StaleUntil = p.cache.Now()
 	p.cache.Insert(h, key, o.Vary, &c)
 }

@@ -1,161 +1,97 @@
 package proxy
 
 import (
-	"bytes"
-	"errors"
-	"io"
-	"time"
+	"fmt"
 
-	"github.com/valyala/fasthttp"
-
-	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/proxy/policy"
 )
 
-func unixTime(ns int64) time.Time { return time.Unix(0, ns) }
-
-// readBody reads a body to be stored. complete is false when it is larger
-// than limit: body then holds the first bytes read, and the rest is still
-// in resp's stream.
-func readBody(resp *fasthttp.Response, limit int64) (body []byte, complete bool, err error) {
-	if !resp.IsBodyStream() {
-		return bytes.Clone(resp.Body()), int64(len(resp.Body())) <= limit, nil
+// store reads the body of a cacheable response and inserts it into the
+// shared cache; a body over the size limit is relayed instead.
+func (f *fill) store() result {
+	body, instead, ok := f.body(f.fwd)
+	if !ok {
+		return instead
 	}
-	if cl := resp.Header.ContentLength(); cl > 0 && int64(cl) > limit {
-		return nil, false, nil
+	e := f.newEntry(body)
+	if f.d.ESI && f.s.ESI {
+		f.p.parseESI(f.g, e)
+		f.p.storeInlines(f.g, f.key, e, f.now)
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, max(resp.Header.ContentLength(), 512)))
-	n, err := buf.ReadFrom(io.LimitReader(resp.BodyStream(), limit+1))
-	if err != nil {
-		return nil, false, errors.Join(ErrBodyRead, err)
-	}
-	return buf.Bytes(), n <= limit, nil
+	cookies := ownCookies(&f.resp.Header)
+	releaseResponse(f.resp)
+	vary := varySpec(f.s, &f.d)
+	e.Variant = string(appendVariant(nil, &f.req.Header, vary))
+	f.p.cache.Insert(f.h, f.key, vary, e)
+	f.p.metrics.stored.Inc()
+	return result{entry: e, status: storedStatus(f.fwd), stored: true, setCookies: cookies}
 }
 
-// newEntry builds the immutable stored form of an origin response.
-func newEntry(g *generation, resp *fasthttp.Response, body []byte, d *policy.Decision, now int64) *cache.Entry {
-	e := &cache.Entry{
-		Status: resp.StatusCode(),
-		Body:   body,
-		Tags:   d.Tags,
+// storePrivate keeps an LSCache private response for its user only, with
+// its tags in the user's namespace.
+func (f *fill) storePrivate() result {
+	body, instead, ok := f.body(fwdMiss)
+	if !ok {
+		return instead
 	}
-	setTimes(e, d, resp.Header.Peek("Age"), now)
-	encoded := len(resp.Header.ContentEncoding()) > 0 &&
-		!bytes.EqualFold(resp.Header.ContentEncoding(), []byte("identity"))
-	if !encoded && !d.ESI { // an ESI page is compressed, if ever, after assembly
-		compress(g, e, resp.Header.ContentType())
+	e := f.newEntry(body)
+	e.Tags = privateTags(f.id, f.d.Tags)
+	if f.d.ESI && f.s.ESI {
+		f.p.parseESI(f.g, e)
 	}
-	compressed := e.Gzip != nil || e.Brotli != nil
-	for k, v := range resp.Header.All() {
-		switch classify(k) {
-		case headerKeep:
-			e.Header = append(e.Header, field(k, v))
-		case headerInternal:
-			e.Internal = append(e.Internal, field(k, v))
-		case headerSpecial:
-			setSpecial(e, k, v)
-		}
-	}
-	if vary := mergeVary(resp.Header.Peek("Vary"), compressed); len(vary) > 0 {
-		e.Header = append(e.Header, cache.Field{Name: []byte("Vary"), Value: vary})
-	}
-	e.ETagWeak = weakETag(e.ETag)
-	return e
+	vary := varySpec(f.s, &f.d)
+	e.Variant = string(appendVariant(nil, &f.req.Header, vary))
+	cookies := ownCookies(&f.resp.Header)
+	releaseResponse(f.resp)
+	pkey := appendPrivateKey(nil, f.id, []byte(f.key))
+	f.p.private.Insert(f.p.private.Hash(pkey), string(pkey), vary, e)
+	f.p.metrics.storedPrivate.Inc()
+	return result{entry: e, status: csStoredPrivate, setCookies: cookies}
 }
 
-func setTimes(e *cache.Entry, d *policy.Decision, age []byte, now int64) {
-	e.Stored = now
-	e.InitialAge = parseAge(age)
-	e.FreshUntil = now + int64(d.TTL)
-	e.StaleUntil = e.FreshUntil + int64(d.StaleWhileRevalidate)
-	e.ErrorUntil = e.FreshUntil + int64(d.StaleIfError)
-}
-
-func parseAge(b []byte) int64 {
-	var n int64
-	for _, c := range bytes.TrimSpace(b) {
-		if c < '0' || c > '9' || n > 1<<40 {
-			return 0
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n
-}
-
-func field(k, v []byte) cache.Field {
-	return cache.Field{Name: bytes.Clone(k), Value: bytes.Clone(v)}
-}
-
-func setSpecial(e *cache.Entry, k, v []byte) {
+// body reads the body to store. When it cannot (ok false), instead is the
+// answer: the error, or the response to relay when it is over the size
+// limit, with what was read of it.
+func (f *fill) body(fwd string) (body []byte, instead result, ok bool) {
+	body, complete, err := readBody(f.resp, f.g.cfg.MaxObjectSize)
 	switch {
-	case bytes.EqualFold(k, []byte("Etag")):
-		e.ETag = bytes.Clone(v)
-	case bytes.EqualFold(k, []byte("Last-Modified")):
-		e.LastModified = bytes.Clone(v)
-	case bytes.EqualFold(k, []byte("Content-Type")):
-		e.ContentType = bytes.Clone(v)
+	case err != nil:
+		releaseResponse(f.resp)
+		return nil, result{err: fmt.Errorf("proxy: fill %s: %w", f.key, err)}, false
+	case !complete:
+		f.p.metrics.notStored.Inc()
+		return nil, result{resp: f.resp, prefix: body, status: missStatus(fwd, "too-large")}, false
 	}
-	// Vary is rebuilt by mergeVary.
+	return body, result{}, true
 }
 
-// weakETag is the validator of a compressed body: not byte-identical to
-// the identity body, so a strong tag becomes weak (as nginx's gzip does).
-func weakETag(etag []byte) []byte {
-	if len(etag) == 0 || bytes.HasPrefix(etag, []byte("W/")) {
-		return etag
+// storeRevalidated refreshes the stale copy from a 304: same body, new
+// freshness and headers.
+func (f *fill) storeRevalidated() result {
+	in := policyInput(f.req, f.resp, f.s, f.now, false)
+	in.Status = f.stale.Status
+	f.d = policy.Decide(&in)
+	if !f.d.Store {
+		// The 304 took freshness away: serve the validated body once.
+		releaseResponse(f.resp)
+		return result{entry: f.stale, status: csValidated}
 	}
-	return append([]byte("W/"), etag...)
+	e := revalidated(f.stale, f.resp, &f.d, f.now)
+	e.Born = f.born
+	releaseResponse(f.resp)
+	vary := varySpec(f.s, &f.d)
+	f.p.cache.Insert(f.h, f.key, vary, e)
+	f.p.metrics.stored.Inc()
+	return result{entry: e, status: csRevalidated, stored: true}
 }
 
-// compress stores gzip and brotli bodies next to the identity one, once,
-// so that hits never compress. A coding that does not shrink is dropped.
-func compress(g *generation, e *cache.Entry, contentType []byte) {
-	c := g.cfg.Compress
-	if len(e.Body) < max(c.MinSize, 1) || !g.compressible(contentType) {
+// rememberUncacheable marks a key hit-for-miss, so that the next requests
+// do not queue behind one another; server errors are not remembered
+// (usually transient), nor the misses of private includes (the URL may
+// well be cacheable for everyone else).
+func (f *fill) rememberUncacheable(code int) {
+	if f.g.cfg.HitForPass <= 0 || code >= 500 || f.private {
 		return
 	}
-	if c.Gzip {
-		if z := fasthttp.AppendGzipBytesLevel(nil, e.Body, fasthttp.CompressDefaultCompression); len(z) < len(e.Body) {
-			e.Gzip = z
-		}
-	}
-	if c.Brotli {
-		if z := fasthttp.AppendBrotliBytesLevel(nil, e.Body, fasthttp.CompressBrotliDefaultCompression); len(z) < len(e.Body) {
-			e.Brotli = z
-		}
-	}
-}
-
-func (g *generation) compressible(contentType []byte) bool {
-	mt, _, _ := bytes.Cut(contentType, []byte{';'})
-	_, ok := g.types[string(bytes.ToLower(bytes.TrimSpace(mt)))]
-	return ok
-}
-
-// revalidated is the stale entry refreshed by a 304: same body, headers
-// and freshness updated from the 304 (RFC 9111 4.3.4).
-func revalidated(stale *cache.Entry, resp *fasthttp.Response, d *policy.Decision, now int64) *cache.Entry {
-	e := *stale
-	setTimes(&e, d, resp.Header.Peek("Age"), now)
-	e.Header = nil
-	updated := map[string][]byte{}
-	for k, v := range resp.Header.All() {
-		if classify(k) == headerKeep {
-			updated[string(bytes.ToLower(k))] = v
-		}
-	}
-	for _, f := range stale.Header {
-		if v, ok := updated[string(bytes.ToLower(f.Name))]; ok {
-			e.Header = append(e.Header, field(f.Name, v))
-			delete(updated, string(bytes.ToLower(f.Name)))
-			continue
-		}
-		e.Header = append(e.Header, f)
-	}
-	for k, v := range resp.Header.All() {
-		if _, ok := updated[string(bytes.ToLower(k))]; ok && classify(k) == headerKeep {
-			e.Header = append(e.Header, field(k, v))
-		}
-	}
-	return &e
+	f.p.cache.MarkPass(f.h, f.key, f.now+int64(f.g.cfg.HitForPass))
 }

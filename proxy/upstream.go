@@ -28,6 +28,15 @@ func doUpstream(s *site, req *fasthttp.Request, resp *fasthttp.Response) error {
 	return s.up.Do(req, resp)
 }
 
+// upstreamRequest is the request a fill of r sends upstream: the client's
+// request as newUpstreamRequest makes it, or a fragment's sub-request.
+func (r *request) upstreamRequest() *fasthttp.Request {
+	if r.frag != nil {
+		return r.frag.upstreamRequest(r.req)
+	}
+	return newUpstreamRequest(r.ctx, r.s, true, 0)
+}
+
 // hopByHop headers concern one connection and never cross the proxy.
 var hopByHop = []string{
 	"Connection", "Keep-Alive", "Proxy-Connection", "TE", "Trailer",

@@ -16,6 +16,10 @@ type Config struct {
 	Size int64
 	// MaxVariants bounds the variants kept per URL; 0 means 32.
 	MaxVariants int
+	// Clock is the time entries are stored, served and expired by, in
+	// unix nanoseconds; nil means the wall clock. Tests pass a fake one
+	// instead of sleeping for TTLs to run out.
+	Clock func() int64
 }
 
 // ErrBadSize is returned for a non-positive size.
@@ -26,6 +30,7 @@ type Cache struct {
 	store       *otterStore
 	seed        maphash.Seed
 	maxVariants int
+	clock       func() int64
 	tags        tagIndex
 	// allHard and allSoft are the times of the last purge of everything.
 	allHard, allSoft atomic.Int64
@@ -36,7 +41,11 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.Size <= 0 {
 		return nil, ErrBadSize
 	}
-	s, err := newOtterStore(cfg.Size)
+	clock := cfg.Clock
+	if clock == nil {
+		clock = wallClock
+	}
+	s, err := newOtterStore(cfg.Size, clock, cfg.Clock != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +53,7 @@ func New(cfg Config) (*Cache, error) {
 	if mv <= 0 {
 		mv = 32
 	}
-	return &Cache{store: s, seed: maphash.MakeSeed(), maxVariants: mv}, nil
+	return &Cache{store: s, seed: maphash.MakeSeed(), maxVariants: mv, clock: clock}, nil
 }
 
 // Hash returns the lookup hash of a primary key.
@@ -123,8 +132,11 @@ func (c *Cache) Close() error {
 	return nil
 }
 
-// Now is the clock entries are compared against, in unix nanoseconds.
-func Now() int64 { return time.Now().UnixNano() }
+// Now is the cache's clock, which entries are compared against, in unix
+// nanoseconds.
+func (c *Cache) Now() int64 { return c.clock() }
+
+func wallClock() int64 { return time.Now().UnixNano() }
 
 // MemoryLimit is the Go memory limit that keeps a process holding a full
 // cache of size bytes near size in RSS: evicted entries are garbage, and

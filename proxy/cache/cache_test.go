@@ -28,13 +28,17 @@ func newTestCache(t testing.TB, cfg Config) *Cache {
 // testEntry is a variant with a body of bodyLen bytes that can be served
 // (fresh, stale or on error) for life from now.
 func testEntry(variant string, bodyLen int, life time.Duration) *Entry {
-	now := Now()
+	e := entryAt(wallClock(), life)
+	e.Variant, e.Body = variant, sharedBody[:bodyLen]
+	return e
+}
+
+// entryAt is a variant stored at now that can be served for life.
+func entryAt(now int64, life time.Duration) *Entry {
 	return &Entry{
-		Variant:     variant,
 		Status:      200,
 		Header:      []Field{{Name: []byte("Cache-Control"), Value: []byte("max-age=60")}},
 		ContentType: []byte("text/html"),
-		Body:        sharedBody[:bodyLen],
 		Stored:      now,
 		FreshUntil:  now + int64(life),
 		StaleUntil:  now + int64(life),
@@ -280,7 +284,7 @@ func TestMarkPassReplacesVariants(t *testing.T) {
 	c := newTestCache(t, Config{Size: 1 << 20})
 	h := insert(c, "/a", aeVary, testEntry("gzip", 10, time.Hour))
 	insert(c, "/a", aeVary, testEntry("br", 10, time.Hour))
-	until := Now() + int64(time.Hour)
+	until := wallClock() + int64(time.Hour)
 	c.MarkPass(h, "/a", until)
 
 	o := c.Lookup(h, []byte("/a"))
@@ -298,7 +302,7 @@ func TestMarkPassReplacesVariants(t *testing.T) {
 func TestInsertAfterPassReplacesPassObject(t *testing.T) {
 	c := newTestCache(t, Config{Size: 1 << 20})
 	h := c.Hash([]byte("/a"))
-	c.MarkPass(h, "/a", Now()+int64(time.Hour))
+	c.MarkPass(h, "/a", wallClock()+int64(time.Hour))
 	e := testEntry("gzip", 10, time.Hour)
 	c.Insert(h, "/a", aeVary, e)
 
@@ -350,48 +354,52 @@ func TestRemove(t *testing.T) {
 
 func TestObjectExpiresWhenNoVariantIsServable(t *testing.T) {
 	const short = 50 * time.Millisecond
+	variant := func(clk *fakeClock, v string, life time.Duration) *Entry {
+		e := clk.entry(life)
+		e.Variant, e.Body = v, sharedBody[:10]
+		return e
+	}
 	tests := []struct {
 		name        string
-		store       func(c *Cache, h uint64)
+		store       func(c *Cache, clk *fakeClock, h uint64)
 		wantExpired bool
 	}{
-		{name: "single short entry", wantExpired: true, store: func(c *Cache, h uint64) {
-			c.Insert(h, "/a", VarySpec{}, testEntry("", 10, short))
+		{name: "single short entry", wantExpired: true, store: func(c *Cache, clk *fakeClock, h uint64) {
+			c.Insert(h, "/a", VarySpec{}, variant(clk, "", short))
 		}},
-		{name: "fresh short but error window long", wantExpired: false, store: func(c *Cache, h uint64) {
-			e := testEntry("", 10, short)
-			e.ErrorUntil = Now() + int64(time.Hour)
+		{name: "fresh short but error window long", wantExpired: false, store: func(c *Cache, clk *fakeClock, h uint64) {
+			e := variant(clk, "", short)
+			e.ErrorUntil = clk.Now() + int64(time.Hour)
 			c.Insert(h, "/a", VarySpec{}, e)
 		}},
-		{name: "one long variant keeps the object", wantExpired: false, store: func(c *Cache, h uint64) {
-			c.Insert(h, "/a", aeVary, testEntry("gzip", 10, time.Hour))
-			c.Insert(h, "/a", aeVary, testEntry("br", 10, short))
+		{name: "one long variant keeps the object", wantExpired: false, store: func(c *Cache, clk *fakeClock, h uint64) {
+			c.Insert(h, "/a", aeVary, variant(clk, "gzip", time.Hour))
+			c.Insert(h, "/a", aeVary, variant(clk, "br", short))
 		}},
-		{name: "shorter replacement shortens the deadline", wantExpired: true, store: func(c *Cache, h uint64) {
-			c.Insert(h, "/a", VarySpec{}, testEntry("", 10, time.Hour))
-			c.Insert(h, "/a", VarySpec{}, testEntry("", 10, short))
+		{name: "shorter replacement shortens the deadline", wantExpired: true, store: func(c *Cache, clk *fakeClock, h uint64) {
+			c.Insert(h, "/a", VarySpec{}, variant(clk, "", time.Hour))
+			c.Insert(h, "/a", VarySpec{}, variant(clk, "", short))
 		}},
-		{name: "pass ends", wantExpired: true, store: func(c *Cache, h uint64) {
-			c.MarkPass(h, "/a", Now()+int64(short))
+		{name: "pass ends", wantExpired: true, store: func(c *Cache, clk *fakeClock, h uint64) {
+			c.MarkPass(h, "/a", clk.Now()+int64(short))
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := newTestCache(t, Config{Size: 1 << 20})
+			clk := newFakeClock()
+			c := newTestCache(t, Config{Size: 1 << 20, Clock: clk.Now})
 			h := c.Hash([]byte("/a"))
-			tt.store(c, h)
+			tt.store(c, clk, h)
 			if c.Lookup(h, []byte("/a")) == nil {
 				t.Fatal("Lookup right after storing = nil")
 			}
-			gone := func() bool { return c.Lookup(h, []byte("/a")) == nil }
-			if tt.wantExpired {
-				if !eventually(t, 5*time.Second, gone) {
-					t.Fatal("object still present 5s after every variant expired")
-				}
-				return
+			clk.Advance(4 * short)
+			gone := c.Lookup(h, []byte("/a")) == nil
+			if tt.wantExpired && !gone {
+				t.Fatal("object still present after every variant expired")
 			}
-			if eventually(t, 4*short, gone) {
+			if !tt.wantExpired && gone {
 				t.Fatal("object expired while a variant was still servable")
 			}
 		})
@@ -659,7 +667,7 @@ func TestConcurrentInsertLookupNeverAnswersWrong(t *testing.T) {
 				case op < 90:
 					c.Insert(h, string(key), aeVary, entries[k][v])
 				case op < 95:
-					c.MarkPass(h, string(key), Now()+int64(time.Minute))
+					c.MarkPass(h, string(key), wallClock()+int64(time.Minute))
 				default:
 					c.Remove(h, key)
 				}

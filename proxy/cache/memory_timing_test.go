@@ -29,7 +29,7 @@ func BenchmarkMemoryUnderChurn(b *testing.B) {
 		deadline := time.Now().Add(time.Minute)
 		for i := 0; i < 4*size/len(body) && time.Now().Before(deadline); i++ {
 			key := "http://h/page/" + strconv.Itoa(i)
-			e := &Entry{Status: 200, Body: append([]byte(nil), body...), FreshUntil: Now() + int64(time.Hour), StaleUntil: Now() + int64(time.Hour)}
+			e := &Entry{Status: 200, Body: append([]byte(nil), body...), FreshUntil: wallClock() + int64(time.Hour), StaleUntil: wallClock() + int64(time.Hour)}
 			c.Insert(c.Hash([]byte(key)), key, VarySpec{}, e)
 			if i%256 == 0 {
 				peak = max(peak, mappedBytes())

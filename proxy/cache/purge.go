@@ -10,19 +10,19 @@ import (
 // whose fill began before at (unix nanos; 0 = now). It reports whether any
 // entry carried the tag. O(1) in the number of entries.
 func (c *Cache) PurgeTag(tag string, soft bool, at int64) bool {
-	return c.tags.purge(tag, soft, orNow(at))
+	return c.tags.purge(tag, soft, c.orNow(at))
 }
 
 // PurgeTagsMatching purges every tag name match accepts (wildcard tag
 // purges) and returns how many there were. It scans tags, not entries.
 func (c *Cache) PurgeTagsMatching(match func(tag string) bool, soft bool, at int64) int {
-	return c.tags.purgeMatching(match, soft, orNow(at))
+	return c.tags.purgeMatching(match, soft, c.orNow(at))
 }
 
 // PurgeAll invalidates everything filled before at (0 = now); a hard purge
 // of everything up to now also frees the memory at once.
 func (c *Cache) PurgeAll(soft bool, at int64) {
-	now := orNow(at)
+	now := c.orNow(at)
 	if soft {
 		raise(&c.allSoft, now)
 		return
@@ -33,9 +33,9 @@ func (c *Cache) PurgeAll(soft bool, at int64) {
 	}
 }
 
-func orNow(at int64) int64 {
+func (c *Cache) orNow(at int64) int64 {
 	if at == 0 {
-		return Now()
+		return c.Now()
 	}
 	return at
 }
@@ -69,7 +69,7 @@ func (c *Cache) PurgeKey(h uint64, key []byte, soft bool) bool {
 // key, so a concurrent insert of another key is never touched.
 func (c *Cache) purgeObject(h uint64, match func(string) bool, soft bool) bool {
 	done := false
-	now := Now()
+	now := c.Now()
 	c.store.c.ComputeIfPresent(h, func(o *Object) (*Object, otter.ComputeOp) {
 		if o.PassUntil > 0 || !match(o.Key) {
 			return o, otter.CancelOp

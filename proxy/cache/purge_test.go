@@ -37,7 +37,7 @@ func TestStatusAfterPurges(t *testing.T) {
 			e := taggedEntry("post-1", "home")
 			insert(c, "/a", VarySpec{}, e)
 			tt.purge(c)
-			if got := c.Status(e, Now()); got != tt.want {
+			if got := c.Status(e, wallClock()); got != tt.want {
 				t.Fatalf("status %d, want %d", got, tt.want)
 			}
 		})
@@ -47,12 +47,12 @@ func TestStatusAfterPurges(t *testing.T) {
 func TestEntryStoredAfterPurgeButFilledBeforeIsPurged(t *testing.T) {
 	c := newTestCache(t, Config{Size: 1 << 20})
 	insert(c, "/other", VarySpec{}, taggedEntry("post-1")) // the tag exists
-	born := Now()
+	born := wallClock()
 	c.PurgeTag("post-1", false, 0) // purge while the fill is in flight
 	e := taggedEntry("post-1")
 	e.Born = born
 	insert(c, "/a", VarySpec{}, e)
-	if got := c.Status(e, Now()); got != Purged {
+	if got := c.Status(e, wallClock()); got != Purged {
 		t.Fatalf("entry whose fill began before the purge: status %d, want Purged", got)
 	}
 }
@@ -83,7 +83,7 @@ func TestPurgeKeysByPrefixAndSoftURL(t *testing.T) {
 		t.Fatal("soft URL purge found nothing")
 	}
 	o := c.Lookup(hc, []byte("http://h/shop/c"))
-	if o == nil || c.Status(o.Variants[0], Now()) != Stale {
+	if o == nil || c.Status(o.Variants[0], wallClock()) != Stale {
 		t.Fatal("soft URL purge should leave a stale, servable entry")
 	}
 }

@@ -22,12 +22,18 @@ type otterStore struct {
 	c *otter.Cache[uint64, *Object]
 }
 
-func newOtterStore(maxBytes int64) (*otterStore, error) {
-	c, err := otter.New(&otter.Options[uint64, *Object]{
+// newOtterStore expires objects by clock; a fake clock (injected) also
+// becomes otter's, without its periodic clean-up ticks.
+func newOtterStore(maxBytes int64, clock func() int64, injected bool) (*otterStore, error) {
+	opts := &otter.Options[uint64, *Object]{
 		MaximumWeight:    uint64(maxBytes),
 		Weigher:          func(_ uint64, o *Object) uint32 { return uint32(min(o.size, 1<<31)) },
-		ExpiryCalculator: objectExpiry{},
-	})
+		ExpiryCalculator: objectExpiry{clock},
+	}
+	if injected {
+		opts.Clock = otterClock(clock)
+	}
+	c, err := otter.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("cache: new otter store: %w", err)
 	}
@@ -40,24 +46,34 @@ func (s *otterStore) Delete(h uint64)              { s.c.Invalidate(h) }
 
 // objectExpiry drops an object from memory once none of its variants can
 // be served any more, fresh or stale.
-type objectExpiry struct{}
+type objectExpiry struct{ clock func() int64 }
 
-func (objectExpiry) ExpireAfterCreate(e otter.Entry[uint64, *Object]) time.Duration {
-	return untilExpiry(e.Value)
+func (x objectExpiry) ExpireAfterCreate(e otter.Entry[uint64, *Object]) time.Duration {
+	return x.untilExpiry(e.Value)
 }
 
-func (objectExpiry) ExpireAfterUpdate(e otter.Entry[uint64, *Object], _ *Object) time.Duration {
-	return untilExpiry(e.Value)
+func (x objectExpiry) ExpireAfterUpdate(e otter.Entry[uint64, *Object], _ *Object) time.Duration {
+	return x.untilExpiry(e.Value)
 }
 
 // untilExpiry is at least 1ns: otter reads a non-positive duration as
 // "keep the current deadline", which for a new key is never.
-func untilExpiry(o *Object) time.Duration {
-	return max(time.Duration(o.expiresAt-time.Now().UnixNano()), 1)
+func (x objectExpiry) untilExpiry(o *Object) time.Duration {
+	return max(time.Duration(o.expiresAt-x.clock()), 1)
 }
 
 func (objectExpiry) ExpireAfterRead(e otter.Entry[uint64, *Object]) time.Duration {
 	return e.ExpiresAfter()
 }
 
-var _ Store = (*otterStore)(nil)
+// otterClock is an injected clock as otter's: no ticks, so no periodic
+// clean-up (expired objects still go on access and on eviction).
+type otterClock func() int64
+
+func (c otterClock) NowNano() int64                    { return c() }
+func (otterClock) Tick(time.Duration) <-chan time.Time { return nil }
+
+var (
+	_ Store       = (*otterStore)(nil)
+	_ otter.Clock = otterClock(nil)
+)

@@ -306,7 +306,7 @@ type storeMaker struct {
 
 var storeMakers = []storeMaker{
 	{name: "otter", new: func(maxBytes int64, _ int) (benchStore, error) {
-		s, err := newOtterStore(maxBytes)
+		s, err := newOtterStore(maxBytes, wallClock, false)
 		if err != nil {
 			return benchStore{}, err
 		}
@@ -340,7 +340,7 @@ func benchHit(b *testing.B, m storeMaker) {
 		keys    = 1024
 		bodyLen = 30 << 10
 	)
-	now := Now()
+	now := wallClock()
 	proto := benchEntry(bodyLen, now)
 	s, err := m.new(256<<20, proto.Size())
 	if err != nil {
@@ -402,7 +402,7 @@ const (
 
 var churnWorkload = sync.OnceValue(func() *churnSet {
 	rng := rand.New(rand.NewPCG(1, 2))
-	now := Now()
+	now := wallClock()
 	w := &churnSet{objs: make([]*Object, churnKeys), hashes: make([]uint64, churnKeys)}
 	var total int64
 	for k := range w.objs {
@@ -463,7 +463,7 @@ func BenchmarkInsert(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	e := benchEntry(30<<10, Now())
+	e := benchEntry(30<<10, wallClock())
 	ks := make([]string, keys)
 	hs := make([]uint64, keys)
 	for i := range ks {
@@ -482,7 +482,7 @@ func BenchmarkInsert(b *testing.B) {
 // TestBigcacheStoreRoundTrip checks the benchmark's bigcache store gives
 // back what was stored, and counts what it refuses.
 func TestBigcacheStoreRoundTrip(t *testing.T) {
-	now := Now()
+	now := wallClock()
 	full := benchEntry(30<<10, now)
 	full.Variant, full.InitialAge = "br", 42
 	full.Internal = []Field{{Name: []byte("X-LiteSpeed-Tag"), Value: []byte("post-1")}}

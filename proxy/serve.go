@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/esi"
 	"github.com/ramjet-proxy/ramjet/proxy/policy"
 )
 
@@ -20,6 +21,7 @@ var (
 	csStoredPrivate = []byte("ramjet; fwd=miss; stored; detail=private")
 	csCollapsed     = []byte("ramjet; fwd=miss; collapsed")
 	csRevalidated   = []byte("ramjet; fwd=stale; fwd-status=304; stored")
+	csValidated     = []byte("ramjet; fwd=stale; fwd-status=304")
 	csBypass        = []byte("ramjet; fwd=bypass")
 	csMethod        = []byte("ramjet; fwd=method")
 	csHitForPass    = []byte("ramjet; fwd=uri-miss")
@@ -32,6 +34,16 @@ var (
 	encGzip            = []byte("gzip")
 	encBrotli          = []byte("br")
 )
+
+// serve writes an entry: assembled when it is an ESI page, else as stored.
+func (r *request) serve(e *cache.Entry, now int64, status []byte) {
+	doc, ok := e.Doc.(*esi.Document)
+	if !ok {
+		serveEntry(r.ctx, r.s, e, now, status)
+		return
+	}
+	r.serveAssembled(e, doc, now, status)
+}
 
 // serveEntry writes a stored response. It allocates nothing: headers are
 // pre-serialised, the body is written from the entry without a copy.

@@ -5,38 +5,18 @@ import (
 	"io"
 
 	"github.com/valyala/fasthttp"
-
-	"github.com/ramjet-proxy/ramjet/proxy/cache"
 )
 
-// respond writes a fill's result to the client.
-func (p *Proxy) respond(ctx *fasthttp.RequestCtx, s *site, res result) {
-	switch {
-	case res.err != nil:
-		p.writeError(ctx, res.err)
-	case res.entry != nil && res.staleOnError:
-		p.metrics.staleError.Inc()
-		p.serve(ctx, s, res.entry, cache.Now(), res.status)
-	case res.entry != nil:
-		p.metrics.miss.Inc()
-		p.serve(ctx, s, res.entry, cache.Now(), res.status)
-		addCookies(&ctx.Response.Header, res.setCookies)
-	default:
-		p.metrics.miss.Inc()
-		p.relay(ctx, s, res.resp, res.prefix, res.status)
-	}
-}
-
-// relay answers with an origin response the cache does not keep:
+// relay answers with an upstream response the cache does not keep:
 // assembled when it is an ESI page, else streamed.
-func (p *Proxy) relay(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, prefix, status []byte) {
-	if s.ESI && !ctx.IsHead() && len(prefix) == 0 && wantsESI(&resp.Header) {
+func (r *request) relay(resp *fasthttp.Response, prefix, status []byte) {
+	if r.s.ESI && !r.ctx.IsHead() && len(prefix) == 0 && wantsESI(&resp.Header) {
 		var done bool
-		if done, prefix = p.relayAssembled(ctx, s, resp, status); done {
+		if done, prefix = r.relayAssembled(resp, status); done {
 			return
 		}
 	}
-	streamResponse(ctx, s, resp, prefix, status)
+	streamResponse(r.ctx, r.s, resp, prefix, status)
 }
 
 // streamResponse relays an origin response the cache does not keep: the
@@ -147,22 +127,4 @@ type originBody struct {
 func (b *originBody) Close() error {
 	releaseResponse(b.resp)
 	return nil
-}
-
-// forward relays a request the cache must not answer (other methods,
-// bypass), streaming both bodies.
-func (p *Proxy) forward(ctx *fasthttp.RequestCtx, g *generation, s *site, status []byte) {
-	req := newUpstreamRequest(ctx, s, false, g.cfg.MaxRequestBody)
-	defer fasthttp.ReleaseRequest(req)
-	resp := fasthttp.AcquireResponse()
-	if ctx.IsHead() {
-		resp.SkipBody = true
-	}
-	if err := doUpstream(s, req, resp); err != nil {
-		fasthttp.ReleaseResponse(resp)
-		p.writeError(ctx, err)
-		return
-	}
-	p.applyResponsePurges(&resp.Header, ctx.Host(), 0, p.identity(ctx))
-	p.relay(ctx, s, resp, nil, status)
 }

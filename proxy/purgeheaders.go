@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"encoding/json"
-	"net/netip"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -62,59 +60,4 @@ func (p *Proxy) applyResponsePurges(h *fasthttp.ResponseHeader, host []byte, bor
 			p.apply(c, "header")
 		}
 	}
-}
-
-// Request headers a PURGE may carry to name tags instead of its URL
-// (LSCache, Souin / Fastly, Varnish xkey).
-var purgeRequestHeaders = []string{"Surrogate-Key", "Xkey-Purge", "Cache-Tag"}
-
-// purgeMethod answers PURGE (and REFRESH, a soft purge) for one URL, or
-// for the tags named in its headers, from trusted addresses only.
-func (p *Proxy) purgeMethod(ctx *fasthttp.RequestCtx, g *generation) {
-	if !g.trustedPurger(ctx.RemoteIP()) {
-		ctx.Response.Header.Set("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH")
-		ctx.Error("Method Not Allowed\n", fasthttp.StatusMethodNotAllowed)
-		return
-	}
-	soft := string(ctx.Method()) == "REFRESH"
-	cmd := purge.Command{Host: string(ctx.Host())}
-	for _, name := range purgeRequestHeaders {
-		if v := ctx.Request.Header.Peek(name); len(v) > 0 {
-			cmd.Targets = append(cmd.Targets, purge.ParseKeys(v, soft).Targets...)
-		}
-	}
-	if v := ctx.Request.Header.Peek("X-Litespeed-Purge"); len(v) > 0 {
-		cmds, _ := purge.ParseHeader(v) // malformed parts are dropped; the rest applies
-		for _, c := range cmds {
-			if !c.Private {
-				cmd.Targets = append(cmd.Targets, c.Targets...)
-			}
-		}
-	}
-	if len(cmd.Targets) == 0 {
-		cmd.Targets = []purge.Target{{Kind: purge.KindURL, Value: string(ctx.Request.Header.RequestURI()), Soft: soft}}
-	}
-	res := p.apply(cmd, "method")
-	body, err := json.Marshal(map[string]any{"purged": res, "soft": soft})
-	if err != nil {
-		p.writeError(ctx, err)
-		return
-	}
-	ctx.SetContentType("application/json")
-	ctx.SetBody(append(body, '\n'))
-}
-
-// trustedPurger reports whether ip may send PURGE and REFRESH.
-func (g *generation) trustedPurger(ip []byte) bool {
-	addr, ok := netip.AddrFromSlice(ip)
-	if !ok {
-		return false
-	}
-	addr = addr.Unmap()
-	for _, pfx := range g.cfg.PurgeAllow {
-		if pfx.Contains(addr) {
-			return true
-		}
-	}
-	return len(g.cfg.PurgeAllow) == 0 && addr.IsLoopback()
 }

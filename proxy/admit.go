@@ -1,0 +1,42 @@
+package proxy
+
+import (
+	"github.com/valyala/fasthttp"
+)
+
+// stageAdmit routes the request to its site and refuses what the site
+// does not take: a declared body over the limit (413), a plain request for
+// a site that wants HTTPS (redirect). A fragment is a GET of the proxy's
+// own making: it is only routed.
+func stageAdmit(r *request) verdict {
+	r.s = r.g.router.route(r.header().Host())
+	if r.ctx == nil {
+		return proceed
+	}
+	h := r.header()
+	switch {
+	case tooLarge(r.ctx, r.g.cfg.MaxRequestBody):
+		r.res.err = fasthttp.ErrBodyTooLarge
+	case isPurgeMethod(h.Method()):
+		return proceed // PURGE and REFRESH are never redirected
+	case needsHTTPS(r.ctx, r.s):
+		if !r.inline {
+			redirectToHTTPS(r.ctx, r.g)
+			r.res.written = true
+		}
+	case r.inline && !h.IsGet() && !h.IsHead():
+		return declined
+	default:
+		return proceed
+	}
+	if r.inline {
+		return declined
+	}
+	return answered
+}
+
+// tooLarge reports a declared body length over the limit; a chunked body
+// is cut by limitedBody as it streams.
+func tooLarge(ctx *fasthttp.RequestCtx, limit int64) bool {
+	return limit > 0 && int64(ctx.Request.Header.ContentLength()) > limit
+}

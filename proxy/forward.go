@@ -1,0 +1,39 @@
+package proxy
+
+import (
+	"github.com/valyala/fasthttp"
+)
+
+// forward relays a request the cache must not answer (another method, a
+// bypass), streaming both bodies. An unsafe method that succeeded
+// invalidates the URL it targeted (RFC 9111 4.4), before the client has
+// the answer, so that its next GET cannot see the old page.
+func (r *request) forward() verdict {
+	ctx := r.ctx
+	req := newUpstreamRequest(ctx, r.s, false, r.g.cfg.MaxRequestBody)
+	resp := fasthttp.AcquireResponse()
+	if ctx.IsHead() {
+		resp.SkipBody = true
+	}
+	err := doUpstream(r.s, req, resp)
+	fasthttp.ReleaseRequest(req)
+	if err != nil {
+		fasthttp.ReleaseResponse(resp)
+		r.res.err = err
+		return answered
+	}
+	r.p.applyResponsePurges(&resp.Header, ctx.Host(), 0, r.identity())
+	r.invalidateAfter(resp.StatusCode())
+	r.res = result{resp: resp, status: r.pass}
+	return answered
+}
+
+// invalidateAfter drops the cached copies of the request's URL after an
+// unsafe method answered with code.
+func (r *request) invalidateAfter(code int) {
+	h := r.header()
+	if h.IsGet() || h.IsHead() || h.IsOptions() || h.IsTrace() || code < 200 || code >= 400 {
+		return
+	}
+	r.p.cache.Remove(r.h, r.key)
+}

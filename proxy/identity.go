@@ -1,0 +1,91 @@
+package proxy
+
+import (
+	"bytes"
+	"hash/maphash"
+	"net"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/valyala/fasthttp"
+)
+
+// stageIdentity decides whether the request goes through the cache at
+// all: other methods than GET and HEAD, caching off for the site,
+// credentials and bypass cookies pass uncached. Fragments are never
+// passed: their page decided (a logged-in user's page still takes its
+// public fragments from the cache, which is what ESI is for). The private
+// identity is computed when a stage first needs it (r.identity).
+func stageIdentity(r *request) verdict {
+	h := r.header()
+	var n *metrics.Counter
+	switch {
+	case r.frag != nil:
+		return proceed
+	case !h.IsGet() && !h.IsHead():
+		r.pass, n = csMethod, r.c.method
+	case r.bypassed():
+		r.pass, n = csBypass, r.c.bypass
+	default:
+		return proceed
+	}
+	if r.inline {
+		return declined
+	}
+	n.Inc()
+	return proceed
+}
+
+// bypassed reports whether the request must skip the cache both ways:
+// caching off for the site, credentials, or a bypass cookie.
+func (r *request) bypassed() bool {
+	h := r.header()
+	return !r.s.Cache || len(h.Peek("Authorization")) > 0 || hasCookie(h, r.s.bypass)
+}
+
+// The private cache keeps per-user copies, as LSCache's does: a user is
+// their session cookies (cookies that identify nobody are ignored), their
+// credentials and their address. A client with no session has no identity
+// and gets no private caching, so two anonymous visitors behind one
+// address can never share a private entry.
+
+// ignoredIdentityCookie lists cookies LSCache leaves out of the private
+// identity: analytics, test and the vary cookie itself.
+func ignoredIdentityCookie(name []byte) bool {
+	return bytes.HasPrefix(name, []byte("__")) || bytes.HasPrefix(name, []byte("_ga")) ||
+		bytes.Equal(name, []byte("has_js")) || bytes.Equal(name, []byte("_lscache_vary")) ||
+		bytes.Equal(name, []byte("wordpress_test_cookie")) || bytes.Equal(name, []byte("ls_smartpush")) ||
+		bytes.HasPrefix(name, []byte("bb_forum_view"))
+}
+
+// identity is the private-cache identity of a client at ip sending h, 0
+// when it has none. Cookie order does not matter. It does not allocate.
+func (p *Proxy) identity(h *fasthttp.RequestHeader, ip net.IP) uint64 {
+	var id uint64
+	var mh maphash.Hash
+	mh.SetSeed(p.idSeed)
+	for name, value := range h.Cookies() {
+		if ignoredIdentityCookie(name) || len(value) == 0 {
+			continue
+		}
+		mh.Reset()
+		mh.Write(name)
+		mh.WriteByte('=')
+		mh.Write(value)
+		id ^= mh.Sum64()
+	}
+	if auth := h.Peek("Authorization"); len(auth) > 0 {
+		mh.Reset()
+		mh.WriteString("authorization:")
+		mh.Write(auth)
+		id ^= mh.Sum64()
+	}
+	if id == 0 {
+		return 0
+	}
+	if v4 := ip.To4(); v4 != nil {
+		ip = v4 // one address, however the listener spells it
+	}
+	mh.Reset()
+	mh.Write(ip)
+	return id ^ mh.Sum64() | 1 // never 0 once there is a session
+}

@@ -1,0 +1,113 @@
+package proxy
+
+import (
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+)
+
+// stageLookup looks for the request's copy: the user's private one first,
+// then the shared one. A fresh copy is the answer; a stale one is too,
+// while one background request refreshes it. Anything else leaves fill
+// what to do: the stale copy to revalidate, why the cache missed, and
+// whether concurrent misses share one fill.
+func stageLookup(r *request) verdict {
+	if r.pass != nil {
+		return proceed
+	}
+	r.now = r.p.cache.Now()
+	if e := r.privateCopy(); e != nil {
+		if r.inline && e.Doc != nil {
+			return declined // an ESI page may have fragments to fetch
+		}
+		r.c.hitPrivate.Inc()
+		return r.answer(e, csHitPrivate)
+	}
+	if r.frag != nil && r.frag.private {
+		return r.toFill(nil, fwdMiss, false) // never shared: nothing to wait for
+	}
+	o := r.p.cache.Lookup(r.h, r.key)
+	switch {
+	case o == nil:
+		return r.toFill(nil, fwdMiss, true)
+	case o.PassUntil > r.now:
+		if r.inline {
+			return declined
+		}
+		r.c.pass.Inc()
+		return r.toFill(nil, fwdURIMiss, false)
+	}
+	r.variant = appendVariant(r.variant[:0], r.header(), o.Vary)
+	e := o.Variant(r.variant)
+	if e == nil {
+		return r.toFill(nil, fwdVaryMiss, true)
+	}
+	return r.lookedUp(e)
+}
+
+// lookedUp decides by the status of the request's variant e.
+func (r *request) lookedUp(e *cache.Entry) verdict {
+	switch r.p.cache.Status(e, r.now) {
+	case cache.Fresh:
+		if r.inline && e.Doc != nil {
+			return declined
+		}
+		r.c.hit.Inc()
+		return r.answer(e, csHit)
+	case cache.Stale:
+		if r.inline {
+			return declined
+		}
+		r.c.stale.Inc()
+		r.refresh(e)
+		return r.answer(e, csStale)
+	case cache.ErrorOnly:
+		return r.toFill(e, fwdStale, true)
+	case cache.Purged:
+		return r.toFill(nil, fwdMiss, true)
+	default:
+		return r.toFill(nil, fwdStale, true)
+	}
+}
+
+// toFill leaves the request to fill; an inline request declines.
+func (r *request) toFill(stale *cache.Entry, fwd string, coalesce bool) verdict {
+	if r.inline {
+		return declined
+	}
+	r.stale, r.fwd, r.coalesce = stale, fwd, coalesce
+	return proceed
+}
+
+// privateCopy is the client's own fresh copy from the private cache, or
+// nil. A client without a session has none.
+func (r *request) privateCopy() *cache.Entry {
+	pc := r.p.private
+	if pc == nil || pc.Len() == 0 || r.identity() == 0 {
+		return nil
+	}
+	r.pkey = appendPrivateKey(r.pkey[:0], r.id, r.key)
+	o := pc.Lookup(pc.Hash(r.pkey), r.pkey)
+	if o == nil {
+		return nil
+	}
+	r.variant = appendVariant(r.variant[:0], r.header(), o.Vary)
+	e := o.Variant(r.variant)
+	if e == nil || pc.Status(e, r.now) != cache.Fresh {
+		return nil
+	}
+	return e
+}
+
+// freshShared is the request's fresh variant in the shared cache now, or
+// nil: what a fill that just ended stored.
+func (r *request) freshShared() *cache.Entry {
+	o := r.p.cache.Lookup(r.h, r.key)
+	if o == nil {
+		return nil
+	}
+	r.variant = appendVariant(r.variant[:0], r.header(), o.Vary)
+	e := o.Variant(r.variant)
+	if e == nil || r.p.cache.Status(e, r.p.cache.Now()) != cache.Fresh {
+		return nil
+	}
+	return e
+}

@@ -1,0 +1,107 @@
+package proxy
+
+import (
+	"net"
+	"sync"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+)
+
+// request is one request on its way through the stages: a client's (ctx
+// set) or an ESI fragment's (frag set). The stages read it and leave their
+// results in it. Requests are pooled, with their key buffers, so that a
+// hit allocates nothing.
+type request struct {
+	p *Proxy
+	// g is the generation the request started with; it keeps it to the
+	// end, fragments included.
+	g *generation
+	s *site // set by admit
+	// ctx is the client's connection; nil for a fragment.
+	ctx *fasthttp.RequestCtx
+	// req is what is asked: the client's request, or the fragment's own
+	// sub-request (copied from its page's, which fragments fetched in
+	// parallel cannot share: fasthttp headers are not safe for concurrent
+	// use, even to read).
+	req *fasthttp.Request
+	// frag is the include being fetched; nil for a client request.
+	frag *fragment
+	// inline: answer only what needs neither blocking nor a change of
+	// state (a fresh hit); every other stage declines.
+	inline bool
+	tls    bool // came over TLS; a fragment: its page did
+	c      *requestCounters
+
+	// pass is the Cache-Status of a request forwarded uncached (a method
+	// the cache does not answer, a bypass); nil goes through the cache.
+	pass []byte
+	// id is the private-cache identity (0: none), computed on first use.
+	id     uint64
+	idDone bool
+
+	key     []byte // primary cache key
+	variant []byte // the values the entry's vary spec selects
+	pkey    []byte // private cache key
+	params  [][]byte
+	h       uint64 // hash of key in the shared cache
+	now     int64
+
+	// What lookup leaves for fill: the stale copy to revalidate (or to
+	// serve if the origin fails), the Cache-Status fwd reason, and whether
+	// concurrent misses of the key share one fill.
+	stale    *cache.Entry
+	fwd      string
+	coalesce bool
+
+	res result // the answer
+
+	fragState fragment // frag points here: no allocation per fragment
+}
+
+var requestPool = sync.Pool{New: func() any {
+	return &request{key: make([]byte, 0, 256), variant: make([]byte, 0, 64),
+		params: make([][]byte, 0, 16), pkey: make([]byte, 0, 256)}
+}}
+
+// clientRequest is the request a client sent on ctx.
+func (p *Proxy) clientRequest(ctx *fasthttp.RequestCtx, inline bool) *request {
+	r := requestPool.Get().(*request)
+	r.p, r.g, r.ctx, r.req, r.inline = p, p.gen.Load(), ctx, &ctx.Request, inline
+	r.tls, r.c = ctx.IsTLS(), &p.metrics.pages
+	return r
+}
+
+// release returns r to the pool; nothing of it may be used after.
+func (r *request) release() {
+	key, variant, pkey, params := r.key[:0], r.variant[:0], r.pkey[:0], r.params
+	clear(params)
+	*r = request{key: key, variant: variant, pkey: pkey, params: params[:0]}
+	requestPool.Put(r)
+}
+
+// header is the request's header.
+func (r *request) header() *fasthttp.RequestHeader { return &r.req.Header }
+
+// remoteIP is the client's address (a fragment's: its page's client).
+func (r *request) remoteIP() net.IP {
+	if r.frag != nil {
+		return r.frag.f.ip
+	}
+	return r.ctx.RemoteIP()
+}
+
+// identity is the client's private-cache identity, 0 when it has none.
+func (r *request) identity() uint64 {
+	if !r.idDone {
+		r.id, r.idDone = r.p.identity(r.header(), r.remoteIP()), true
+	}
+	return r.id
+}
+
+// answer makes e the request's answer, served from the cache.
+func (r *request) answer(e *cache.Entry, status []byte) verdict {
+	r.res = result{entry: e, status: status, hit: true}
+	return answered
+}
