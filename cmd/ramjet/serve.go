@@ -266,16 +266,24 @@ func (d *daemon) reload(why string) {
 	d.log.Info("config reloaded", "trigger", why)
 }
 
+// apply makes cfg the running config. What can fail is built first:
+// the certificates and the cache bound are loaded and checked, then
+// proxy.Reload builds the proxy generation and swaps it in (or fails,
+// changing nothing). Only then are the certificates swapped and the
+// rest applied, so a failure anywhere leaves everything as it was.
 func (d *daemon) apply(cfg *conf.Config) error {
-	if err := d.edge.reload(cfg); err != nil {
+	tlsNext, err := d.edge.prepareReload(cfg)
+	if err != nil {
 		return err
+	}
+	if err := checkCacheSize(cfg); err != nil {
+		return errors.Join(err, tlsNext.abort())
 	}
 	if err := d.proxy.Reload(context.Background(), proxyConfig(cfg)); err != nil {
-		return err
+		return errors.Join(err, tlsNext.abort())
 	}
-	if err := d.cache.Resize(int64(cfg.Cache.Size)); err != nil {
-		return err
-	}
+	tlsNext.commit()
+	_ = d.cache.Resize(int64(cfg.Cache.Size)) // cannot fail: checkCacheSize passed
 	d.level.Set(cfg.Log.SlogLevel())
 	if cfg.Listen != d.cfg.Listen || cfg.Admin != d.cfg.Admin || cfg.Server != d.cfg.Server ||
 		cfg.Log.Format != d.cfg.Log.Format || edgeRestartNeeded(d.cfg, cfg) {
@@ -283,6 +291,17 @@ func (d *daemon) apply(cfg *conf.Config) error {
 	}
 	setMemoryLimit(cfg, d.log)
 	d.cfg = cfg
+	return nil
+}
+
+// checkCacheSize refuses, before anything is swapped, a size that
+// cache.Resize would refuse after the proxy generation was swapped in.
+// conf's Validate already asks for at least 1 MiB; this keeps apply
+// safe should that rule ever loosen.
+func checkCacheSize(cfg *conf.Config) error {
+	if cfg.Cache.Size <= 0 {
+		return fmt.Errorf("cache.size %d: %w", cfg.Cache.Size, cache.ErrBadSize)
+	}
 	return nil
 }
 

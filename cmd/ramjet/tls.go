@@ -149,34 +149,73 @@ func (e *edge) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, err
 	return e.store.Load().GetCertificate(hello)
 }
 
-// reload makes the TLS listener serve c's certificates. Changed
-// settings build a new store, swap it in and close the old one; on error
-// the old one keeps serving and the error is returned. Unchanged
-// settings re-read the files; a pair that fails to load is logged and
-// keeps its old certificate, which does not fail the reload.
-func (e *edge) reload(c *conf.Config) error {
-	if e == nil || e.tls == nil || c.TLS.Listen == "" {
-		return nil // a listener added or removed waits for the restart
-	}
-	if reflect.DeepEqual(c.TLS.Hosts, e.tlsCfg.Hosts) && c.TLS.Cert == e.tlsCfg.Cert && c.TLS.Key == e.tlsCfg.Key &&
-		c.TLS.OCSP == e.tlsCfg.OCSP && c.TLS.OCSPTimeout == e.tlsCfg.OCSPTimeout {
-		if err := e.rereadCerts(); err != nil {
-			e.log.Error("certificate reload", "err", err)
-		}
-		return nil
-	}
-	store, err := newStore(e.ctx, c.TLS, e.log)
-	if err != nil {
-		return fmt.Errorf("certificates: %w", err)
-	}
-	old := e.store.Swap(store)
-	e.tlsCfg = c.TLS
-	e.log.Info("certificates reloaded with new settings")
-	return old.Close()
+// certReload is a config reload's certificates, loaded and not serving
+// yet: commit swaps them in, abort drops them. A nil *certReload (no TLS
+// listener) does nothing.
+type certReload struct {
+	e      *edge
+	cfg    conf.TLS
+	store  *certs.Store  // a started store for changed settings, or nil
+	staged *certs.Staged // the running store's files read again, or nil
 }
 
-// rereadCerts reloads the certificate files; a pair that does not load
-// keeps serving its old certificate.
+// prepareReload loads c's certificates without serving them. Changed
+// settings build and start a new store; unchanged ones read the running
+// store's files again. Either way a pair that does not load fails the
+// config reload, which then keeps every certificate serving as it was.
+func (e *edge) prepareReload(c *conf.Config) (*certReload, error) {
+	if e == nil || e.tls == nil || c.TLS.Listen == "" {
+		return nil, nil // a listener added or removed waits for the restart
+	}
+	r := &certReload{e: e, cfg: c.TLS}
+	var err error
+	if sameCertSettings(e.tlsCfg, c.TLS) {
+		r.staged, err = e.store.Load().Stage()
+	} else {
+		r.store, err = newStore(e.ctx, c.TLS, e.log)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("certificates: %w", err)
+	}
+	return r, nil
+}
+
+// sameCertSettings reports whether a and b name the same certificates,
+// when a reload keeps the running store (its watcher and its staples).
+func sameCertSettings(a, b conf.TLS) bool {
+	return reflect.DeepEqual(a.Hosts, b.Hosts) && a.Cert == b.Cert && a.Key == b.Key &&
+		a.OCSP == b.OCSP && a.OCSPTimeout == b.OCSPTimeout
+}
+
+// commit serves the loaded certificates and closes a replaced store.
+func (r *certReload) commit() {
+	if r == nil {
+		return
+	}
+	if r.staged != nil {
+		r.staged.Commit()
+		return
+	}
+	old := r.e.store.Swap(r.store)
+	r.e.tlsCfg = r.cfg
+	r.e.log.Info("certificates reloaded with new settings")
+	if err := old.Close(); err != nil {
+		r.e.log.Error("closing the replaced certificate store", "err", err) // the new one serves regardless
+	}
+}
+
+// abort drops what prepareReload loaded; the running store serves on.
+func (r *certReload) abort() error {
+	if r == nil || r.store == nil {
+		return nil
+	}
+	return r.store.Close()
+}
+
+// rereadCerts reloads the certificate files on SIGHUP. Unlike a config
+// reload it goes pair by pair, as a file change does: a pair that does
+// not load keeps serving its old certificate (the error is returned and
+// logged), the others are swapped in.
 func (e *edge) rereadCerts() error {
 	if e == nil || e.tls == nil {
 		return nil

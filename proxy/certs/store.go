@@ -198,7 +198,7 @@ func New(cfg Config, log *slog.Logger) (*Store, error) {
 		client: &http.Client{Timeout: cfg.OCSPTimeout},
 		wake:   make(chan struct{}, 1),
 	}
-	t, errs := s.build(nil)
+	t, errs := s.build(nil, false)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -245,23 +245,83 @@ func (s *Store) Reload() error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	old := s.cur.Load()
-	t, errs := s.build(old)
+	t, errs := s.build(old, true)
+	s.swap(old, t)
+	return errors.Join(errs...)
+}
+
+// Staged is the store's pairs read from disk again into a table that
+// serves nothing until Commit: a config reload loads its certificates
+// first and swaps them in only once the rest of the config has applied.
+type Staged struct {
+	s    *Store
+	base *table // serving when Stage read the files
+	next *table
+}
+
+// Stage reads every pair from disk again, as Reload does, without
+// serving the result. Unlike Reload, a pair that fails to load is an
+// error: the caller's reload fails and the serving table is untouched.
+// Pairs whose bytes did not change keep their entries and staples.
+func (s *Store) Stage() (*Staged, error) {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	old := s.cur.Load()
+	t, errs := s.build(old, false)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &Staged{s: s, base: old, next: t}, nil
+}
+
+// Commit serves the staged table. When a reload on file change swapped
+// in another table since Stage, that one stays: it read the same files
+// later.
+func (st *Staged) Commit() {
+	s := st.s
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	if s.cur.Load() == st.base {
+		s.swap(st.base, st.next)
+	}
+}
+
+// swap serves t in place of old, logs the pairs whose certificate
+// changed and has the OCSP loop plan for t's entries. reloadMu must be
+// held.
+func (s *Store) swap(old, t *table) {
 	s.cur.Store(t)
+	s.logChanged(old, t)
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return errors.Join(errs...)
 }
 
-// build loads every pair. With old set, a pair that fails keeps its old
-// entry and one that is unchanged keeps its entry; errors are collected.
-func (s *Store) build(old *table) (*table, []error) {
+// logChanged logs the pairs whose entry t replaced; both tables come
+// from s.cfg, so their entries line up.
+func (s *Store) logChanged(old, t *table) {
+	logNew := func(prev, e *entry) {
+		if e != nil && e != prev {
+			s.log.Info("certificate reloaded", "cert", e.pair.CertFile, "not_after", e.leaf.NotAfter)
+		}
+	}
+	logNew(old.def, t.def)
+	for i, e := range t.hosts {
+		logNew(old.hosts[i], e)
+	}
+}
+
+// build loads every pair. With old set, a pair that is unchanged keeps
+// its entry, and with keepOld one that fails keeps its old entry; errors
+// are collected. Without keepOld a failed pair has no entry, and the
+// table must not serve.
+func (s *Store) build(old *table, keepOld bool) (*table, []error) {
 	var errs []error
 	load := func(p Pair, prev *entry, what string) *entry {
 		e, err := loadEntry(p)
 		switch {
-		case err != nil && prev != nil:
+		case err != nil && prev != nil && keepOld:
 			errs = append(errs, fmt.Errorf("certs: %s: %w (keeping the old certificate)", what, err))
 			return prev
 		case err != nil:
@@ -269,9 +329,6 @@ func (s *Store) build(old *table) (*table, []error) {
 			return nil
 		case prev != nil && sameChain(prev.cert, e.cert):
 			return prev
-		}
-		if prev != nil {
-			s.log.Info("certificate reloaded", "cert", p.CertFile, "not_after", e.leaf.NotAfter)
 		}
 		return e
 	}

@@ -281,6 +281,79 @@ func TestRotationPickedUpLive(t *testing.T) {
 	}
 }
 
+// serving is the leaf the store hands a handshake for name.
+func serving(t *testing.T, s *Store, name string) *x509.Certificate {
+	t.Helper()
+	c, err := s.GetCertificate(&tls.ClientHelloInfo{ServerName: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Leaf
+}
+
+// One pair that does not load fails Stage, and the pairs that did load
+// are not served either: nothing changes.
+func TestStageWithBadPairFailsAndServesNothingNew(t *testing.T) {
+	f := newFixture(t)
+	s := newStore(t, f.config())
+	f.ca.Issue(t, "", "shop.example.com").Write(t, f.dir, "shop") // good new files
+	if err := os.WriteFile(f.wildP.CertFile, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Stage()
+	if err == nil || !strings.Contains(err.Error(), "host certificate 1") || strings.Contains(err.Error(), "keeping") {
+		t.Fatalf("Stage() = %v, %v; want the error of host certificate 1", st, err)
+	}
+	if !serving(t, s, "shop.example.com").Equal(f.exact.Cert) || !serving(t, s, "a.example.com").Equal(f.wild.Cert) {
+		t.Fatal("a failed Stage changed the served certificates")
+	}
+}
+
+// A staged table serves only after Commit; unchanged pairs keep their
+// entries (and so their staples).
+func TestCommitServesStagedTable(t *testing.T) {
+	f := newFixture(t)
+	s := newStore(t, f.config())
+	def := s.cur.Load().def
+	next := f.ca.Issue(t, "", "shop.example.com")
+	next.Write(t, f.dir, "shop")
+	st, err := s.Stage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !serving(t, s, "shop.example.com").Equal(f.exact.Cert) {
+		t.Fatal("Stage served the new certificate before Commit")
+	}
+	st.Commit()
+	if !serving(t, s, "shop.example.com").Equal(next.Cert) {
+		t.Fatal("Commit did not serve the staged certificate")
+	}
+	if s.cur.Load().def != def {
+		t.Error("Commit replaced the entry of an unchanged pair")
+	}
+}
+
+// A reload on file change between Stage and Commit read the files later:
+// Commit keeps its table instead of going back to the staged one.
+func TestCommitKeepsTableOfLaterFileReload(t *testing.T) {
+	f := newFixture(t)
+	s := newStore(t, f.config())
+	f.ca.Issue(t, "", "shop.example.com").Write(t, f.dir, "shop")
+	st, err := s.Stage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest := f.ca.Issue(t, "", "shop.example.com")
+	latest.Write(t, f.dir, "shop")
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	st.Commit()
+	if !serving(t, s, "shop.example.com").Equal(latest.Cert) {
+		t.Fatal("Commit went back to the files as they were at Stage")
+	}
+}
+
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name string

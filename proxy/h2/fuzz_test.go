@@ -22,7 +22,7 @@ func FuzzConn(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer srv.workers.stop()
+		defer stopWorkers(t, srv)
 		c1, c2 := net.Pipe()
 		go io.Copy(io.Discard, c2)
 		go func() {

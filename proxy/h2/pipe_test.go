@@ -2,10 +2,12 @@ package h2
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"io"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
@@ -31,9 +33,20 @@ func pipeServer(t testing.TB, cfg Config, h fasthttp.RequestHandler) net.Conn {
 	t.Cleanup(func() {
 		c2.Close()
 		<-done
-		srv.workers.stop()
+		stopWorkers(t, srv)
 	})
 	return c2
+}
+
+// stopWorkers joins the stream workers of a server that was never
+// started (its connections served by hand), as Shutdown would.
+func stopWorkers(t testing.TB, srv *Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.workers.stop(ctx); err != nil {
+		t.Error(err)
+	}
 }
 
 // frameReader reads raw frames without allocating.

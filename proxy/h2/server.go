@@ -222,9 +222,12 @@ func (s *Server) track(c *conn, add bool) bool {
 
 // Shutdown stops accepting, sends GOAWAY on every HTTP/2 connection,
 // lets in-flight requests and streams finish until ctx ends, then closes
-// the HTTP/2 connections left and waits for the serving goroutine.
-// HTTP/1.1 requests still running at the deadline are left to finish
-// (fasthttp cannot cut them), as with proxy.Server.
+// the HTTP/2 connections left and waits for the serving goroutine and
+// for every stream worker still running a handler (a stream outlives its
+// connection when the client leaves first). Handlers still running at
+// ctx's end, HTTP/2 ones and HTTP/1.1 ones alike, are left to finish:
+// neither fasthttp nor this package can cut them; the error then counts
+// the HTTP/2 ones.
 func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	s.once.Do(func() {
@@ -239,6 +242,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		_ = s.ln.Close() // usually closed already
 		if serr := <-s.done; serr != nil && !errors.Is(serr, net.ErrClosed) {
 			err = errors.Join(err, serr)
+		}
+		if werr := s.workers.stop(ctx); werr != nil {
+			err = errors.Join(err, fmt.Errorf("h2: %s listener: %w", s.cfg.Name, werr))
 		}
 	})
 	return err
@@ -259,7 +265,6 @@ func (s *Server) drainH2(ctx context.Context, fastDone <-chan error) error {
 	for _, c := range conns {
 		c.goAway(http2.ErrCodeNo)
 	}
-	defer s.workers.stop()
 	select {
 	case err := <-fastDone:
 		// fasthttp gives up at the same deadline: whichever case

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,6 +142,86 @@ func TestShutdownWithIdleConnections(t *testing.T) {
 	if _, err := env.h2Client(t).Get(env.url("/")); err == nil {
 		t.Error("a request succeeded after Shutdown")
 	}
+}
+
+// blockedAfterClientLeft starts a server whose handler blocks until
+// release is closed, sends it one stream on a raw connection and closes
+// that connection while the handler runs: the stream's worker then
+// outlives its connection, which the server has forgotten on return.
+// finished is set when the handler returns.
+func blockedAfterClientLeft(t *testing.T) (env *tlsEnv, release chan struct{}, finished *atomic.Bool) {
+	t.Helper()
+	started := make(chan struct{}, 1)
+	release = make(chan struct{})
+	finished = new(atomic.Bool)
+	env = startTLS(t, func(ctx *fasthttp.RequestCtx) {
+		started <- struct{}{}
+		<-release
+		finished.Store(true)
+	}, nil)
+	r := dialRaw(t, env)
+	r.get(1, "/block")
+	<-started
+	r.c.Close()
+	eventually(t, 5*time.Second, func() bool {
+		env.srv.connsMu.Lock()
+		defer env.srv.connsMu.Unlock()
+		return len(env.srv.conns) == 0
+	})
+	return env, release, finished
+}
+
+// A client that leaves while its stream's handler runs leaves no
+// connection to drain, but Shutdown still waits for that handler.
+func TestShutdownWaitsForHandlerOfStreamWhoseClientLeft(t *testing.T) {
+	env, release, finished := blockedAfterClientLeft(t)
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err := env.srv.Shutdown(ctx)
+		if !finished.Load() {
+			err = errors.Join(err, errors.New("Shutdown returned before the handler finished"))
+		}
+		shut <- err
+	}()
+	// The listener closing shows Shutdown began; it must still wait.
+	eventually(t, 2*time.Second, func() bool {
+		c, err := net.DialTimeout("tcp", env.addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+	close(release)
+	select {
+	case err := <-shut:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown did not return after the handler finished")
+	}
+	if n := env.srv.workers.running(); n != 0 {
+		t.Errorf("%d stream workers running after Shutdown", n)
+	}
+}
+
+// A handler still running when Shutdown's context ends fails Shutdown
+// with the deadline and stays counted until it returns.
+func TestShutdownDeadlineReportsStreamWorkerStillRunning(t *testing.T) {
+	env, release, _ := blockedAfterClientLeft(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err := env.srv.Shutdown(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 stream workers still running") {
+		t.Fatalf("Shutdown = %v, want DeadlineExceeded naming 1 running stream worker", err)
+	}
+	if n := env.srv.workers.running(); n != 1 {
+		t.Errorf("%d stream workers counted at the deadline, want 1", n)
+	}
+	close(release)
+	eventually(t, 5*time.Second, func() bool { return env.srv.workers.running() == 0 })
 }
 
 // eventually polls cond every 20 ms until it holds or d passes.
