@@ -34,6 +34,18 @@ type Config struct {
 	// HTTPSPort is the port HTTPS redirects point to; 0 or 443 leave it
 	// out of the URL.
 	HTTPSPort int
+	// DrainTimeout bounds how long a replaced generation's requests (its
+	// docroots' and PHP pools') may take to finish after a reload, and
+	// those of the last one at Close; 0 means 30 s. Past it, PHP workers
+	// still busy are killed.
+	DrainTimeout time.Duration
+}
+
+func (c *Config) drainTimeout() time.Duration {
+	if c.DrainTimeout <= 0 {
+		return 30 * time.Second
+	}
+	return c.DrainTimeout
 }
 
 // Site is the cache policy of one or more host names.

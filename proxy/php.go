@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"sort"
-	"time"
 
 	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
@@ -18,9 +18,6 @@ type Docroot struct {
 	// PHP is the site's worker pool; nil serves static files only.
 	PHP *phppool.Config
 }
-
-// poolDrain bounds how long a replaced pool's requests may take to finish.
-const poolDrain = 2 * time.Minute
 
 // phpPool is a running pool and the config it was built from; the Proxy
 // keeps it across reloads that leave its config unchanged.
@@ -55,6 +52,7 @@ func (p *Proxy) buildDocroots(g *generation, old *generation) error {
 			continue
 		}
 		s.up = h
+		g.docroots = append(g.docroots, h)
 	}
 	if err := errors.Join(errs...); err != nil {
 		g.closeNewPools()
@@ -111,32 +109,51 @@ func (g *generation) closeNewPools() {
 	}
 }
 
-// retirePools drains the pools of old that g does not use: their workers
-// finish the requests they have, then exit. The goroutine is a
-// background job Close waits for.
-func (p *Proxy) retirePools(old, g *generation) {
+// retire lets the generation old, replaced by g, finish in the
+// background, bounded by the drain timeout: its docroot handlers finish
+// the requests they have, then the pools g does not use drain (their
+// workers finish their requests, then exit). g nil retires everything.
+// The goroutine is a background job Close waits for.
+func (p *Proxy) retire(old, g *generation) {
 	var gone []*phpPool
 	for name, pp := range old.pools {
 		if g == nil || g.pools[name] != pp {
 			gone = append(gone, pp)
 		}
 	}
-	if len(gone) == 0 || !p.startBackground() {
-		for _, pp := range gone {
-			_ = pp.pool.Close() // closing: the error has no one to go to
-		}
+	if !p.startBackground() {
+		old.closeNow(gone)
 		return
 	}
 	go func() {
 		defer p.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), poolDrain)
+		ctx, cancel := context.WithTimeout(context.Background(), old.cfg.drainTimeout())
 		defer cancel()
-		for _, pp := range gone {
-			if err := pp.pool.Shutdown(ctx); err != nil {
-				p.log.Warn("php pool drain", "pool", pp.cfg.Name, "err", err)
-			}
-		}
+		old.drain(ctx, gone, p.log)
 	}()
+}
+
+// drain waits for the docroots' requests, then shuts the pools down, all
+// within ctx; what is left then is killed.
+func (g *generation) drain(ctx context.Context, pools []*phpPool, log *slog.Logger) {
+	for _, h := range g.docroots {
+		if err := h.Close(ctx); err != nil {
+			log.Warn("docroot drain", "err", err)
+		}
+	}
+	for _, pp := range pools {
+		if err := pp.pool.Shutdown(ctx); err != nil {
+			log.Warn("php pool drain", "pool", pp.cfg.Name, "err", err)
+		}
+	}
+}
+
+// closeNow kills the pools at once: the proxy is closing, and the errors
+// have no one to go to.
+func (g *generation) closeNow(pools []*phpPool) {
+	for _, pp := range pools {
+		_ = pp.pool.Close()
+	}
 }
 
 // PoolStatus describes one PHP pool for the admin listener.

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 )
 
@@ -48,6 +49,9 @@ type generation struct {
 	// newPools the ones this generation created (not yet started).
 	pools    map[string]*phpPool
 	newPools []*phpPool
+	// docroots are the handlers of the docroot sites, closed (waited
+	// for) when the generation retires.
+	docroots []*docroot.Handler
 }
 
 // Stores are the long-lived caches a proxy serves from.
@@ -107,9 +111,13 @@ func (p *Proxy) Reload(ctx context.Context, cfg Config) error {
 		g.pool.Start(ctx)
 	}
 	p.gen.Store(g)
-	p.retirePools(old, g)
+	p.retire(old, g)
 	if g.pool != old.pool {
-		return old.pool.Close()
+		if err := old.pool.Close(); err != nil {
+			// Swapped already: the reload took effect, whatever the old
+			// health checks said on their way out.
+			p.log.Warn("closing the replaced origin pool", "err", err)
+		}
 	}
 	return nil
 }
@@ -156,8 +164,11 @@ func sameOrigin(a, b origin.Config) bool {
 		a.BodyTimeout == b.BodyTimeout && a.MaxConns == b.MaxConns && a.Health == b.Health
 }
 
-// Close stops background refreshes and health checks and waits for them.
-// It is idempotent. The cache is the caller's.
+// Close waits, within the drain timeout, for the docroots' requests and
+// for the background refreshes and retiring generations, then stops the
+// PHP workers and the health checks. Call it once the listeners are shut:
+// it is for the end of the process. It is idempotent. The cache is the
+// caller's.
 func (p *Proxy) Close() error {
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()
@@ -165,10 +176,17 @@ func (p *Proxy) Close() error {
 		return nil
 	}
 	p.closed = true
+	g := p.gen.Load()
+	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.drainTimeout())
+	defer cancel()
+	for _, h := range g.docroots {
+		if err := h.Close(ctx); err != nil {
+			p.log.Warn("docroot drain", "err", err)
+		}
+	}
 	p.bgMu.Lock()
 	p.bgClosed = true
 	p.bgMu.Unlock()
-	g := p.gen.Load()
 	p.bg.Wait()
 	for _, pp := range g.pools {
 		_ = pp.pool.Close() // shutting down: workers are killed either way

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -63,7 +62,7 @@ type Handler struct {
 	realRoot string // root with symlinks resolved
 	php      PHP
 	fallback Upstream
-	wg       sync.WaitGroup // PHP request goroutines
+	running  inflight // requests in Do and the PHP exchanges streaming their output
 	lookups  lookups
 }
 
@@ -97,15 +96,18 @@ func New(cfg Config, php PHP, fallback Upstream) (*Handler, error) {
 	return &Handler{cfg: cfg, root: root, realRoot: real, php: php, fallback: fallback}, nil
 }
 
-// Close waits for PHP requests still streaming their output.
-func (h *Handler) Close() error {
-	h.wg.Wait()
-	return nil
+// Close waits until no request is inside Do and no PHP exchange is still
+// streaming its output, or until ctx ends. The handler keeps serving what
+// still arrives: it owns no process, only the work it started.
+func (h *Handler) Close(ctx context.Context) error {
+	return h.running.wait(ctx)
 }
 
 // Do answers req as the origin would: a static file, a PHP script, the
 // front controller, or the fallback origin in PHPOnly mode.
 func (h *Handler) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
+	h.running.add()
+	defer h.running.done()
 	t := h.lookup(string(req.URI().Path()))
 	switch t.kind {
 	case kindFallback:

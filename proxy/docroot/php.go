@@ -25,7 +25,7 @@ var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<
 
 // servePHP runs the script on the pool and turns its CGI response into
 // resp. The worker's output arrives through a spool filled by a request
-// goroutine (h.wg) that runs the FastCGI exchange.
+// goroutine (counted in h.running) that runs the FastCGI exchange.
 func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *target) error {
 	if h.php == nil {
 		return ErrNoPHP
@@ -36,7 +36,7 @@ func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *ta
 	}
 	params := h.params(req, t, length)
 	sp := newSpool()
-	h.wg.Add(1)
+	h.running.add()
 	go h.run(params, stdin, sp, cleanup)
 	br := readerPool.Get().(*bufio.Reader)
 	br.Reset(sp)
@@ -53,7 +53,7 @@ func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *ta
 // run is the FastCGI exchange of one request; it ends when the script's
 // output was read or the reader went away (the spool fails its writes).
 func (h *Handler) run(params *paramList, stdin io.Reader, sp *spool, cleanup func()) {
-	defer h.wg.Done()
+	defer h.running.done()
 	defer cleanup()
 	defer putParams(params)
 	defer sp.writerDone()
