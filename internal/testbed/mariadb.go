@@ -89,10 +89,7 @@ func (m *MariaDB) config() string {
 		"log-error=%[2]s/error.log\n", user, m.Dir, m.Socket)
 }
 
-func (m *MariaDB) logs() string {
-	data, _ := os.ReadFile(filepath.Join(m.Dir, "error.log")) // a missing log is fine
-	return fmt.Sprintf("--- mariadb error.log\n%s--- mariadbd output\n%s", data, m.p.out)
-}
+func (m *MariaDB) logs() string { return procLogs(m.p, filepath.Join(m.Dir, "error.log")) }
 
 // Exec runs SQL statements as root and fails the test on an error.
 func (m *MariaDB) Exec(t testing.TB, sql string) {

@@ -75,18 +75,12 @@ func (n *Nginx) start(port int, cfg NginxConfig) (retry bool, err error) {
 	if err := os.WriteFile(conf, []byte(n.config(cfg)), 0o644); err != nil {
 		return false, fmt.Errorf("testbed: nginx config: %w", err)
 	}
-	n.p, err = startProc(procSpec{bin: nginxBin, dir: n.Dir,
-		args: []string{"-p", n.Dir, "-c", conf, "-e", filepath.Join(n.Dir, "nginx-error.log")}})
-	if err != nil {
-		return false, err
-	}
-	if err := waitListen(n.p, "tcp", n.Addr); err != nil {
-		n.p.stop(syscall.SIGKILL)
-		logs := n.logs()
-		return addrInUse(logs), fmt.Errorf("%w\n%s", err, logs)
-	}
-	return false, nil
+	n.p, retry, err = startListening(procSpec{bin: nginxBin, dir: n.Dir,
+		args: []string{"-p", n.Dir, "-c", conf, "-e", n.errorLog()}}, n.Addr, n.errorLog())
+	return retry, err
 }
+
+func (n *Nginx) errorLog() string { return filepath.Join(n.Dir, "nginx-error.log") }
 
 func (n *Nginx) config(cfg NginxConfig) string {
 	user := ""
@@ -127,10 +121,7 @@ func (n *Nginx) Stop() {
 	n.stopped.Do(func() { n.p.stop(syscall.SIGTERM) })
 }
 
-func (n *Nginx) logs() string {
-	data, _ := os.ReadFile(filepath.Join(n.Dir, "nginx-error.log")) // a missing log is fine
-	return fmt.Sprintf("--- nginx-error.log\n%s--- nginx output\n%s", data, n.p.out)
-}
+func (n *Nginx) logs() string { return procLogs(n.p, n.errorLog()) }
 
 // Requests counts the access-log lines whose request path (the URI before
 // any '?') equals path. nginx writes a line just after its response, so

@@ -3,7 +3,6 @@ package testbed
 import (
 	"fmt"
 	"os/exec"
-	"strings"
 	"syscall"
 	"testing"
 )
@@ -30,17 +29,11 @@ func StartPHPCGI(t testing.TB, children int) string {
 	var addr string
 	err := retryPorts(func() (bool, error) {
 		addr = loopback(FreePort(t))
-		p, err := startProc(procSpec{bin: bin, args: []string{"-b", addr}, group: true,
-			env: []string{fmt.Sprintf("PHP_FCGI_CHILDREN=%d", children), "PHP_FCGI_MAX_REQUESTS=0"}})
-		if err != nil {
-			return false, err
-		}
 		// php-cgi sees the probe connection close without a request.
-		if err := waitListen(p, "tcp", addr); err != nil {
-			p.stop(syscall.SIGKILL)
-			out := p.out.String()
-			taken := addrInUse(out) || strings.Contains(out, "Couldn't create FastCGI listen socket")
-			return taken, fmt.Errorf("%w\n%s", err, out)
+		p, retry, err := startListening(procSpec{bin: bin, args: []string{"-b", addr}, group: true,
+			env: []string{fmt.Sprintf("PHP_FCGI_CHILDREN=%d", children), "PHP_FCGI_MAX_REQUESTS=0"}}, addr)
+		if err != nil {
+			return retry, err
 		}
 		t.Cleanup(func() { p.stop(syscall.SIGKILL) })
 		return false, nil

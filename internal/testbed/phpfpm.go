@@ -63,16 +63,8 @@ func (f *PHPFPM) start(bin string, port int, pool string) (retry bool, err error
 	if err := os.WriteFile(conf, []byte(f.config(pool)), 0o644); err != nil {
 		return false, fmt.Errorf("testbed: php-fpm config: %w", err)
 	}
-	f.p, err = startProc(procSpec{bin: bin, dir: f.Dir, args: []string{"-F", "-R", "-y", conf}})
-	if err != nil {
-		return false, err
-	}
-	if err := waitListen(f.p, "tcp", f.Addr); err != nil {
-		f.p.stop(syscall.SIGKILL)
-		logs := f.logs()
-		return addrInUse(logs), fmt.Errorf("%w\n%s", err, logs)
-	}
-	return false, nil
+	f.p, retry, err = startListening(procSpec{bin: bin, dir: f.Dir, args: []string{"-F", "-R", "-y", conf}}, f.Addr, f.logFiles()...)
+	return retry, err
 }
 
 func (f *PHPFPM) config(pool string) string {
@@ -101,11 +93,8 @@ func (f *PHPFPM) Stop() {
 	f.stopped.Do(func() { f.p.stop(syscall.SIGTERM) })
 }
 
-func (f *PHPFPM) logs() string {
-	var out string
-	for _, name := range []string{"php-fpm.log", "php-error.log"} {
-		data, _ := os.ReadFile(filepath.Join(f.Dir, name)) // a missing log is fine
-		out += fmt.Sprintf("--- %s\n%s", name, data)
-	}
-	return out + "--- php-fpm output\n" + f.p.out.String()
+func (f *PHPFPM) logFiles() []string {
+	return []string{filepath.Join(f.Dir, "php-fpm.log"), filepath.Join(f.Dir, "php-error.log")}
 }
+
+func (f *PHPFPM) logs() string { return procLogs(f.p, f.logFiles()...) }

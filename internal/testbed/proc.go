@@ -146,6 +146,34 @@ func (p *proc) waitOutput(from int, substr string, d time.Duration) int {
 	return at
 }
 
+// startListening starts s and waits until it listens on TCP addr. On
+// failure it kills it and returns an error with logFiles and its output;
+// retry says the port was taken meanwhile.
+func startListening(s procSpec, addr string, logFiles ...string) (p *proc, retry bool, err error) {
+	p, err = startProc(s)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := waitListen(p, "tcp", addr); err != nil {
+		p.stop(syscall.SIGKILL)
+		logs := procLogs(p, logFiles...)
+		taken := addrInUse(logs) || strings.Contains(logs, "Couldn't create FastCGI listen socket") // php-cgi's words
+		return nil, taken, fmt.Errorf("%w\n%s", err, logs)
+	}
+	return p, false, nil
+}
+
+// procLogs is the content of each log file, then p's output.
+func procLogs(p *proc, logFiles ...string) string {
+	var b strings.Builder
+	for _, f := range logFiles {
+		data, _ := os.ReadFile(f) // a missing log is fine
+		fmt.Fprintf(&b, "--- %s\n%s", filepath.Base(f), data)
+	}
+	fmt.Fprintf(&b, "--- %s output\n%s", p.name, p.out)
+	return b.String()
+}
+
 // addrInUse reports whether output says a bind failed because the port
 // was taken between choosing it and binding it.
 func addrInUse(out string) bool {
