@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestMissThenHit(t *testing.T) {
@@ -60,7 +62,7 @@ func TestFreshnessHeadersDecideStorage(t *testing.T) {
 	t.Parallel()
 	o := startOrigin(t)
 	plain := startRamjet(t, o.URL)
-	withTTL := startRamjet(t, o.URL, "--config", writeConfig(t, "", "defaults:\n  default_ttl: 60s\n"))
+	withTTL := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", "defaults:\n  default_ttl: 60s\n"))
 	c := newClient(t)
 	now := time.Now()
 
@@ -373,7 +375,7 @@ func TestSetCookieNeverStoredNorShared(t *testing.T) {
 	})
 
 	t.Run("cache_set_cookie stores without the cookie", func(t *testing.T) {
-		rj := startRamjet(t, o.URL, "--config", writeConfig(t, "", "defaults:\n  cache_set_cookie: true\n"))
+		rj := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", "defaults:\n  cache_set_cookie: true\n"))
 		u := rj.URL + "/e/setcookie-store?setcookie=1&" + hq("Cache-Control: max-age=60")
 		a := get(t, c, u)
 		mustMissStored(t, a, "client A")

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestDocrootCachesWhatPHPMarksAndPurgesByTag(t *testing.T) {
@@ -50,7 +52,7 @@ func TestDocrootSendsLSCacheHeaderToPHP(t *testing.T) {
 func TestDocrootPHPOnlyBesideTheOrigin(t *testing.T) {
 	o := startOrigin(t)
 	root := phpDocroot(t)
-	cfg := writeConfig(t, "", "defaults:\n  docroot:\n    root: \""+root+"\"\n    serve: php\n    php:\n      workers: 1\n")
+	cfg := testbed.WriteConfig(t, "", "defaults:\n  docroot:\n    root: \""+root+"\"\n    serve: php\n    php:\n      workers: 1\n")
 	rj := startRamjet(t, o.URL, "--config", cfg)
 	c := &http.Client{Timeout: 10 * time.Second}
 	r := get(t, c, rj.URL+"/hello.php")
@@ -70,7 +72,7 @@ func TestDocrootPHPOnlyBesideTheOrigin(t *testing.T) {
 
 func TestDocrootStaticFilesCachedWhenConfigured(t *testing.T) {
 	root := phpDocroot(t)
-	cfg := writeConfig(t, "", "defaults:\n  docroot:\n    root: \""+root+"\"\n    static_ttl: 1h\n")
+	cfg := testbed.WriteConfig(t, "", "defaults:\n  docroot:\n    root: \""+root+"\"\n    static_ttl: 1h\n")
 	rj := startRamjet(t, "", "--config", cfg)
 	c := &http.Client{Timeout: 10 * time.Second}
 	get(t, c, rj.URL+"/static/style.css")
@@ -97,13 +99,13 @@ func TestDocrootLargeStaticFileIsSentWithSendfile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "big.bin"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := writeConfig(t, "", "defaults:\n  docroot:\n    root: \""+root+"\"\n")
+	cfg := testbed.WriteConfig(t, "", "defaults:\n  docroot:\n    root: \""+root+"\"\n")
 	rj := startRamjet(t, "", "--config", cfg)
 	c := &http.Client{Timeout: 20 * time.Second}
 	get(t, c, rj.URL+"/static/style.css") // warm the connection and the lookup cache
-	before := readSyscalls(t, rj.p.cmd.Process.Pid)
+	before := readSyscalls(t, rj.Pid())
 	r := get(t, c, rj.URL+"/big.bin")
-	after := readSyscalls(t, rj.p.cmd.Process.Pid)
+	after := readSyscalls(t, rj.Pid())
 	mustStatus(t, r, 200, "large static file")
 	if !bytes.Equal(r.Body, data) {
 		t.Fatalf("large static file: %d bytes, not the file's", len(r.Body))

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // Cookies of the users in these tests. "user" is echoed by the scripts, so
@@ -330,8 +332,8 @@ func TestESIProcessingSwitch(t *testing.T) {
 	t.Parallel()
 	o := startOrigin(t)
 	on := startRamjet(t, o.URL)
-	off := startRamjet(t, o.URL, "--config", writeConfig(t, "", "defaults:\n  esi: false\n"))
-	hostOff := startRamjet(t, o.URL, "--config", writeConfig(t, "", "hosts:\n  - names: [\"esi-off.test\"]\n    esi: false\n"))
+	off := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", "defaults:\n  esi: false\n"))
+	hostOff := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", "hosts:\n  - names: [\"esi-off.test\"]\n    esi: false\n"))
 	c := newClient(t)
 	markup := []string{
 		`<esi:include src="/esi/pub.php?name=sw" />`,
@@ -339,7 +341,7 @@ func TestESIProcessingSwitch(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		rj        *ramjet
+		rj        *testbed.Ramjet
 		mode      string
 		host      string
 		processed bool
@@ -414,7 +416,7 @@ func TestESINestedIncludes(t *testing.T) {
 			t.Parallel()
 			var args []string
 			if tt.config != "" {
-				args = []string{"--config", writeConfig(t, "", tt.config)}
+				args = []string{"--config", testbed.WriteConfig(t, "", tt.config)}
 			}
 			rj := startRamjet(t, o.URL, args...)
 			c := newClient(t)

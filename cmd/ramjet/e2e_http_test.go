@@ -19,6 +19,7 @@ import (
 	"time"
 
 	brrr "github.com/molecule-man/go-brrr"
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // newClient returns a client with its own transport: no transparent
@@ -217,12 +218,12 @@ func (cs cacheStatus) NotStored() bool {
 
 // setup starts an origin and a ramjet in front of it, configured by the YAML
 // document cfg when it is not empty, and returns a fresh client.
-func setup(t testing.TB, cfg string) (*origin, *ramjet, *http.Client) {
+func setup(t testing.TB, cfg string) (*origin, *testbed.Ramjet, *http.Client) {
 	t.Helper()
 	o := startOrigin(t)
 	var args []string
 	if cfg != "" {
-		args = []string{"--config", writeConfig(t, "", cfg)}
+		args = []string{"--config", testbed.WriteConfig(t, "", cfg)}
 	}
 	rj := startRamjet(t, o.URL, args...)
 	return o, rj, newClient(t)

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestPHPDocrootServesScripts(t *testing.T) {
@@ -184,9 +186,9 @@ func TestPHPCrashAndTimeout(t *testing.T) {
 	}
 	mustStatus(t, get(t, c, rj.URL+"/hello.php"), 200, "after a timeout")
 	// The looping worker was killed, not left burning CPU.
-	ok := pollUntil(5*time.Second, func() bool {
+	ok := testbed.Poll(5*time.Second, func() bool {
 		for _, w := range phpWorkers(t, rj) {
-			if procState(w.PID) == "R" {
+			if testbed.ProcState(w.PID) == "R" {
 				return false
 			}
 		}
@@ -202,9 +204,9 @@ func TestPHPIdleSuspendAndResume(t *testing.T) {
 	c := &http.Client{Timeout: 10 * time.Second}
 	mustStatus(t, get(t, c, rj.URL+"/hello.php"), 200, "warm up")
 	var pid int
-	ok := pollUntil(5*time.Second, func() bool {
+	ok := testbed.Poll(5*time.Second, func() bool {
 		for _, w := range phpWorkers(t, rj) {
-			if w.State == "suspended" && procState(w.PID) == "T" {
+			if w.State == "suspended" && testbed.ProcState(w.PID) == "T" {
 				pid = w.PID
 				return true
 			}
@@ -267,9 +269,9 @@ func TestPHPPoolReloadUnderLoad(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { failures.Add(int64(loadUntil(rj.URL+"/sleep.php?ms=20", 4, stop))) })
 	time.Sleep(300 * time.Millisecond)
-	writeConfig(t, strings.TrimSuffix(path, "/ramjet.yaml"), strings.Replace(mustRead(t, path), "workers: 2", "workers: 3", 1))
+	testbed.WriteConfig(t, strings.TrimSuffix(path, "/ramjet.yaml"), strings.Replace(mustRead(t, path), "workers: 2", "workers: 3", 1))
 	rj.Signal(t, syscall.SIGHUP)
-	ok := pollUntil(10*time.Second, func() bool {
+	ok := testbed.Poll(10*time.Second, func() bool {
 		ws := phpWorkers(t, rj)
 		for _, w := range ws {
 			if before[w.PID] {

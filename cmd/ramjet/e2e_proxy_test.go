@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestBodiesAreByteExact(t *testing.T) {
@@ -183,7 +185,7 @@ func TestInternalHeadersStripped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rj := startRamjet(t, o.URL, "--config", writeConfig(t, "", fmt.Sprintf("defaults:\n  debug_headers: %v\n", tt.debug)))
+			rj := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", fmt.Sprintf("defaults:\n  debug_headers: %v\n", tt.debug)))
 			c := newClient(t)
 			u := rj.URL + "/e/internal" + query
 			for _, step := range []string{"miss", "hit"} {
@@ -309,7 +311,7 @@ func TestStaleWhileRevalidate(t *testing.T) {
 	}
 
 	var fresh result
-	if !pollUntil(5*time.Second, func() bool {
+	if !testbed.Poll(5*time.Second, func() bool {
 		fresh = get(t, c, u)
 		return fresh.CacheStatus().FreshHit() && fresh.ID() != old.ID()
 	}) {
@@ -347,7 +349,7 @@ func TestStaleIfError(t *testing.T) {
 			// Allow a first answer as stale-while-revalidate: the origin's
 			// failure may only be known after that request's refresh.
 			var r result
-			if !pollUntil(time.Second, func() bool {
+			if !testbed.Poll(time.Second, func() bool {
 				r = get(t, c, u)
 				mustStatus(t, r, http.StatusOK, "GET with origin down, within grace")
 				if r.ID() != old.ID() {
@@ -376,7 +378,7 @@ func TestOriginDownGives502(t *testing.T) {
 	t.Parallel()
 	stopped := startOrigin(t)
 	stopped.Stop()
-	never := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	never := fmt.Sprintf("http://127.0.0.1:%d", testbed.FreePort(t))
 
 	for _, tt := range []struct{ name, origin string }{
 		{"stopped origin", stopped.URL},
