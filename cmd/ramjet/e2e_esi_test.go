@@ -187,13 +187,13 @@ func TestESIPublicAndPrivateFragmentsPerUser(t *testing.T) {
 	if privIDs["alice"] == privIDs["bob"] {
 		t.Fatalf("alice and bob share the private block %s", privIDs["alice"])
 	}
-	if n := o.waitRequests("/esi/page.php", 1); n != 1 {
+	if n := o.waitRequests(t, "/esi/page.php", 1); n != 1 {
 		t.Errorf("origin saw %d page requests, want 1", n)
 	}
-	if n := o.waitRequests("/esi/pub.php", 2); n != 2 {
+	if n := o.waitRequests(t, "/esi/pub.php", 2); n != 2 {
 		t.Errorf("origin saw %d public fragment requests for 6 pages of 2 users, want 2 (a and b once each)", n)
 	}
-	if n := o.waitRequests("/esi/priv.php", 2); n != 2 {
+	if n := o.waitRequests(t, "/esi/priv.php", 2); n != 2 {
 		t.Errorf("origin saw %d private fragment requests, want 2 (one per user)", n)
 	}
 
@@ -258,11 +258,11 @@ func TestESIPublicAndPrivateFragmentsPerUser(t *testing.T) {
 			}
 			seen[p.ID] = true
 		}
-		if n := o.waitRequests("/esi/priv.php", before+4); n != before+4 {
+		if n := o.waitRequests(t, "/esi/priv.php", before+4); n != before+4 {
 			t.Errorf("origin saw %d private fragment requests for 4 anonymous pages, want 4", n-before)
 		}
 	})
-	if n := o.waitRequests("/esi/pub.php", 2); n != 2 {
+	if n := o.waitRequests(t, "/esi/pub.php", 2); n != 2 {
 		t.Errorf("origin saw %d public fragment requests in all, want 2", n)
 	}
 }
@@ -361,6 +361,9 @@ func TestESIProcessingSwitch(t *testing.T) {
 				hdr = append(hdr, "Host: "+tt.host)
 			}
 			u := tt.rj.URL + esiPage(tt.mode, markup, "case="+tt.name)
+			if !tt.processed {
+				o.nginx.SyncLog(t) // earlier cases' fragment requests are counted in before
+			}
 			before := o.Requests("/esi/pub.php")
 			var id string
 			for i, what := range []string{"miss", "hit"} {
@@ -388,7 +391,10 @@ func TestESIProcessingSwitch(t *testing.T) {
 				mustNoFrag(t, r, "sw", what)
 			}
 			if !tt.processed {
-				time.Sleep(100 * time.Millisecond) // let a stray fragment request reach the log
+				// Every request nginx answered is in its log once SyncLog
+				// returns, a stray fragment request included: ramjet would
+				// have fetched it before answering the page.
+				o.nginx.SyncLog(t)
 				if n := o.Requests("/esi/pub.php"); n != before {
 					t.Errorf("origin saw %d fragment requests for a page that is not processed", n-before)
 				}
@@ -579,7 +585,7 @@ func TestESIFragmentTagPurgeRefreshesFragmentNotPage(t *testing.T) {
 	if a1, b1 := load("second load"); a1 != a0 || b1 != b0 {
 		t.Fatalf("fragments changed without a purge: a %s->%s b %s->%s", a0, a1, b0, b1)
 	}
-	if n := o.waitRequests("/esi/pub.php", 2); n != 2 {
+	if n := o.waitRequests(t, "/esi/pub.php", 2); n != 2 {
 		t.Fatalf("origin saw %d fragment requests for two pages, want 2", n)
 	}
 
@@ -596,7 +602,7 @@ func TestESIFragmentTagPurgeRefreshesFragmentNotPage(t *testing.T) {
 	if b2 != b0 {
 		t.Errorf("after purging frag-a, fragment b changed %s -> %s", b0, b2)
 	}
-	if n := o.waitRequests("/esi/pub.php", 3); n != 3 {
+	if n := o.waitRequests(t, "/esi/pub.php", 3); n != 3 {
 		t.Errorf("origin saw %d fragment requests, want 3 (a refetched once for both pages)", n)
 	}
 
@@ -613,10 +619,10 @@ func TestESIFragmentTagPurgeRefreshesFragmentNotPage(t *testing.T) {
 	if a3 != a2 {
 		t.Errorf("after purging frag-b, fragment a changed %s -> %s", a2, a3)
 	}
-	if n := o.waitRequests("/esi/pub.php", 4); n != 4 {
+	if n := o.waitRequests(t, "/esi/pub.php", 4); n != 4 {
 		t.Errorf("origin saw %d fragment requests, want 4", n)
 	}
-	if n := o.waitRequests("/esi/page.php", 2); n != 2 {
+	if n := o.waitRequests(t, "/esi/page.php", 2); n != 2 {
 		t.Errorf("origin saw %d page requests, want 2: fragment purges must not purge pages", n)
 	}
 
@@ -664,7 +670,7 @@ func TestESILiteSpeedPluginMarkup(t *testing.T) {
 	if ids["alice"] == ids["bob"] {
 		t.Errorf("alice and bob share the admin bar %s", ids["alice"])
 	}
-	if n := o.waitRequests("/esi/bar.php", 2); n != 2 {
+	if n := o.waitRequests(t, "/esi/bar.php", 2); n != 2 {
 		t.Errorf("origin saw %d admin bar requests for 4 pages of 2 users, want 2", n)
 	}
 }
@@ -781,7 +787,7 @@ func TestPrivatePagePerUserAndPurgeScope(t *testing.T) {
 		}
 		st[user.name] = state{page: first.ID(), frag: f.ID}
 	}
-	if n := o.waitRequests("/esi/page.php", 3); n != 3 {
+	if n := o.waitRequests(t, "/esi/page.php", 3); n != 3 {
 		t.Errorf("origin saw %d page requests, want 3 (a private page per user, one public page)", n)
 	}
 
@@ -799,7 +805,7 @@ func TestPrivatePagePerUserAndPurgeScope(t *testing.T) {
 			}
 			ids[r.ID()] = true
 		}
-		if n := o.waitRequests("/esi/page.php", before+4); n != before+4 {
+		if n := o.waitRequests(t, "/esi/page.php", before+4); n != before+4 {
 			t.Errorf("origin saw %d requests for 4 anonymous private pages, want 4", n-before)
 		}
 	})

@@ -229,6 +229,14 @@ func setup(t testing.TB, cfg string) (*origin, *testbed.Ramjet, *http.Client) {
 	return o, rj, newClient(t)
 }
 
+// ttlWait bounds waiting for a max-age=1 entry to expire. Such waits
+// stay in real time: max-age runs on the built binary's clock, which a
+// test cannot move, and an Age header cannot make an entry stale on
+// arrival (a response with no freshness left is not stored at all). So
+// tests poll until the entry changes (awaitChange) instead of sleeping
+// past its expiry: they wait about the one second and no longer.
+const ttlWait = 5 * time.Second
+
 // hq encodes response headers for echo.php: hq("Cache-Control: max-age=60")
 // is "h[]=Cache-Control%3A+max-age%3D60".
 func hq(headers ...string) string {

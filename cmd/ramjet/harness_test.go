@@ -224,10 +224,12 @@ func (o *origin) Stop() {
 // ramjet rewrites the query string.
 func (o *origin) Requests(path string) int { return o.nginx.Requests(path) }
 
-// waitRequests polls Requests(path) until it reaches atLeast (nginx writes
-// the log line just after the response) and returns the count then.
-func (o *origin) waitRequests(path string, atLeast int) int {
-	return o.nginx.WaitRequests(path, atLeast)
+// waitRequests waits until Requests(path) reaches atLeast (nginx writes
+// the log line just after the response) and returns the count once every
+// request nginx had answered is logged (testbed's WaitRequests).
+func (o *origin) waitRequests(t testing.TB, path string, atLeast int) int {
+	t.Helper()
+	return o.nginx.WaitRequests(t, path, atLeast)
 }
 
 // marked reports whether echo.php has seen a request with mark=name.

@@ -148,14 +148,14 @@ func (n *Nginx) Requests(path string) int {
 }
 
 // WaitRequests polls Requests(path) until it reaches atLeast or 5 s pass,
-// and returns the count then.
-func (n *Nginx) WaitRequests(path string, atLeast int) int {
-	count := 0
-	Poll(5*time.Second, func() bool {
-		count = n.Requests(path)
-		return count >= atLeast
-	})
-	return count
+// then syncs the log (SyncLog) and returns the count: a request beyond
+// atLeast that nginx had answered by then is counted too, so a test can
+// assert that there was none.
+func (n *Nginx) WaitRequests(t testing.TB, path string, atLeast int) int {
+	t.Helper()
+	Poll(5*time.Second, func() bool { return n.Requests(path) >= atLeast })
+	n.SyncLog(t)
+	return n.Requests(path)
 }
 
 // SyncLog returns once every request nginx had answered before the call
@@ -173,7 +173,7 @@ func (n *Nginx) SyncLog(t testing.TB) {
 		t.Fatalf("testbed: nginx log sync request: %v", err)
 	}
 	resp.Body.Close()
-	if got := n.WaitRequests(path, 1); got != 1 {
+	if !Poll(5*time.Second, func() bool { return n.Requests(path) == 1 }) {
 		t.Fatalf("testbed: nginx did not log its sync request %s within 5 s", path)
 	}
 }
