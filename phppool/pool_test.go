@@ -304,15 +304,21 @@ func TestPoolCloseKillsEveryWorker(t *testing.T) {
 		}
 		return b == 1 && s >= 1
 	})
-	// Let the busy script reach its usleep: php-cgi's SIGTERM handler only
-	// sets a flag, so a SIGTERM that arrives before the sleep starts (the
-	// script still compiling, under load) does not cut it short, and the
-	// worker would need the SIGKILL after killGrace.
-	time.Sleep(300 * time.Millisecond)
+	// Wait until the busy script sleeps in its usleep: php-cgi's SIGTERM
+	// handler only sets a flag, so a SIGTERM that arrives before the sleep
+	// starts (the script still compiling, under load) does not cut it
+	// short, and the worker would need the SIGKILL after killGrace.
 	var pids []int
+	busyPID := 0
 	for _, w := range p.Status() {
 		pids = append(pids, w.PID)
+		if w.State == "busy" {
+			busyPID = w.PID
+		}
 	}
+	waitFor(t, "the busy script in its usleep", func() bool {
+		return strings.Contains(testbed.WChan(busyPID), "nanosleep")
+	})
 	start := time.Now()
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
@@ -404,7 +410,7 @@ func TestPoolEndsOutputBeforeHandingTheWorkerOn(t *testing.T) {
 func TestPoolWorkerIdleBeforeItsFirstRequestServesIt(t *testing.T) {
 	t.Parallel()
 	p, script := newTestPool(t, Config{Min: 2, Max: 2})
-	time.Sleep(6 * time.Second) // past php-cgi's 5 s wait for a first request
+	waitDropped(t, p)
 	for _, method := range []string{"GET", "POST"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		var out bytes.Buffer
@@ -416,5 +422,24 @@ func TestPoolWorkerIdleBeforeItsFirstRequestServesIt(t *testing.T) {
 	}
 	if st := p.Stats(); st.Crashes != 0 || st.Retries != 0 || st.Spawns != 2 {
 		t.Fatalf("stats %+v: a worker idle before its first request counted as crashed", st)
+	}
+}
+
+// waitDropped waits until every worker of p has dropped the pool's
+// connection for want of a first request: php-cgi then holds only its
+// listening socket. This waits out php-cgi's own 5 s in real time (its
+// timer, not ours), but no longer.
+func waitDropped(t *testing.T, p *Pool) {
+	t.Helper()
+	dropped := func() bool {
+		for _, w := range p.Status() {
+			if n, err := testbed.SocketCount(w.PID); err != nil || n != 1 {
+				return false
+			}
+		}
+		return true
+	}
+	if !testbed.Poll(15*time.Second, dropped) {
+		t.Fatal("php-cgi workers still hold the connection of their first request after 15 s")
 	}
 }
