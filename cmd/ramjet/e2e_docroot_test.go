@@ -60,13 +60,13 @@ func TestDocrootPHPOnlyBesideTheOrigin(t *testing.T) {
 	if string(r.Body) != "Hello, World!" {
 		t.Fatalf("script body %q", r.Body)
 	}
-	if n := o.Requests("/hello.php"); n != 0 {
+	if n := o.loggedRequests(t, "/hello.php"); n != 0 {
 		t.Fatalf("the origin saw %d requests for a script the pool serves", n)
 	}
 	r = get(t, c, rj.URL+"/static/big2m.txt")
 	mustStatus(t, r, 200, "static from the origin")
-	if len(r.Body) != size2MiB || o.Requests("/static/big2m.txt") != 1 {
-		t.Fatalf("static file: %d bytes, origin requests %d", len(r.Body), o.Requests("/static/big2m.txt"))
+	if n := o.waitRequests(t, "/static/big2m.txt", 1); len(r.Body) != size2MiB || n != 1 {
+		t.Fatalf("static file: %d bytes, origin requests %d", len(r.Body), n)
 	}
 }
 

@@ -391,7 +391,7 @@ func TestTLSHTTPSRedirectAndHSTS(t *testing.T) {
 	if h := r.Header.Get("Strict-Transport-Security"); h != "" {
 		t.Fatalf("HSTS %q on plain HTTP", h)
 	}
-	if n := o.Requests("/e/tls-redirect"); n != 0 {
+	if n := o.loggedRequests(t, "/e/tls-redirect"); n != 0 {
 		t.Fatalf("the origin saw %d redirected requests", n)
 	}
 	mustStatus(t, do(t, plain, http.MethodPost, rj.URL+"/e/tls-redirect"), http.StatusPermanentRedirect, "plain POST")
@@ -476,7 +476,7 @@ func TestTLSH2load(t *testing.T) {
 	o := startOrigin(t)
 	rj := startTLSRamjet(t, newPKI(t), o.URL)
 	u := rj.HTTPS("127.0.0.1", "/static/page725.html")
-	before := o.Requests("/static/page725.html") // the origin's readiness checks
+	before := o.loggedRequests(t, "/static/page725.html") // the origin's readiness checks
 	mustStatus(t, get(t, rj.client(t, "h2"), u), http.StatusOK, "warm-up")
 	for _, proto := range []string{"h2", "h1"} {
 		t.Run(proto, func(t *testing.T) {
@@ -496,7 +496,7 @@ func TestTLSH2load(t *testing.T) {
 			}
 		})
 	}
-	if n := o.Requests("/static/page725.html") - before; n != 1 {
+	if n := o.waitRequests(t, "/static/page725.html", before+1) - before; n != 1 {
 		t.Errorf("origin saw %d requests for the cached page, want 1", n)
 	}
 }

@@ -232,6 +232,15 @@ func (o *origin) waitRequests(t testing.TB, path string, atLeast int) int {
 	return o.nginx.WaitRequests(t, path, atLeast)
 }
 
+// loggedRequests is Requests(path) once every request nginx had answered
+// is in its log (testbed's SyncLog): a count that misses nothing, for a
+// baseline or an assertion that no request came.
+func (o *origin) loggedRequests(t testing.TB, path string) int {
+	t.Helper()
+	o.nginx.SyncLog(t)
+	return o.Requests(path)
+}
+
 // marked reports whether echo.php has seen a request with mark=name.
 func (o *origin) marked(name string) bool {
 	_, err := os.Stat(filepath.Join(o.markDir, name))
