@@ -17,9 +17,9 @@ const wpSource = "/usr/share/wordpress"
 // WordPress database credentials, as InstallWordPress's wp-config.php
 // names them.
 const (
-	WPDatabase = "wp"
-	WPUser     = "wp"
-	WPPassword = "wp-pass"
+	wpDatabase = "wp"
+	wpUser     = "wp"
+	wpPassword = "wp-pass"
 )
 
 // WordPressConfig says what InstallWordPress puts into the tree.
@@ -67,7 +67,7 @@ func InstallWordPress(t testing.TB, cfg WordPressConfig) *WordPress {
 		t.Fatalf("testbed: wp-config.php: %v", err)
 	}
 	cfg.DB.Exec(t, fmt.Sprintf("CREATE DATABASE %s; CREATE USER '%s'@'localhost' IDENTIFIED BY '%s'; GRANT ALL ON %[1]s.* TO '%[2]s'@'localhost';",
-		WPDatabase, WPUser, WPPassword))
+		wpDatabase, wpUser, wpPassword))
 	return wp
 }
 
@@ -125,7 +125,7 @@ if ( ! defined( 'ABSPATH' ) ) {
 	define( 'ABSPATH', __DIR__ . '/' );
 }
 require_once ABSPATH . 'wp-settings.php';
-`, WPDatabase, WPUser, WPPassword, dbSock, phpQuote(content), extra.String())
+`, wpDatabase, wpUser, wpPassword, dbSock, phpQuote(content), extra.String())
 }
 
 // phpQuote escapes s for a single-quoted PHP string.
