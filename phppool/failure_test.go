@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestPoolKillsWorkerStuckPastRequestTimeout(t *testing.T) {
@@ -21,7 +23,7 @@ func TestPoolKillsWorkerStuckPastRequestTimeout(t *testing.T) {
 	// SIGKILL at once: the looping worker is gone well before a SIGTERM
 	// grace period would have ended.
 	start := time.Now()
-	waitFor(t, "stuck worker killed", func() bool { return procState(pid) == 0 })
+	waitFor(t, "stuck worker killed", func() bool { return testbed.ProcState(pid) == "" })
 	if d := time.Since(start); d >= killGrace {
 		t.Fatalf("worker gone %v after the timeout, want SIGKILL at once", d)
 	}
@@ -47,7 +49,7 @@ func TestPoolRetiresWorkerWhenCallerCancels(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) || errors.Is(err, ErrWorkerFailed) {
 		t.Fatalf("err %v, want Canceled and not ErrWorkerFailed", err)
 	}
-	waitFor(t, "worker retired", func() bool { return procState(pid) == 0 })
+	waitFor(t, "worker retired", func() bool { return testbed.ProcState(pid) == "" })
 	if _, pid2, _, err := get(p, script, "i=2"); err != nil || pid2 == pid {
 		t.Fatalf("request after cancel: pid %d (cancelled %d), %v", pid2, pid, err)
 	}
@@ -76,7 +78,7 @@ func TestPoolRetriesOnlyWhatIsSafeAfterAWorkerDiedIdle(t *testing.T) {
 			if st := p.Stats(); st.Retries != tt.wantRetry {
 				t.Fatalf("%d retries, want %d", st.Retries, tt.wantRetry)
 			}
-			waitFor(t, "broken worker retired", func() bool { return procState(dead) == 0 })
+			waitFor(t, "broken worker retired", func() bool { return testbed.ProcState(dead) == "" })
 			if _, pid, _, err := get(p, script, "i=2"); err != nil || pid == dead {
 				t.Fatalf("next request: pid %d (broken %d), %v", pid, dead, err)
 			}

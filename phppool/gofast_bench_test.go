@@ -11,17 +11,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"runtime"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/yookoala/gofast"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 const (
@@ -34,42 +32,6 @@ const (
 	// remaining iterations are skipped and the run reports a stall.
 	benchBudget = 15 * time.Second
 )
-
-// startPHPCGIChildren runs one php-cgi -b with n children accepting on one
-// socket, as php-fpm would, in its own process group (its parent signals
-// the group on exit) and kills the group at cleanup.
-func startPHPCGIChildren(b *testing.B, n int) string {
-	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(phpCGIPath, "-b", addr)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PHP_FCGI_CHILDREN=%d", n), "PHP_FCGI_MAX_REQUESTS=0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		// The group may be gone already; Wait reports the kill.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	exited := make(chan struct{}) // never closed: Wait runs at cleanup
-	nc, err := waitAccept(ctx, addr, exited, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	// A probe connection; a child sees it close without a request.
-	_ = nc.Close()
-	return addr
-}
 
 // discardResponse is an http.ResponseWriter that keeps only the status.
 type discardResponse struct {
@@ -210,43 +172,23 @@ func BenchmarkPHPClients(b *testing.B) {
 	}
 
 	b.Run("gofast-pool", func(b *testing.B) {
-		addr := startPHPCGIChildren(b, benchWorkers)
+		addr := testbed.StartPHPCGI(b, benchWorkers)
 		// NewClientPool's dialing goroutine never stops; it leaks for the
 		// rest of the benchmark binary, blocked on its full channel.
 		pool := gofast.NewClientPool(gofast.SimpleClientFactory(gofast.SimpleConnFactory("tcp", addr)), benchWorkers, time.Minute)
 		runLoad(b, func() error { return gofastDo(pool.CreateClient, paramMap) })
 	})
 	b.Run("gofast-dial", func(b *testing.B) {
-		addr := startPHPCGIChildren(b, benchWorkers)
+		addr := testbed.StartPHPCGI(b, benchWorkers)
 		factory := gofast.SimpleClientFactory(gofast.SimpleConnFactory("tcp", addr))
 		runLoad(b, func() error { return gofastDo(factory, paramMap) })
 	})
 	b.Run("ramjet-pool", func(b *testing.B) {
 		// No recycling, like the php-cgi above (PHP_FCGI_MAX_REQUESTS=0):
 		// the comparison is of clients, not of respawn cost.
-		p := benchPool(b, Config{Min: benchWorkers, Max: benchWorkers, MaxRequests: 1 << 30})
+		p := startPool(b, Config{Min: benchWorkers, Max: benchWorkers, MaxRequests: 1 << 30}, nil)
 		runLoad(b, func() error { return poolDo(p, params) })
 	})
-}
-
-// benchPool starts a pool for a benchmark; Close runs at cleanup.
-func benchPool(b *testing.B, cfg Config) *Pool {
-	b.Helper()
-	cfg.Name = b.Name()
-	cfg.Binary = phpCGIPath
-	p, err := New(cfg, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		if err := p.Close(); err != nil {
-			b.Error(err)
-		}
-	})
-	if err := p.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	return p
 }
 
 // poolDo runs one request and parses the response head, as the proxy does.

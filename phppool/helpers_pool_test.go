@@ -80,8 +80,9 @@ func (l *logBuffer) String() string {
 
 func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
-// startPool starts a pool with a logger; Close runs at cleanup.
-func startPool(t *testing.T, cfg Config, log *slog.Logger) *Pool {
+// startPool starts a pool on the real php-cgi with a logger (nil: none);
+// Close runs at cleanup.
+func startPool(t testing.TB, cfg Config, log *slog.Logger) *Pool {
 	t.Helper()
 	cfg.Name = t.Name()
 	cfg.Binary = phpCGIPath

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // spawnThree makes p run three workers by sending three slow requests at once.
@@ -47,7 +49,7 @@ func TestPoolIdleExitKeepsMinWorkers(t *testing.T) {
 			waitFor(t, "idle workers exited", func() bool {
 				gone := 0
 				for _, pid := range pids {
-					if procState(pid) == 0 {
+					if testbed.ProcState(pid) == "" {
 						gone++
 					}
 				}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestPoolLogsSlowRequestsAndPHPStderr(t *testing.T) {
@@ -84,7 +86,7 @@ func TestPoolStatsCountResumes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "worker stopped", func() bool { return procState(pid) == 'T' })
+		waitFor(t, "worker stopped", func() bool { return testbed.ProcState(pid) == "T" })
 	}
 	if _, _, _, err := get(p, script, "i=2"); err != nil {
 		t.Fatal(err)

@@ -4,56 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
-)
 
-// startPHPCGI runs php-cgi -b on an ephemeral port and waits until it accepts.
-func startPHPCGI(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("php-cgi")
-	if err != nil {
-		t.Fatalf("php-cgi not found (install the Debian package php-cgi): %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-b", addr)
-	cmd.Env = append(os.Environ(), "PHP_FCGI_CHILDREN=0", "PHP_FCGI_MAX_REQUESTS=1000")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start php-cgi: %v", err)
-	}
-	t.Cleanup(func() {
-		// Kill then reap; the exit status of a killed process is expected.
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			// A probe connection; php-cgi sees it close without a request.
-			_ = c.Close()
-			return addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("php-cgi did not accept on %s within 10s: %v; stderr: %s", addr, err, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling a child process start, not synchronising goroutines
-	}
-}
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
+)
 
 const testScript = `<?php
 if (isset($_GET['missing'])) { http_response_code(404); echo "no such thing"; exit; }
@@ -63,7 +21,7 @@ echo 'hello ', $_SERVER['REQUEST_METHOD'], ' ', $_GET['i'], ' ', strlen(file_get
 `
 
 func TestPHPCGIServesManyRequestsOverOneConnection(t *testing.T) {
-	addr := startPHPCGI(t)
+	addr := testbed.StartPHPCGI(t, 0)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "index.php")
 	if err := os.WriteFile(script, []byte(testScript), 0o644); err != nil {

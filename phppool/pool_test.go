@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 const phpCGIPath = "/usr/bin/php-cgi"
@@ -25,53 +27,17 @@ if (isset($_GET['code'])) { http_response_code((int)$_GET['code']); }
 echo getmypid(), ' ', $_GET['i'] ?? '';
 `
 
-// newTestPool starts a pool on the real php-cgi; Close runs at cleanup.
+// newTestPool starts a pool on the real php-cgi running poolScript;
+// Close runs at cleanup.
 func newTestPool(t *testing.T, cfg Config) (*Pool, string) {
 	t.Helper()
-	if _, err := os.Stat(phpCGIPath); err != nil {
-		t.Fatalf("php-cgi missing (install the Debian package php-cgi): %v", err)
-	}
-	script := writeScript(t, "index.php", poolScript)
-	cfg.Name = t.Name()
-	cfg.Binary = phpCGIPath
-	p, err := New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := p.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return p, script
-}
-
-// publicDir makes a directory workers can read: as root they run as
-// nobody, and t.TempDir is private to its owner.
-func publicDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "phppool-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := os.RemoveAll(dir); err != nil {
-			t.Errorf("remove %s: %v", dir, err)
-		}
-	})
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return startPool(t, cfg, nil), writeScript(t, "index.php", poolScript)
 }
 
 // writeScript writes a PHP script into a fresh public directory.
 func writeScript(t testing.TB, name, src string) string {
 	t.Helper()
-	script := filepath.Join(publicDir(t), name)
+	script := filepath.Join(testbed.PublicDir(t), name)
 	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -111,39 +77,11 @@ func get(p *Pool, script, query string) (status, pid int, rest string, err error
 	return status, pid, rest, nil
 }
 
-// procState returns the state letter from /proc/PID/stat, 0 if gone.
-func procState(pid int) byte {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return 0
-	}
-	return b[i+2]
-}
-
 // childPHP counts php-cgi processes whose parent is this test binary.
-// It returns -1 if /proc cannot be read.
 func childPHP() int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return -1
-	}
 	n := 0
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // not a process, or it exited meanwhile
-		}
-		s := string(b)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open || !strings.HasPrefix(s[open+1:end], "php-cgi") {
-			continue
-		}
-		f := strings.Fields(s[end+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) {
+	for _, c := range testbed.Children(os.Getpid()) {
+		if strings.HasPrefix(c.Comm, "php-cgi") {
 			n++
 		}
 	}
@@ -288,7 +226,7 @@ func TestPoolSuspendsIdleWorkerAndResumesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "worker stopped", func() bool { return procState(pid) == 'T' })
+	waitFor(t, "worker stopped", func() bool { return testbed.ProcState(pid) == "T" })
 	if st := p.Status(); len(st) != 1 || st[0].State != "suspended" {
 		t.Fatalf("status %+v, want one suspended worker", st)
 	}
@@ -299,7 +237,7 @@ func TestPoolSuspendsIdleWorkerAndResumesIt(t *testing.T) {
 	if pid2 != pid {
 		t.Fatalf("served by %d, want the resumed worker %d", pid2, pid)
 	}
-	if s := procState(pid); s == 'T' || s == 0 {
+	if s := testbed.ProcState(pid); s == "T" || s == "" {
 		t.Fatalf("worker state %q after the request, want running", s)
 	}
 }
@@ -366,15 +304,21 @@ func TestPoolCloseKillsEveryWorker(t *testing.T) {
 		}
 		return b == 1 && s >= 1
 	})
-	// Let the busy script reach its usleep: php-cgi's SIGTERM handler only
-	// sets a flag, so a SIGTERM that arrives before the sleep starts (the
-	// script still compiling, under load) does not cut it short, and the
-	// worker would need the SIGKILL after killGrace.
-	time.Sleep(300 * time.Millisecond)
+	// Wait until the busy script sleeps in its usleep: php-cgi's SIGTERM
+	// handler only sets a flag, so a SIGTERM that arrives before the sleep
+	// starts (the script still compiling, under load) does not cut it
+	// short, and the worker would need the SIGKILL after killGrace.
 	var pids []int
+	busyPID := 0
 	for _, w := range p.Status() {
 		pids = append(pids, w.PID)
+		if w.State == "busy" {
+			busyPID = w.PID
+		}
 	}
+	waitFor(t, "the busy script in its usleep", func() bool {
+		return strings.Contains(testbed.WChan(busyPID), "nanosleep")
+	})
 	start := time.Now()
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
@@ -383,7 +327,7 @@ func TestPoolCloseKillsEveryWorker(t *testing.T) {
 		t.Fatalf("Close took %v", d)
 	}
 	for _, pid := range pids {
-		if s := procState(pid); s != 0 {
+		if s := testbed.ProcState(pid); s != "" {
 			t.Errorf("worker %d still exists in state %q", pid, s)
 		}
 	}
@@ -466,7 +410,7 @@ func TestPoolEndsOutputBeforeHandingTheWorkerOn(t *testing.T) {
 func TestPoolWorkerIdleBeforeItsFirstRequestServesIt(t *testing.T) {
 	t.Parallel()
 	p, script := newTestPool(t, Config{Min: 2, Max: 2})
-	time.Sleep(6 * time.Second) // past php-cgi's 5 s wait for a first request
+	waitDropped(t, p)
 	for _, method := range []string{"GET", "POST"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		var out bytes.Buffer
@@ -478,5 +422,24 @@ func TestPoolWorkerIdleBeforeItsFirstRequestServesIt(t *testing.T) {
 	}
 	if st := p.Stats(); st.Crashes != 0 || st.Retries != 0 || st.Spawns != 2 {
 		t.Fatalf("stats %+v: a worker idle before its first request counted as crashed", st)
+	}
+}
+
+// waitDropped waits until every worker of p has dropped the pool's
+// connection for want of a first request: php-cgi then holds only its
+// listening socket. This waits out php-cgi's own 5 s in real time (its
+// timer, not ours), but no longer.
+func waitDropped(t *testing.T, p *Pool) {
+	t.Helper()
+	dropped := func() bool {
+		for _, w := range p.Status() {
+			if n, err := testbed.SocketCount(w.PID); err != nil || n != 1 {
+				return false
+			}
+		}
+		return true
+	}
+	if !testbed.Poll(15*time.Second, dropped) {
+		t.Fatal("php-cgi workers still hold the connection of their first request after 15 s")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // BenchmarkResume measures a request's latency on a worker that was just
@@ -24,7 +26,7 @@ func BenchmarkResume(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			// IdleSuspend enables suspension; the supervisor never reaches an
 			// hour, so only the benchmark suspends, right before each request.
-			p := benchPool(b, Config{Min: 1, Max: 1, MaxRequests: 1 << 30, IdleSuspend: time.Hour})
+			p := startPool(b, Config{Min: 1, Max: 1, MaxRequests: 1 << 30, IdleSuspend: time.Hour}, nil)
 			params := scriptParams(testdataScript(b, "hello.php"), "GET", "")
 			if err := poolDo(p, params); err != nil { // warm up: opcache, page cache
 				b.Fatal(err)
@@ -38,10 +40,10 @@ func BenchmarkResume(b *testing.B) {
 				// request's cleanup and sleeps ('S') or is stopped ('T'):
 				// SIGSTOP takes effect asynchronously.
 				b.StopTimer()
-				want := byte('S')
+				want := "S"
 				if suspend {
 					p.suspendIdle(time.Now().Add(2 * time.Hour))
-					want = 'T'
+					want = "T"
 				}
 				waitProcState(b, pid, want)
 				b.StartTimer()
@@ -63,13 +65,13 @@ func BenchmarkResume(b *testing.B) {
 }
 
 // waitProcState polls /proc until pid is in state, for at most a second.
-func waitProcState(b *testing.B, pid int, state byte) {
+func waitProcState(b *testing.B, pid int, state string) {
 	for start := time.Now(); time.Since(start) < time.Second; {
-		if procState(pid) == state {
+		if testbed.ProcState(pid) == state {
 			return
 		}
 	}
-	b.Fatalf("worker %d not in state %q within 1s (now %q)", pid, state, procState(pid))
+	b.Fatalf("worker %d not in state %q within 1s (now %q)", pid, state, testbed.ProcState(pid))
 }
 
 // reportQuantiles reports the p50 and p99 of samples in microseconds.

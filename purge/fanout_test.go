@@ -18,6 +18,8 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // wait bounds every wait in these tests.
@@ -223,9 +225,9 @@ func rawClient(t testing.TB, url string) *redis.Client {
 
 func TestFanoutAppliesOnOtherNodesOnce(t *testing.T) {
 	r := startRedis(t)
-	a := newNode(t, r.URL(), "A", nil)
-	b := newNode(t, r.URL(), "B", nil)
-	c := newNode(t, r.URL(), "C", nil)
+	a := newNode(t, r.URL, "A", nil)
+	b := newNode(t, r.URL, "B", nil)
+	c := newNode(t, r.URL, "C", nil)
 	waitConnected(t, a, b, c)
 
 	// Entries are read in order: once a node has applied a fence, it has
@@ -266,10 +268,10 @@ func TestFanoutAppliesOnOtherNodesOnce(t *testing.T) {
 // waits in its queue and reaches everyone after, with no flush anywhere.
 func TestFanoutDeliversPurgesQueuedDuringPartition(t *testing.T) {
 	r := startRedis(t)
-	link := startCut(t, r.Addr())
+	link := startCut(t, r.Addr)
 	a := newNode(t, link.URL(), "A", nil)
-	b := newNode(t, r.URL(), "B", nil)
-	c := newNode(t, r.URL(), "C", nil)
+	b := newNode(t, r.URL, "B", nil)
+	c := newNode(t, r.URL, "C", nil)
 	waitConnected(t, a, b, c)
 
 	link.Cut()
@@ -299,22 +301,22 @@ func TestFanoutDeliversPurgesQueuedDuringPartition(t *testing.T) {
 // meanwhile reach every node after recovery, or the node flushed.
 func TestFanoutSurvivesRedisRestart(t *testing.T) {
 	r := startRedis(t)
-	a := newNode(t, r.URL(), "A", nil)
-	b := newNode(t, r.URL(), "B", nil)
-	c := newNode(t, r.URL(), "C", nil)
+	a := newNode(t, r.URL, "A", nil)
+	b := newNode(t, r.URL, "B", nil)
+	c := newNode(t, r.URL, "C", nil)
 	waitConnected(t, a, b, c)
 	a.Publish(tagCmd("before"))
 	b.rec.waitFor(t, "before on B", has("before"))
 	c.rec.waitFor(t, "before on C", has("before"))
 
-	r.Stop()
+	r.Kill()
 	xs := []string{"x0", "x1", "x2"}
 	for _, x := range xs {
 		a.Publish(tagCmd(x))
 	}
 	waitUntil(t, "A disconnected", func() bool { return a.State() == StateDisconnected })
 	mark := map[*node]int{a: len(a.rec.all()), b: len(b.rec.all()), c: len(c.rec.all())}
-	r.Restart()
+	r.Restart(t)
 
 	waitUntil(t, "A published all", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 4 })
 	for _, n := range []*node{a, b, c} {
@@ -332,7 +334,7 @@ func TestFanoutSurvivesRedisRestart(t *testing.T) {
 	// When did each x enter the new stream? Entry IDs are Redis's clock
 	// in ms, on this host.
 	added := map[string]time.Time{}
-	entries, err := rawClient(t, r.URL()).XRange(context.Background(), defaultStream, "-", "+").Result()
+	entries, err := rawClient(t, r.URL).XRange(context.Background(), defaultStream, "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,9 +380,9 @@ func TestFanoutSurvivesRedisRestart(t *testing.T) {
 func TestFanoutFlushesWhenTrimmedPastItsPosition(t *testing.T) {
 	r := startRedis(t)
 	tiny := func(c *FanoutConfig) { c.MaxLen = 10 }
-	a := newNode(t, r.URL(), "A", tiny)
-	b := newNode(t, r.URL(), "B", nil)
-	c := newNode(t, r.URL(), "C", nil)
+	a := newNode(t, r.URL, "A", tiny)
+	b := newNode(t, r.URL, "B", nil)
+	c := newNode(t, r.URL, "C", nil)
 	waitConnected(t, a, b, c)
 	a.Publish(tagCmd("warm"))
 	b.rec.waitFor(t, "warm on B", has("warm"))
@@ -399,7 +401,7 @@ func TestFanoutFlushesWhenTrimmedPastItsPosition(t *testing.T) {
 		}
 		c.rec.waitFor(t, last+" on C", has(last)) // C keeps up
 	}
-	info, err := rawClient(t, r.URL()).XInfoStream(context.Background(), defaultStream).Result()
+	info, err := rawClient(t, r.URL).XInfoStream(context.Background(), defaultStream).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +409,7 @@ func TestFanoutFlushesWhenTrimmedPastItsPosition(t *testing.T) {
 		t.Fatalf("stream trimmed %d entries, not past B's position %d: test proves nothing", trimmed, old.seen)
 	}
 
-	b2 := unstartedNode(t, r.URL(), "B", nil, nil)
+	b2 := unstartedNode(t, r.URL, "B", nil, nil)
 	b2.cur = old // resume where B stopped
 	if err := b2.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -428,8 +430,8 @@ func TestFanoutFlushesWhenTrimmedPastItsPosition(t *testing.T) {
 // it notices on its next read, without any reconnect.
 func TestFanoutFlushesWhenStalledPastTrim(t *testing.T) {
 	r := startRedis(t)
-	a := newNode(t, r.URL(), "A", func(c *FanoutConfig) { c.MaxLen = 10 })
-	b := unstartedNode(t, r.URL(), "B", nil, nil)
+	a := newNode(t, r.URL, "A", func(c *FanoutConfig) { c.MaxLen = 10 })
+	b := unstartedNode(t, r.URL, "B", nil, nil)
 	gate := make(chan struct{})
 	b.rec.hold, b.rec.held = gate, make(chan struct{}, 1)
 	if err := b.Start(context.Background()); err != nil {
@@ -456,13 +458,13 @@ func TestFanoutFlushesWhenStalledPastTrim(t *testing.T) {
 
 func TestFanoutFlushesWhenStreamDeleted(t *testing.T) {
 	r := startRedis(t)
-	a := newNode(t, r.URL(), "A", nil)
-	b := newNode(t, r.URL(), "B", nil)
+	a := newNode(t, r.URL, "A", nil)
+	b := newNode(t, r.URL, "B", nil)
 	waitConnected(t, a, b)
 	a.Publish(tagCmd("x"))
 	b.rec.waitFor(t, "x on B", has("x"))
 
-	if err := rawClient(t, r.URL()).Del(context.Background(), defaultStream).Err(); err != nil {
+	if err := rawClient(t, r.URL).Del(context.Background(), defaultStream).Err(); err != nil {
 		t.Fatal(err)
 	}
 	b.rec.waitFor(t, "flush on B", has("ALL"))
@@ -478,9 +480,9 @@ func TestFanoutFlushesWhenStreamDeleted(t *testing.T) {
 // into one purge-everything for the other nodes and no flush here.
 func TestFanoutPublishNeverBlocks(t *testing.T) {
 	r := startRedis(t)
-	link := startCut(t, r.Addr())
+	link := startCut(t, r.Addr)
 	a := newNode(t, link.URL(), "A", func(c *FanoutConfig) { c.Queue = 100 })
-	b := newNode(t, r.URL(), "B", nil)
+	b := newNode(t, r.URL, "B", nil)
 	waitConnected(t, a, b)
 
 	link.Cut()
@@ -513,10 +515,10 @@ func TestFanoutPublishNeverBlocks(t *testing.T) {
 // whose purges it never read: it flushes once connected.
 func TestFanoutFlushesWhenConnectedLate(t *testing.T) {
 	r := startRedis(t)
-	link := startCut(t, r.Addr())
+	link := startCut(t, r.Addr)
 	link.Cut()
 	a := newNode(t, link.URL(), "A", nil)
-	b := newNode(t, r.URL(), "B", nil)
+	b := newNode(t, r.URL, "B", nil)
 	// go-redis opens two connections per failed attempt (the RESP3
 	// handshake, then RESP2), and only A's subscriber dials: a third one
 	// means a placement failed.
@@ -538,10 +540,7 @@ func TestFanoutFlushesWhenConnectedLate(t *testing.T) {
 }
 
 func TestFanoutWithoutRedis(t *testing.T) {
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	port := testbed.FreePort(t)
 	a := newNode(t, fmt.Sprintf("redis://127.0.0.1:%d/0", port), "A", func(c *FanoutConfig) {
 		c.Queue = 10
 		c.DrainTimeout = 100 * time.Millisecond
@@ -571,14 +570,11 @@ func TestFanoutWithoutRedis(t *testing.T) {
 
 func TestFanoutCloseWaitsForGoroutines(t *testing.T) {
 	r := startRedis(t)
-	dead, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dead := testbed.FreePort(t)
 	before := runtime.NumGoroutine()
 
 	var nodes []*Fanout
-	for i, url := range []string{r.URL(), r.URL(), r.URL(), fmt.Sprintf("redis://127.0.0.1:%d/0", dead)} {
+	for i, url := range []string{r.URL, r.URL, r.URL, fmt.Sprintf("redis://127.0.0.1:%d/0", dead)} {
 		f, err := NewFanout(FanoutConfig{URL: url, Node: strconv.Itoa(i), DrainTimeout: 100 * time.Millisecond}, newRecorder(), nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -679,7 +675,7 @@ func BenchmarkFanoutLatency(b *testing.B) {
 	signal := invalidatorFunc(func(Command) Result { got <- struct{}{}; return Result{} })
 	nodes := make([]*node, 3)
 	for i := range nodes {
-		nodes[i] = unstartedNode(b, r.URL(), string(rune('A'+i)), signal, nil)
+		nodes[i] = unstartedNode(b, r.URL, string(rune('A'+i)), signal, nil)
 		if err := nodes[i].Start(context.Background()); err != nil {
 			b.Fatal(err)
 		}
@@ -727,7 +723,7 @@ func BenchmarkFanoutThroughput(b *testing.B) {
 			}
 			return Result{}
 		})
-		nodes[i] = unstartedNode(b, r.URL(), string(rune('A'+i)), count, cfg)
+		nodes[i] = unstartedNode(b, r.URL, string(rune('A'+i)), count, cfg)
 		if err := nodes[i].Start(context.Background()); err != nil {
 			b.Fatal(err)
 		}

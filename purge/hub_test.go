@@ -9,8 +9,8 @@ import (
 
 func TestHubAppliesLocallyCountsAndPublishes(t *testing.T) {
 	r := startRedis(t)
-	a := newNode(t, r.URL(), "A", nil)
-	b := newNode(t, r.URL(), "B", nil)
+	a := newNode(t, r.URL, "A", nil)
+	b := newNode(t, r.URL, "B", nil)
 	waitConnected(t, a, b)
 	local := newRecorder()
 	set := metrics.NewSet()

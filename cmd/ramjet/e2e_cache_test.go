@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestMissThenHit(t *testing.T) {
@@ -22,7 +24,7 @@ func TestMissThenHit(t *testing.T) {
 	if first.ID() == "" || second.ID() != first.ID() {
 		t.Errorf("hit body id %q, want the stored %q", second.ID(), first.ID())
 	}
-	if n := o.waitRequests("/e/miss-hit", 1); n != 1 {
+	if n := o.waitRequests(t, "/e/miss-hit", 1); n != 1 {
 		t.Errorf("origin saw %d requests, want 1", n)
 	}
 }
@@ -36,8 +38,10 @@ func TestExpiredEntryIsRefetched(t *testing.T) {
 	mustMissStored(t, first, "first GET")
 	mustFreshHit(t, get(t, c, u), "GET within max-age")
 
-	time.Sleep(2100 * time.Millisecond) // let max-age=1 pass; grace is 0
-	third := get(t, c, u)
+	third, _, ok := awaitChange(t, c, u, first.ID(), ttlWait) // max-age=1 runs out; grace is 0
+	if !ok {
+		t.Fatalf("still a fresh hit %v after a max-age=1 store", ttlWait)
+	}
 	mustStatus(t, third, http.StatusOK, "GET after expiry")
 	cs := third.CacheStatus()
 	if cs.Hit || (cs.Fwd != "stale" && cs.Fwd != "miss") {
@@ -51,7 +55,7 @@ func TestExpiredEntryIsRefetched(t *testing.T) {
 	if fourth.ID() != third.ID() {
 		t.Errorf("hit after refetch has body %q, want the refetched %q", fourth.ID(), third.ID())
 	}
-	if n := o.waitRequests("/e/ttl", 2); n != 2 {
+	if n := o.waitRequests(t, "/e/ttl", 2); n != 2 {
 		t.Errorf("origin saw %d requests, want 2", n)
 	}
 }
@@ -60,7 +64,7 @@ func TestFreshnessHeadersDecideStorage(t *testing.T) {
 	t.Parallel()
 	o := startOrigin(t)
 	plain := startRamjet(t, o.URL)
-	withTTL := startRamjet(t, o.URL, "--config", writeConfig(t, "", "defaults:\n  default_ttl: 60s\n"))
+	withTTL := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", "defaults:\n  default_ttl: 60s\n"))
 	c := newClient(t)
 	now := time.Now()
 
@@ -108,7 +112,7 @@ func TestFreshnessHeadersDecideStorage(t *testing.T) {
 				if second.ID() != first.ID() {
 					t.Errorf("hit body %q, want the stored %q", second.ID(), first.ID())
 				}
-				if n := o.waitRequests(path, 1); n != 1 {
+				if n := o.waitRequests(t, path, 1); n != 1 {
 					t.Errorf("origin saw %d requests, want 1", n)
 				}
 				return
@@ -118,7 +122,7 @@ func TestFreshnessHeadersDecideStorage(t *testing.T) {
 			if second.ID() == first.ID() {
 				t.Errorf("second GET got the first body %q: it was stored", first.ID())
 			}
-			if n := o.waitRequests(path, 2); n != 2 {
+			if n := o.waitRequests(t, path, 2); n != 2 {
 				t.Errorf("origin saw %d requests, want 2", n)
 			}
 		})
@@ -153,7 +157,7 @@ func TestVaryOnRequestHeaderSplitsVariants(t *testing.T) {
 			t.Errorf("repeat %s: body %q, want %q", v.lang, r.ID(), v.want.ID())
 		}
 	}
-	if n := o.waitRequests("/e/vary-lang", 2); n != 2 {
+	if n := o.waitRequests(t, "/e/vary-lang", 2); n != 2 {
 		t.Errorf("origin saw %d requests, want 2", n)
 	}
 }
@@ -195,7 +199,7 @@ func TestLiteSpeedVaryCookieSplitsVariants(t *testing.T) {
 	if none.ID() == en.ID() || none.ID() == fr.ID() {
 		t.Errorf("request without the lang cookie got a lang variant")
 	}
-	if n := o.waitRequests("/e/ls-vary", 3); n != 3 {
+	if n := o.waitRequests(t, "/e/ls-vary", 3); n != 3 {
 		t.Errorf("origin saw %d requests, want 3", n)
 	}
 }
@@ -276,7 +280,7 @@ func TestBypassCookiesSkipCache(t *testing.T) {
 			if got := r.Echo()["hdr.cookie"]; !strings.Contains(got, cookie) {
 				t.Errorf("origin saw Cookie %q, want it to contain %q", got, cookie)
 			}
-			if n := o.waitRequests("/e/bypass", 2+i); n != 2+i {
+			if n := o.waitRequests(t, "/e/bypass", 2+i); n != 2+i {
 				t.Errorf("origin saw %d requests, want %d", n, 2+i)
 			}
 		})
@@ -348,7 +352,7 @@ func TestSetCookieNeverStoredNorShared(t *testing.T) {
 		if cookieID(b) != b.ID() {
 			t.Fatalf("client B: Set-Cookie %q, want its own sess=%s (A's was %s)", b.Header.Get("Set-Cookie"), b.ID(), a.ID())
 		}
-		if n := o.waitRequests("/e/setcookie-seq", 2); n != 2 {
+		if n := o.waitRequests(t, "/e/setcookie-seq", 2); n != 2 {
 			t.Errorf("origin saw %d requests, want 2", n)
 		}
 	})
@@ -367,13 +371,13 @@ func TestSetCookieNeverStoredNorShared(t *testing.T) {
 			}
 			seen[r.ID()] = true
 		}
-		if got := o.waitRequests("/e/setcookie-par", n); got != n {
+		if got := o.waitRequests(t, "/e/setcookie-par", n); got != n {
 			t.Errorf("origin saw %d requests, want %d", got, n)
 		}
 	})
 
 	t.Run("cache_set_cookie stores without the cookie", func(t *testing.T) {
-		rj := startRamjet(t, o.URL, "--config", writeConfig(t, "", "defaults:\n  cache_set_cookie: true\n"))
+		rj := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", "defaults:\n  cache_set_cookie: true\n"))
 		u := rj.URL + "/e/setcookie-store?setcookie=1&" + hq("Cache-Control: max-age=60")
 		a := get(t, c, u)
 		mustMissStored(t, a, "client A")
@@ -429,7 +433,7 @@ func TestAuthorizationNeverSharesCache(t *testing.T) {
 		if anon.ID() == r.ID() {
 			t.Fatal("anonymous client was served the response to an authorized request")
 		}
-		if n := o.waitRequests("/e/auth-store", 2); n != 2 {
+		if n := o.waitRequests(t, "/e/auth-store", 2); n != 2 {
 			t.Errorf("origin saw %d requests, want 2", n)
 		}
 	})
@@ -487,7 +491,7 @@ func TestHeadAnsweredFromGetEntry(t *testing.T) {
 			}
 		})
 	}
-	if n := o.waitRequests("/e/head", 1); n != 1 {
+	if n := o.waitRequests(t, "/e/head", 1); n != 1 {
 		t.Errorf("origin saw %d requests, want 1 (HEAD must come from the GET entry)", n)
 	}
 }
@@ -525,7 +529,7 @@ func TestQueryNormalisationSharesEntry(t *testing.T) {
 			mustMissStored(t, r, "?"+tt.query)
 		})
 	}
-	if n := o.waitRequests("/e/query", misses); n != misses {
+	if n := o.waitRequests(t, "/e/query", misses); n != misses {
 		t.Errorf("origin saw %d requests, want %d", n, misses)
 	}
 }
@@ -603,7 +607,7 @@ func TestUnsafeMethodsAreForwarded(t *testing.T) {
 		if e := r.Echo(); e["method"] != method || e["reqbody-sha256"] != sha256Hex([]byte("payload-"+method)) {
 			t.Errorf("%s: origin saw method %q body sha %q", method, e["method"], e["reqbody-sha256"])
 		}
-		if n := o.waitRequests(path, 2+i); n != 2+i {
+		if n := o.waitRequests(t, path, 2+i); n != 2+i {
 			t.Errorf("after %s origin saw %d requests, want %d", method, n, 2+i)
 		}
 	}
@@ -637,7 +641,7 @@ func TestHitForPassSkipsCoalescing(t *testing.T) {
 		}
 		seen[r.ID()] = true
 	}
-	if got := o.waitRequests(path, 1+n); got != 1+n {
+	if got := o.waitRequests(t, path, 1+n); got != 1+n {
 		t.Errorf("origin saw %d requests, want %d", got, 1+n)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestDocrootCachesWhatPHPMarksAndPurgesByTag(t *testing.T) {
@@ -50,7 +52,7 @@ func TestDocrootSendsLSCacheHeaderToPHP(t *testing.T) {
 func TestDocrootPHPOnlyBesideTheOrigin(t *testing.T) {
 	o := startOrigin(t)
 	root := phpDocroot(t)
-	cfg := writeConfig(t, "", "defaults:\n  docroot:\n    root: \""+root+"\"\n    serve: php\n    php:\n      workers: 1\n")
+	cfg := testbed.WriteConfig(t, "", "defaults:\n  docroot:\n    root: \""+root+"\"\n    serve: php\n    php:\n      workers: 1\n")
 	rj := startRamjet(t, o.URL, "--config", cfg)
 	c := &http.Client{Timeout: 10 * time.Second}
 	r := get(t, c, rj.URL+"/hello.php")
@@ -58,19 +60,19 @@ func TestDocrootPHPOnlyBesideTheOrigin(t *testing.T) {
 	if string(r.Body) != "Hello, World!" {
 		t.Fatalf("script body %q", r.Body)
 	}
-	if n := o.Requests("/hello.php"); n != 0 {
+	if n := o.loggedRequests(t, "/hello.php"); n != 0 {
 		t.Fatalf("the origin saw %d requests for a script the pool serves", n)
 	}
 	r = get(t, c, rj.URL+"/static/big2m.txt")
 	mustStatus(t, r, 200, "static from the origin")
-	if len(r.Body) != size2MiB || o.Requests("/static/big2m.txt") != 1 {
-		t.Fatalf("static file: %d bytes, origin requests %d", len(r.Body), o.Requests("/static/big2m.txt"))
+	if n := o.waitRequests(t, "/static/big2m.txt", 1); len(r.Body) != size2MiB || n != 1 {
+		t.Fatalf("static file: %d bytes, origin requests %d", len(r.Body), n)
 	}
 }
 
 func TestDocrootStaticFilesCachedWhenConfigured(t *testing.T) {
 	root := phpDocroot(t)
-	cfg := writeConfig(t, "", "defaults:\n  docroot:\n    root: \""+root+"\"\n    static_ttl: 1h\n")
+	cfg := testbed.WriteConfig(t, "", "defaults:\n  docroot:\n    root: \""+root+"\"\n    static_ttl: 1h\n")
 	rj := startRamjet(t, "", "--config", cfg)
 	c := &http.Client{Timeout: 10 * time.Second}
 	get(t, c, rj.URL+"/static/style.css")
@@ -97,13 +99,13 @@ func TestDocrootLargeStaticFileIsSentWithSendfile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "big.bin"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := writeConfig(t, "", "defaults:\n  docroot:\n    root: \""+root+"\"\n")
+	cfg := testbed.WriteConfig(t, "", "defaults:\n  docroot:\n    root: \""+root+"\"\n")
 	rj := startRamjet(t, "", "--config", cfg)
 	c := &http.Client{Timeout: 20 * time.Second}
 	get(t, c, rj.URL+"/static/style.css") // warm the connection and the lookup cache
-	before := readSyscalls(t, rj.p.cmd.Process.Pid)
+	before := readSyscalls(t, rj.Pid())
 	r := get(t, c, rj.URL+"/big.bin")
-	after := readSyscalls(t, rj.p.cmd.Process.Pid)
+	after := readSyscalls(t, rj.Pid())
 	mustStatus(t, r, 200, "large static file")
 	if !bytes.Equal(r.Body, data) {
 		t.Fatalf("large static file: %d bytes, not the file's", len(r.Body))

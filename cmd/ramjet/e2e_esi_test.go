@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // Cookies of the users in these tests. "user" is echoed by the scripts, so
@@ -185,13 +187,13 @@ func TestESIPublicAndPrivateFragmentsPerUser(t *testing.T) {
 	if privIDs["alice"] == privIDs["bob"] {
 		t.Fatalf("alice and bob share the private block %s", privIDs["alice"])
 	}
-	if n := o.waitRequests("/esi/page.php", 1); n != 1 {
+	if n := o.waitRequests(t, "/esi/page.php", 1); n != 1 {
 		t.Errorf("origin saw %d page requests, want 1", n)
 	}
-	if n := o.waitRequests("/esi/pub.php", 2); n != 2 {
+	if n := o.waitRequests(t, "/esi/pub.php", 2); n != 2 {
 		t.Errorf("origin saw %d public fragment requests for 6 pages of 2 users, want 2 (a and b once each)", n)
 	}
-	if n := o.waitRequests("/esi/priv.php", 2); n != 2 {
+	if n := o.waitRequests(t, "/esi/priv.php", 2); n != 2 {
 		t.Errorf("origin saw %d private fragment requests, want 2 (one per user)", n)
 	}
 
@@ -240,7 +242,7 @@ func TestESIPublicAndPrivateFragmentsPerUser(t *testing.T) {
 	})
 
 	t.Run("no session cookie, no private caching", func(t *testing.T) {
-		before := o.Requests("/esi/priv.php")
+		before := o.loggedRequests(t, "/esi/priv.php")
 		seen := map[string]bool{}
 		for i, hdr := range [][]string{nil, nil, {"Cookie: _ga=GA1.2.3; __utma=1"}, {"Cookie: _ga=GA1.2.3; __utma=1"}} {
 			what := fmt.Sprintf("anonymous request %d", i+1)
@@ -256,11 +258,11 @@ func TestESIPublicAndPrivateFragmentsPerUser(t *testing.T) {
 			}
 			seen[p.ID] = true
 		}
-		if n := o.waitRequests("/esi/priv.php", before+4); n != before+4 {
+		if n := o.waitRequests(t, "/esi/priv.php", before+4); n != before+4 {
 			t.Errorf("origin saw %d private fragment requests for 4 anonymous pages, want 4", n-before)
 		}
 	})
-	if n := o.waitRequests("/esi/pub.php", 2); n != 2 {
+	if n := o.waitRequests(t, "/esi/pub.php", 2); n != 2 {
 		t.Errorf("origin saw %d public fragment requests in all, want 2", n)
 	}
 }
@@ -330,8 +332,8 @@ func TestESIProcessingSwitch(t *testing.T) {
 	t.Parallel()
 	o := startOrigin(t)
 	on := startRamjet(t, o.URL)
-	off := startRamjet(t, o.URL, "--config", writeConfig(t, "", "defaults:\n  esi: false\n"))
-	hostOff := startRamjet(t, o.URL, "--config", writeConfig(t, "", "hosts:\n  - names: [\"esi-off.test\"]\n    esi: false\n"))
+	off := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", "defaults:\n  esi: false\n"))
+	hostOff := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", "hosts:\n  - names: [\"esi-off.test\"]\n    esi: false\n"))
 	c := newClient(t)
 	markup := []string{
 		`<esi:include src="/esi/pub.php?name=sw" />`,
@@ -339,7 +341,7 @@ func TestESIProcessingSwitch(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		rj        *ramjet
+		rj        *testbed.Ramjet
 		mode      string
 		host      string
 		processed bool
@@ -359,7 +361,7 @@ func TestESIProcessingSwitch(t *testing.T) {
 				hdr = append(hdr, "Host: "+tt.host)
 			}
 			u := tt.rj.URL + esiPage(tt.mode, markup, "case="+tt.name)
-			before := o.Requests("/esi/pub.php")
+			before := o.loggedRequests(t, "/esi/pub.php") // earlier cases' fragments included
 			var id string
 			for i, what := range []string{"miss", "hit"} {
 				r := get(t, c, u, hdr...)
@@ -386,8 +388,9 @@ func TestESIProcessingSwitch(t *testing.T) {
 				mustNoFrag(t, r, "sw", what)
 			}
 			if !tt.processed {
-				time.Sleep(100 * time.Millisecond) // let a stray fragment request reach the log
-				if n := o.Requests("/esi/pub.php"); n != before {
+				// A stray fragment request is counted: ramjet would have
+				// fetched it before answering the page.
+				if n := o.loggedRequests(t, "/esi/pub.php"); n != before {
 					t.Errorf("origin saw %d fragment requests for a page that is not processed", n-before)
 				}
 			}
@@ -414,7 +417,7 @@ func TestESINestedIncludes(t *testing.T) {
 			t.Parallel()
 			var args []string
 			if tt.config != "" {
-				args = []string{"--config", writeConfig(t, "", tt.config)}
+				args = []string{"--config", testbed.WriteConfig(t, "", tt.config)}
 			}
 			rj := startRamjet(t, o.URL, args...)
 			c := newClient(t)
@@ -577,7 +580,7 @@ func TestESIFragmentTagPurgeRefreshesFragmentNotPage(t *testing.T) {
 	if a1, b1 := load("second load"); a1 != a0 || b1 != b0 {
 		t.Fatalf("fragments changed without a purge: a %s->%s b %s->%s", a0, a1, b0, b1)
 	}
-	if n := o.waitRequests("/esi/pub.php", 2); n != 2 {
+	if n := o.waitRequests(t, "/esi/pub.php", 2); n != 2 {
 		t.Fatalf("origin saw %d fragment requests for two pages, want 2", n)
 	}
 
@@ -594,7 +597,7 @@ func TestESIFragmentTagPurgeRefreshesFragmentNotPage(t *testing.T) {
 	if b2 != b0 {
 		t.Errorf("after purging frag-a, fragment b changed %s -> %s", b0, b2)
 	}
-	if n := o.waitRequests("/esi/pub.php", 3); n != 3 {
+	if n := o.waitRequests(t, "/esi/pub.php", 3); n != 3 {
 		t.Errorf("origin saw %d fragment requests, want 3 (a refetched once for both pages)", n)
 	}
 
@@ -611,10 +614,10 @@ func TestESIFragmentTagPurgeRefreshesFragmentNotPage(t *testing.T) {
 	if a3 != a2 {
 		t.Errorf("after purging frag-b, fragment a changed %s -> %s", a2, a3)
 	}
-	if n := o.waitRequests("/esi/pub.php", 4); n != 4 {
+	if n := o.waitRequests(t, "/esi/pub.php", 4); n != 4 {
 		t.Errorf("origin saw %d fragment requests, want 4", n)
 	}
-	if n := o.waitRequests("/esi/page.php", 2); n != 2 {
+	if n := o.waitRequests(t, "/esi/page.php", 2); n != 2 {
 		t.Errorf("origin saw %d page requests, want 2: fragment purges must not purge pages", n)
 	}
 
@@ -662,7 +665,7 @@ func TestESILiteSpeedPluginMarkup(t *testing.T) {
 	if ids["alice"] == ids["bob"] {
 		t.Errorf("alice and bob share the admin bar %s", ids["alice"])
 	}
-	if n := o.waitRequests("/esi/bar.php", 2); n != 2 {
+	if n := o.waitRequests(t, "/esi/bar.php", 2); n != 2 {
 		t.Errorf("origin saw %d admin bar requests for 4 pages of 2 users, want 2", n)
 	}
 }
@@ -779,12 +782,12 @@ func TestPrivatePagePerUserAndPurgeScope(t *testing.T) {
 		}
 		st[user.name] = state{page: first.ID(), frag: f.ID}
 	}
-	if n := o.waitRequests("/esi/page.php", 3); n != 3 {
+	if n := o.waitRequests(t, "/esi/page.php", 3); n != 3 {
 		t.Errorf("origin saw %d page requests, want 3 (a private page per user, one public page)", n)
 	}
 
 	t.Run("no session, no private caching", func(t *testing.T) {
-		before := o.Requests("/esi/page.php")
+		before := o.loggedRequests(t, "/esi/page.php")
 		ids := map[string]bool{}
 		for i, hdr := range [][]string{nil, nil, {"Cookie: _ga=GA1.2.3"}, {"Cookie: _ga=GA1.2.3"}} {
 			r := get(t, c, priv, hdr...)
@@ -797,7 +800,7 @@ func TestPrivatePagePerUserAndPurgeScope(t *testing.T) {
 			}
 			ids[r.ID()] = true
 		}
-		if n := o.waitRequests("/esi/page.php", before+4); n != before+4 {
+		if n := o.waitRequests(t, "/esi/page.php", before+4); n != before+4 {
 			t.Errorf("origin saw %d requests for 4 anonymous private pages, want 4", n-before)
 		}
 	})

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	brrr "github.com/molecule-man/go-brrr"
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // newClient returns a client with its own transport: no transparent
@@ -217,16 +218,24 @@ func (cs cacheStatus) NotStored() bool {
 
 // setup starts an origin and a ramjet in front of it, configured by the YAML
 // document cfg when it is not empty, and returns a fresh client.
-func setup(t testing.TB, cfg string) (*origin, *ramjet, *http.Client) {
+func setup(t testing.TB, cfg string) (*origin, *testbed.Ramjet, *http.Client) {
 	t.Helper()
 	o := startOrigin(t)
 	var args []string
 	if cfg != "" {
-		args = []string{"--config", writeConfig(t, "", cfg)}
+		args = []string{"--config", testbed.WriteConfig(t, "", cfg)}
 	}
 	rj := startRamjet(t, o.URL, args...)
 	return o, rj, newClient(t)
 }
+
+// ttlWait bounds waiting for a max-age=1 entry to expire. Such waits
+// stay in real time: max-age runs on the built binary's clock, which a
+// test cannot move, and an Age header cannot make an entry stale on
+// arrival (a response with no freshness left is not stored at all). So
+// tests poll until the entry changes (awaitChange) instead of sleeping
+// past its expiry: they wait about the one second and no longer.
+const ttlWait = 5 * time.Second
 
 // hq encodes response headers for echo.php: hq("Cache-Control: max-age=60")
 // is "h[]=Cache-Control%3A+max-age%3D60".

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestReloadUnderLoad(t *testing.T) {
@@ -22,7 +24,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	cfg := func(ttl string, grace int) string {
 		return fmt.Sprintf("defaults:\n  default_ttl: %s\n  grace: %ds\n", ttl, grace)
 	}
-	path := writeConfig(t, dir, cfg("0s", 10))
+	path := testbed.WriteConfig(t, dir, cfg("0s", 10))
 	o := startOrigin(t)
 	rj := startRamjet(t, o.URL, "--config", path)
 	c := newClient(t)
@@ -71,12 +73,12 @@ func TestReloadUnderLoad(t *testing.T) {
 	// load runs; the last version turns on a default TTL.
 	for i := range 6 {
 		time.Sleep(loadFor / 8) // pacing, not synchronisation
-		writeConfig(t, dir, cfg("0s", 11+i))
+		testbed.WriteConfig(t, dir, cfg("0s", 11+i))
 		if i%2 == 1 {
 			rj.Signal(t, syscall.SIGHUP)
 		}
 	}
-	writeConfig(t, dir, cfg("60s", 10))
+	testbed.WriteConfig(t, dir, cfg("60s", 10))
 	rj.Signal(t, syscall.SIGHUP)
 	wg.Wait()
 
@@ -94,7 +96,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	// headers is stored (each try uses a new URL).
 	var r result
 	i := 0
-	if !pollUntil(5*time.Second, func() bool {
+	if !testbed.Poll(5*time.Second, func() bool {
 		i++
 		r = get(t, c, fmt.Sprintf("%s/e/load-after?i=%d", rj.URL, i))
 		return r.CacheStatus().MissStored()
@@ -108,7 +110,7 @@ func TestReloadUnderLoad(t *testing.T) {
 func TestInvalidReloadKeepsOldConfig(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	path := writeConfig(t, dir, "defaults:\n  default_ttl: 60s\n")
+	path := testbed.WriteConfig(t, dir, "defaults:\n  default_ttl: 60s\n")
 	o := startOrigin(t)
 	rj := startRamjet(t, o.URL, "--config", path)
 	c := newClient(t)
@@ -120,7 +122,7 @@ func TestInvalidReloadKeepsOldConfig(t *testing.T) {
 	logsAgain := func(offset int, how string) {
 		t.Helper()
 		var out string
-		if !pollUntil(5*time.Second, func() bool {
+		if !testbed.Poll(5*time.Second, func() bool {
 			out = rj.Output()
 			return strings.Contains(out[offset:], filepath.Base(path))
 		}) {
@@ -135,7 +137,7 @@ func TestInvalidReloadKeepsOldConfig(t *testing.T) {
 	}
 	for i, b := range bad {
 		offset := len(rj.Output())
-		writeConfig(t, dir, b.yaml)
+		testbed.WriteConfig(t, dir, b.yaml)
 		logsAgain(offset, b.name)
 		rj.Signal(t, syscall.SIGHUP) // an explicit reload of the same bad file changes nothing either
 
@@ -147,10 +149,10 @@ func TestInvalidReloadKeepsOldConfig(t *testing.T) {
 		mustFreshHit(t, get(t, c, rj.URL+"/e/invalid-a"), b.name+": cache kept")
 	}
 
-	writeConfig(t, dir, "defaults:\n  default_ttl: 0s\n")
+	testbed.WriteConfig(t, dir, "defaults:\n  default_ttl: 0s\n")
 	var r result
 	i := 0
-	if !pollUntil(5*time.Second, func() bool {
+	if !testbed.Poll(5*time.Second, func() bool {
 		i++
 		r = get(t, c, fmt.Sprintf("%s/e/invalid-c?i=%d", rj.URL, i))
 		return r.CacheStatus().NotStored()
@@ -195,8 +197,8 @@ func TestCheckCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := writeConfig(t, "", tt.yaml)
-			code, out := runRamjet(t, 10*time.Second, "check", "--config", path)
+			path := testbed.WriteConfig(t, "", tt.yaml)
+			code, out := testbed.RunRamjet(t, 10*time.Second, "check", "--config", path)
 			if tt.lines == nil {
 				if code != 0 {
 					t.Fatalf("exit %d for a valid file, want 0; output:\n%s", code, out)
@@ -215,13 +217,13 @@ func TestCheckCommand(t *testing.T) {
 		})
 	}
 	t.Run("example config", func(t *testing.T) {
-		if code, out := runRamjet(t, 10*time.Second, "check", "--config", exampleConfig(t)); code != 0 {
+		if code, out := testbed.RunRamjet(t, 10*time.Second, "check", "--config", exampleConfig(t)); code != 0 {
 			t.Errorf("exit %d for the documented example, want 0; output:\n%s", code, out)
 		}
 	})
 	t.Run("missing file", func(t *testing.T) {
 		missing := filepath.Join(t.TempDir(), "nope.yaml")
-		code, out := runRamjet(t, 10*time.Second, "check", "--config", missing)
+		code, out := testbed.RunRamjet(t, 10*time.Second, "check", "--config", missing)
 		if code == 0 || !strings.Contains(out, "nope.yaml") {
 			t.Errorf("exit %d, output %q: want non-zero naming the file", code, out)
 		}
@@ -230,7 +232,7 @@ func TestCheckCommand(t *testing.T) {
 
 func TestVersionCommand(t *testing.T) {
 	t.Parallel()
-	code, out := runRamjet(t, 10*time.Second, "version")
+	code, out := testbed.RunRamjet(t, 10*time.Second, "version")
 	if code != 0 || strings.TrimSpace(out) == "" {
 		t.Errorf("ramjet version: exit %d output %q, want 0 and a version", code, out)
 	}
@@ -238,7 +240,7 @@ func TestVersionCommand(t *testing.T) {
 
 func TestAdminNonLoopbackWithoutTokenRefused(t *testing.T) {
 	t.Parallel()
-	ports := freePorts(t, 2)
+	ports := testbed.FreePorts(t, 2)
 	listen := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	origin := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 	tests := []struct {
@@ -246,22 +248,22 @@ func TestAdminNonLoopbackWithoutTokenRefused(t *testing.T) {
 		args func(t *testing.T) []string
 	}{
 		{"flag 0.0.0.0", func(t *testing.T) []string {
-			return []string{"--admin", fmt.Sprintf("0.0.0.0:%d", freePort(t))}
+			return []string{"--admin", fmt.Sprintf("0.0.0.0:%d", testbed.FreePort(t))}
 		}},
 		{"flag without host", func(t *testing.T) []string {
-			return []string{"--admin", fmt.Sprintf(":%d", freePort(t))}
+			return []string{"--admin", fmt.Sprintf(":%d", testbed.FreePort(t))}
 		}},
 		{"flag [::]", func(t *testing.T) []string {
-			return []string{"--admin", fmt.Sprintf("[::]:%d", freePort(t))}
+			return []string{"--admin", fmt.Sprintf("[::]:%d", testbed.FreePort(t))}
 		}},
 		{"config file", func(t *testing.T) []string {
-			return []string{"--config", writeConfig(t, "", fmt.Sprintf("admin:\n  listen: \"0.0.0.0:%d\"\n", freePort(t)))}
+			return []string{"--config", testbed.WriteConfig(t, "", fmt.Sprintf("admin:\n  listen: \"0.0.0.0:%d\"\n", testbed.FreePort(t)))}
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"serve", "--listen", listen, "--origin", origin}, tt.args(t)...)
-			code, out := runRamjet(t, 5*time.Second, args...)
+			code, out := testbed.RunRamjet(t, 5*time.Second, args...)
 			if code == 0 {
 				t.Errorf("exit 0, want a refusal; output:\n%s", out)
 			}
@@ -310,7 +312,7 @@ func TestSIGTERMDrainsInFlightRequest(t *testing.T) {
 		r, err := tryDo(c, http.MethodGet, rj.URL+"/e/drain?mark=drain&sleep_ms=1500", nil)
 		done <- outcome{r, err}
 	}()
-	if !pollUntil(5*time.Second, func() bool { return o.marked("drain") }) {
+	if !testbed.Poll(5*time.Second, func() bool { return o.marked("drain") }) {
 		t.Fatal("slow request never reached the origin")
 	}
 	start := time.Now()
@@ -324,7 +326,7 @@ func TestSIGTERMDrainsInFlightRequest(t *testing.T) {
 	if got.r.ID() == "" {
 		t.Errorf("in-flight request body incomplete: %.200q", got.r.Body)
 	}
-	if code := rj.Wait(t, stopTimeout); code != 0 {
+	if code := rj.Wait(t, testbed.StopTimeout); code != 0 {
 		t.Errorf("exit status %d after SIGTERM, want 0", code)
 	}
 	t.Logf("exited %v after SIGTERM", time.Since(start).Round(time.Millisecond))
@@ -336,11 +338,11 @@ func TestSIGTERMDrainsInFlightRequest(t *testing.T) {
 func TestFlagsOverrideConfigFile(t *testing.T) {
 	t.Parallel()
 	o := startOrigin(t)
-	p := freePorts(t, 3)
+	p := testbed.FreePorts(t, 3)
 	cfg := fmt.Sprintf("listen: \"127.0.0.1:%d\"\nadmin:\n  listen: \"127.0.0.1:%d\"\norigin:\n  servers: [\"http://127.0.0.1:%d\"]\n", p[0], p[1], p[2])
 	// startRamjet passes --listen, --admin and --origin and waits for
 	// /healthz on the flag's admin address.
-	rj := startRamjet(t, o.URL, "--config", writeConfig(t, "", cfg))
+	rj := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", cfg))
 	c := newClient(t)
 	r := get(t, c, rj.URL+"/e/flags")
 	mustStatus(t, r, http.StatusOK, "GET through the --listen address to the --origin server")

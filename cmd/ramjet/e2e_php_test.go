@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestPHPDocrootServesScripts(t *testing.T) {
@@ -184,9 +186,9 @@ func TestPHPCrashAndTimeout(t *testing.T) {
 	}
 	mustStatus(t, get(t, c, rj.URL+"/hello.php"), 200, "after a timeout")
 	// The looping worker was killed, not left burning CPU.
-	ok := pollUntil(5*time.Second, func() bool {
+	ok := testbed.Poll(5*time.Second, func() bool {
 		for _, w := range phpWorkers(t, rj) {
-			if procState(w.PID) == "R" {
+			if testbed.ProcState(w.PID) == "R" {
 				return false
 			}
 		}
@@ -202,9 +204,9 @@ func TestPHPIdleSuspendAndResume(t *testing.T) {
 	c := &http.Client{Timeout: 10 * time.Second}
 	mustStatus(t, get(t, c, rj.URL+"/hello.php"), 200, "warm up")
 	var pid int
-	ok := pollUntil(5*time.Second, func() bool {
+	ok := testbed.Poll(5*time.Second, func() bool {
 		for _, w := range phpWorkers(t, rj) {
-			if w.State == "suspended" && procState(w.PID) == "T" {
+			if w.State == "suspended" && testbed.ProcState(w.PID) == "T" {
 				pid = w.PID
 				return true
 			}
@@ -242,7 +244,12 @@ func TestPHPBusyPoolAnswers503(t *testing.T) {
 		r, _ := tryDo(c, "GET", rj.URL+"/sleep.php?ms=1500", nil)
 		done <- r
 	}()
-	time.Sleep(300 * time.Millisecond)
+	if !testbed.Poll(5*time.Second, func() bool {
+		ws := phpWorkers(t, rj)
+		return len(ws) == 1 && ws[0].State == "busy"
+	}) {
+		t.Fatalf("the one worker is not busy with the long request: %+v", phpWorkers(t, rj))
+	}
 	r := get(t, c, rj.URL+"/hello.php")
 	mustStatus(t, r, 503, "every worker busy")
 	if r.Header.Get("Retry-After") == "" {
@@ -266,10 +273,10 @@ func TestPHPPoolReloadUnderLoad(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { failures.Add(int64(loadUntil(rj.URL+"/sleep.php?ms=20", 4, stop))) })
-	time.Sleep(300 * time.Millisecond)
-	writeConfig(t, strings.TrimSuffix(path, "/ramjet.yaml"), strings.Replace(mustRead(t, path), "workers: 2", "workers: 3", 1))
+	waitServed(t, rj, nil, phpServed(phpWorkers(t, rj), nil)+8) // the load runs
+	testbed.WriteConfig(t, strings.TrimSuffix(path, "/ramjet.yaml"), strings.Replace(mustRead(t, path), "workers: 2", "workers: 3", 1))
 	rj.Signal(t, syscall.SIGHUP)
-	ok := pollUntil(10*time.Second, func() bool {
+	ok := testbed.Poll(10*time.Second, func() bool {
 		ws := phpWorkers(t, rj)
 		for _, w := range ws {
 			if before[w.PID] {
@@ -278,7 +285,9 @@ func TestPHPPoolReloadUnderLoad(t *testing.T) {
 		}
 		return len(ws) > 0
 	})
-	time.Sleep(300 * time.Millisecond)
+	if ok { // the load reaches the new workers before it stops
+		waitServed(t, rj, func(pid int) bool { return !before[pid] }, 8)
+	}
 	close(stop)
 	wg.Wait()
 	if !ok {
@@ -286,6 +295,27 @@ func TestPHPPoolReloadUnderLoad(t *testing.T) {
 	}
 	if n := failures.Load(); n != 0 {
 		t.Fatalf("%d requests failed across the pool reload", n)
+	}
+}
+
+// phpServed sums the requests of the workers that keep says to count
+// (nil: all).
+func phpServed(ws []phpWorker, keep func(pid int) bool) int {
+	n := 0
+	for _, w := range ws {
+		if keep == nil || keep(w.PID) {
+			n += w.Requests
+		}
+	}
+	return n
+}
+
+// waitServed waits until the workers keep counts (nil: all) have served
+// at least n requests, as /php/status tells.
+func waitServed(t testing.TB, rj *testbed.Ramjet, keep func(pid int) bool, n int) {
+	t.Helper()
+	if !testbed.Poll(10*time.Second, func() bool { return phpServed(phpWorkers(t, rj), keep) >= n }) {
+		t.Fatalf("workers served %d requests within 10 s, want %d: %+v", phpServed(phpWorkers(t, rj), keep), n, phpWorkers(t, rj))
 	}
 }
 
@@ -375,7 +405,7 @@ func TestPHPSeesTheClientPortAndServerAddress(t *testing.T) {
 // request for 5 s. The first requests after a quiet start must not fail.
 func TestPHPFirstRequestsAfterAQuietStartSucceed(t *testing.T) {
 	rj, _ := startPHP(t, "")
-	time.Sleep(6 * time.Second)
+	waitWorkersDropped(t, rj)
 	c := &http.Client{Timeout: 10 * time.Second}
 	for i := range 4 {
 		mustStatus(t, get(t, c, rj.URL+"/hello.php"), 200, fmt.Sprintf("request %d after a quiet start", i+1))
@@ -388,5 +418,25 @@ func TestPHPFirstRequestsAfterAQuietStartSucceed(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if !bytes.Contains(body, []byte(`"crashes": 0`)) && !bytes.Contains(body, []byte(`"crashes":0`)) {
 		t.Fatalf("workers counted as crashed after a quiet start:\n%s", body)
+	}
+}
+
+// waitWorkersDropped waits until every php-cgi worker has dropped ramjet's
+// connection for want of a first request (it then holds only its
+// listening socket). This waits out php-cgi's own 5 s in real time, its
+// timer, not ramjet's, but no longer.
+func waitWorkersDropped(t testing.TB, rj *testbed.Ramjet) {
+	t.Helper()
+	dropped := func() bool {
+		ws := phpWorkers(t, rj)
+		for _, w := range ws {
+			if n, err := testbed.SocketCount(w.PID); err != nil || n != 1 {
+				return false
+			}
+		}
+		return len(ws) > 0
+	}
+	if !testbed.Poll(15*time.Second, dropped) {
+		t.Fatalf("php-cgi workers still hold ramjet's connection after 15 s: %+v", phpWorkers(t, rj))
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestBodiesAreByteExact(t *testing.T) {
@@ -183,7 +185,7 @@ func TestInternalHeadersStripped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rj := startRamjet(t, o.URL, "--config", writeConfig(t, "", fmt.Sprintf("defaults:\n  debug_headers: %v\n", tt.debug)))
+			rj := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", fmt.Sprintf("defaults:\n  debug_headers: %v\n", tt.debug)))
 			c := newClient(t)
 			u := rj.URL + "/e/internal" + query
 			for _, step := range []string{"miss", "hit"} {
@@ -249,7 +251,7 @@ func TestConditionalRequestsAnsweredFromCache(t *testing.T) {
 			}
 		})
 	}
-	if n := o.waitRequests("/e/cond", 1); n != 1 {
+	if n := o.waitRequests(t, "/e/cond", 1); n != 1 {
 		t.Errorf("origin saw %d requests, want 1", n)
 	}
 }
@@ -279,7 +281,7 @@ func TestConcurrentMissesCoalesced(t *testing.T) {
 	if stored != 1 {
 		t.Errorf("%d responses say stored, want exactly 1", stored)
 	}
-	if got := o.waitRequests("/e/coalesce", 1); got != 1 {
+	if got := o.waitRequests(t, "/e/coalesce", 1); got != 1 {
 		t.Errorf("origin saw %d requests for %d concurrent misses, want 1", got, n)
 	}
 }
@@ -292,9 +294,15 @@ func TestStaleWhileRevalidate(t *testing.T) {
 	old := get(t, c, u)
 	mustMissStored(t, old, "first GET")
 
-	time.Sleep(2100 * time.Millisecond) // let max-age=1 pass, stay within grace
+	// The first answer after max-age=1 ran out (within grace) is stale and
+	// starts the 1 s background refresh; more requests meanwhile get the
+	// stale copy at once.
+	first, _, ok := awaitChange(t, c, u, old.ID(), ttlWait)
+	if !ok {
+		t.Fatalf("still a fresh hit %v after a max-age=1 store", ttlWait)
+	}
 	start := time.Now()
-	stale := parallelGet(t, c, 5, u)
+	stale := append(parallelGet(t, c, 5, u), first)
 	if el := time.Since(start); el > 800*time.Millisecond {
 		t.Errorf("stale responses took %v; they must not wait for the 1 s refresh", el)
 	}
@@ -309,13 +317,13 @@ func TestStaleWhileRevalidate(t *testing.T) {
 	}
 
 	var fresh result
-	if !pollUntil(5*time.Second, func() bool {
+	if !testbed.Poll(5*time.Second, func() bool {
 		fresh = get(t, c, u)
 		return fresh.CacheStatus().FreshHit() && fresh.ID() != old.ID()
 	}) {
 		t.Fatalf("no refreshed entry within 5 s; last Cache-Status %q body %q", fresh.Header.Get("Cache-Status"), fresh.ID())
 	}
-	if got := o.waitRequests(path, 2); got != 2 {
+	if got := o.waitRequests(t, path, 2); got != 2 {
 		t.Errorf("origin saw %d requests, want 2 (one fill, one background refresh)", got)
 	}
 }
@@ -343,12 +351,8 @@ func TestStaleIfError(t *testing.T) {
 			stored := time.Now()
 
 			o.Stop()
-			time.Sleep(1500 * time.Millisecond) // let max-age=1 pass, stay within grace
-			// Allow a first answer as stale-while-revalidate: the origin's
-			// failure may only be known after that request's refresh.
-			var r result
-			if !pollUntil(time.Second, func() bool {
-				r = get(t, c, u)
+			mustStale := func(r result) bool {
+				t.Helper()
 				mustStatus(t, r, http.StatusOK, "GET with origin down, within grace")
 				if r.ID() != old.ID() {
 					t.Fatalf("body %q, want the stale %q", r.ID(), old.ID())
@@ -358,14 +362,27 @@ func TestStaleIfError(t *testing.T) {
 					t.Fatalf("Cache-Status %q, want ramjet; hit; fwd=stale", cs.Raw)
 				}
 				return cs.Detail == "stale-if-error"
+			}
+			r, _, ok := awaitChange(t, c, u, old.ID(), ttlWait) // max-age=1 runs out, within grace
+			if !ok {
+				t.Fatalf("still a fresh hit %v after a max-age=1 store", ttlWait)
+			}
+			// Allow a first answer as stale-while-revalidate: the origin's
+			// failure may only be known after that request's refresh.
+			if !mustStale(r) && !testbed.Poll(time.Second, func() bool {
+				r = get(t, c, u)
+				return mustStale(r)
 			}) {
 				t.Errorf("Cache-Status %q with the origin down, want ramjet; hit; fwd=stale; detail=stale-if-error", r.Header.Get("Cache-Status"))
 			}
 
-			// Past the stale-if-error window the entry is no longer served.
-			time.Sleep(time.Until(stored.Add(tt.until + 1500*time.Millisecond)))
-			r = get(t, c, u)
-			if r.Status != http.StatusBadGateway {
+			// Past the stale-if-error window the entry is no longer served:
+			// poll for the 502 (real time, see ttlWait), until the window
+			// plus the margin a fixed sleep used to wait.
+			if !testbed.Poll(time.Until(stored.Add(tt.until+1500*time.Millisecond)), func() bool {
+				r = get(t, c, u)
+				return r.Status == http.StatusBadGateway
+			}) {
 				t.Errorf("GET past the stale window with origin down: status %d (Cache-Status %q), want 502", r.Status, r.Header.Get("Cache-Status"))
 			}
 		})
@@ -376,7 +393,7 @@ func TestOriginDownGives502(t *testing.T) {
 	t.Parallel()
 	stopped := startOrigin(t)
 	stopped.Stop()
-	never := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	never := fmt.Sprintf("http://127.0.0.1:%d", testbed.FreePort(t))
 
 	for _, tt := range []struct{ name, origin string }{
 		{"stopped origin", stopped.URL},

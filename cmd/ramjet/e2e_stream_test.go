@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 const maxStreamRSS = 150 << 20 // bytes; well below the bodies sent
@@ -36,6 +38,7 @@ func TestLargeDownloadStreamsWithFlatRSS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			readBefore := readBytes(t, rj.Pid())
 			rss := sampleRSS(rj.Pid())
 			resp, err := c.Do(req)
 			if err != nil {
@@ -48,7 +51,7 @@ func TestLargeDownloadStreamsWithFlatRSS(t *testing.T) {
 			if err == nil {
 				// A slow client: without backpressure ramjet would now
 				// read the rest of the body from nginx into memory.
-				time.Sleep(time.Second)
+				mustStopReading(t, rj.Pid(), readBefore, n)
 				var m int64
 				m, err = io.Copy(h, resp.Body)
 				n += m
@@ -75,6 +78,45 @@ func TestLargeDownloadStreamsWithFlatRSS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mustStopReading waits, while the client reads nothing, until ramjet
+// stops reading (its read counter holds still for 150 ms: blocked on the
+// full socket to the client, or done), then fails if it read far more
+// than the client took since readBefore. It first checks that the counter
+// shows the sent bytes at all, so that a quiet counter means ramjet
+// stopped, not that reads go unseen.
+func mustStopReading(t *testing.T, pid int, readBefore, sent int64) {
+	t.Helper()
+	last, still := readBytes(t, pid), 0
+	if !testbed.Poll(10*time.Second, func() bool {
+		now := readBytes(t, pid)
+		if now == last {
+			still++
+		} else {
+			last, still = now, 0
+		}
+		return still >= 8 // 8 polls of 20 ms
+	}) {
+		t.Fatalf("ramjet still reading 10 s after the client stopped (%d MiB read)", (last-readBefore)>>20)
+	}
+	read := last - readBefore
+	if read < sent {
+		t.Fatalf("ramjet's read counter grew %d bytes while it sent %d: /proc/%d/io does not show its reads", read, sent, pid)
+	}
+	t.Logf("ramjet read %d MiB while the client held at %d MiB", read>>20, sent>>20)
+	if read > maxStreamRSS {
+		t.Errorf("ramjet read %d MiB from the origin for a client that took %d MiB: no backpressure", read>>20, sent>>20)
+	}
+}
+
+func readBytes(t *testing.T, pid int) int64 {
+	t.Helper()
+	n, err := testbed.ReadBytes(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestLargeUploadStreamsWithFlatRSS(t *testing.T) {

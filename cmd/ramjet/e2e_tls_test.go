@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/net/http2"
 
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"github.com/ramjet-proxy/ramjet/proxy/certs/certtest"
 )
 
@@ -54,7 +55,7 @@ func (p *pki) issue(t testing.TB, file string, names ...string) (certFile, keyFi
 
 // tlsRamjet is a ramjet with a TLS listener.
 type tlsRamjet struct {
-	*ramjet
+	*testbed.Ramjet
 	TLSAddr string // 127.0.0.1:port
 	Port    string
 	pki     *pki
@@ -64,11 +65,11 @@ type tlsRamjet struct {
 // default certificate of p; args follow.
 func startTLSRamjet(t testing.TB, p *pki, originURL string, args ...string) *tlsRamjet {
 	t.Helper()
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", testbed.FreePort(t))
 	argv := append([]string{"--tls-listen", addr, "--tls-cert", p.cert, "--tls-key", p.key}, args...)
 	rj := startRamjet(t, originURL, argv...)
 	_, port, _ := net.SplitHostPort(addr)
-	return &tlsRamjet{ramjet: rj, TLSAddr: addr, Port: port, pki: p}
+	return &tlsRamjet{Ramjet: rj, TLSAddr: addr, Port: port, pki: p}
 }
 
 // HTTPS is https://host:port/path on the TLS listener.
@@ -157,7 +158,7 @@ func TestTLSCurlHTTP2AndSNIPicksTheCertificate(t *testing.T) {
 	o := startOrigin(t)
 	p := newPKI(t)
 	shopCert, shopKey := p.issue(t, "shop", "shop.test", "*.shop.test")
-	cfg := writeConfig(t, "", fmt.Sprintf("tls:\n  hosts:\n    - names: [shop.test, \"*.shop.test\"]\n      cert: %s\n      key: %s\n", shopCert, shopKey))
+	cfg := testbed.WriteConfig(t, "", fmt.Sprintf("tls:\n  hosts:\n    - names: [shop.test, \"*.shop.test\"]\n      cert: %s\n      key: %s\n", shopCert, shopKey))
 	rj := startTLSRamjet(t, p, o.URL, "--config", cfg)
 
 	for _, tt := range []struct{ serverName, wantCN string }{
@@ -196,22 +197,26 @@ func TestTLSCertificateRotationPickedUpLive(t *testing.T) {
 	o := startOrigin(t)
 	p := newPKI(t)
 	cfgDir := t.TempDir()
-	cfg := writeConfig(t, cfgDir, "log:\n  level: info\n")
+	cfg := testbed.WriteConfig(t, cfgDir, "log:\n  level: info\n")
 	rj := startTLSRamjet(t, p, o.URL, "--config", cfg)
 	before := peerCert(t, rj, "localhost").SerialNumber
 
 	// The cert tool rewrites the default pair in place (by rename).
 	p.ca.Issue(t, "", "localhost", "127.0.0.1").Write(t, p.dir, "default")
-	if !pollUntil(5*time.Second, func() bool { return peerCert(t, rj, "localhost").SerialNumber.Cmp(before) != 0 }) {
+	if !testbed.Poll(5*time.Second, func() bool { return peerCert(t, rj, "localhost").SerialNumber.Cmp(before) != 0 }) {
 		t.Fatalf("still serving serial %v 5 s after the files changed", before)
 	}
 
 	// A broken rewrite keeps the last good certificate.
+	// The watcher's reload of the broken file is the event: ramjet logs
+	// that it keeps the old certificate (the rotation above showed that
+	// reloads are seen), and only then is the serial compared.
 	current := peerCert(t, rj, "localhost").SerialNumber
+	logged := len(rj.Output())
 	if err := os.WriteFile(p.cert, []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // past the store's 200 ms debounce: nothing to wait for but its absence
+	rj.WaitOutput(t, logged, "keeping the old certificate", 5*time.Second)
 	if got := peerCert(t, rj, "localhost").SerialNumber; got.Cmp(current) != 0 {
 		t.Fatalf("serial %v after a bad file, want the old %v", got, current)
 	}
@@ -220,14 +225,14 @@ func TestTLSCertificateRotationPickedUpLive(t *testing.T) {
 	// comes first.
 	p.ca.Issue(t, "", "localhost", "127.0.0.1").Write(t, p.dir, "default")
 	rj.Signal(t, syscall.SIGHUP)
-	if !pollUntil(5*time.Second, func() bool { return peerCert(t, rj, "localhost").SerialNumber.Cmp(current) != 0 }) {
+	if !testbed.Poll(5*time.Second, func() bool { return peerCert(t, rj, "localhost").SerialNumber.Cmp(current) != 0 }) {
 		t.Fatal("default certificate not replaced after good files and SIGHUP")
 	}
 
 	// A host added to the config gets its certificate on reload.
 	blogCert, blogKey := p.issue(t, "blog", "blog.test")
-	writeConfig(t, cfgDir, fmt.Sprintf("tls:\n  hosts:\n    - names: [blog.test]\n      cert: %s\n      key: %s\n", blogCert, blogKey))
-	if !pollUntil(5*time.Second, func() bool { return peerCert(t, rj, "blog.test").Subject.CommonName == "blog.test" }) {
+	testbed.WriteConfig(t, cfgDir, fmt.Sprintf("tls:\n  hosts:\n    - names: [blog.test]\n      cert: %s\n      key: %s\n", blogCert, blogKey))
+	if !testbed.Poll(5*time.Second, func() bool { return peerCert(t, rj, "blog.test").Subject.CommonName == "blog.test" }) {
 		t.Fatalf("blog.test not served its own certificate after the config reload:\n%s", rj.Output())
 	}
 	if !strings.Contains(rj.Output(), "certificates reloaded with new settings") {
@@ -278,7 +283,7 @@ func TestTLSH1AndH2ShareTheCache(t *testing.T) {
 			if got := parseEcho(decodeBody(t, first))["hdr.x-forwarded-proto"]; got != "https" {
 				t.Errorf("origin saw X-Forwarded-Proto %q, want https", got)
 			}
-			if n := o.waitRequests(strings.SplitN(tt.path, "?", 2)[0], 1); n != 1 {
+			if n := o.waitRequests(t, strings.SplitN(tt.path, "?", 2)[0], 1); n != 1 {
 				t.Errorf("origin saw %d requests, want 1", n)
 			}
 		})
@@ -316,7 +321,7 @@ func TestTLSPurgeOverH2(t *testing.T) {
 		t.Fatal("PURGE over h2 left the entry")
 	}
 
-	mustStatus(t, adminPost(t, newClient(t), rj.ramjet, "tag=tls-tag", "", ""), http.StatusOK, "tag purge")
+	mustStatus(t, adminPost(t, newClient(t), rj.Ramjet, "tag=tls-tag", "", ""), http.StatusOK, "tag purge")
 	if id3 := fill("after the tag purge"); id3 == id2 {
 		t.Fatal("tag purge left the entry served over h2")
 	}
@@ -327,7 +332,7 @@ func TestTLSPurgeOverH2(t *testing.T) {
 	if r := get(t, c, u); r.CacheStatus().Hit {
 		t.Fatalf("served %q after a purge header over h2", r.Header.Get("Cache-Status"))
 	}
-	if n := o.waitRequests("/e/tls-purge", 4); n != 4 {
+	if n := o.waitRequests(t, "/e/tls-purge", 4); n != 4 {
 		t.Errorf("origin saw %d fills, want 4", n)
 	}
 }
@@ -372,7 +377,7 @@ func TestTLSPHPDocrootOverH2(t *testing.T) {
 func TestTLSHTTPSRedirectAndHSTS(t *testing.T) {
 	t.Parallel()
 	o := startOrigin(t)
-	cfg := writeConfig(t, "", "defaults:\n  https_redirect: true\n  hsts: \"max-age=600; includeSubDomains\"\n"+
+	cfg := testbed.WriteConfig(t, "", "defaults:\n  https_redirect: true\n  hsts: \"max-age=600; includeSubDomains\"\n"+
 		"hosts:\n  - names: [plain.test]\n    https_redirect: false\n    hsts: \"\"\n")
 	rj := startTLSRamjet(t, newPKI(t), o.URL, "--config", cfg)
 	plain, h2c := newClient(t), rj.client(t, "h2")
@@ -386,7 +391,7 @@ func TestTLSHTTPSRedirectAndHSTS(t *testing.T) {
 	if h := r.Header.Get("Strict-Transport-Security"); h != "" {
 		t.Fatalf("HSTS %q on plain HTTP", h)
 	}
-	if n := o.Requests("/e/tls-redirect"); n != 0 {
+	if n := o.loggedRequests(t, "/e/tls-redirect"); n != 0 {
 		t.Fatalf("the origin saw %d redirected requests", n)
 	}
 	mustStatus(t, do(t, plain, http.MethodPost, rj.URL+"/e/tls-redirect"), http.StatusPermanentRedirect, "plain POST")
@@ -424,13 +429,13 @@ func TestTLSGracefulSIGTERMWithOpenH2Connection(t *testing.T) {
 		r, err := tryDo(c, http.MethodGet, rj.HTTPS("localhost", "/e/tls-drain?sleep_ms=1500&mark=tls-drain"), nil)
 		slow <- answer{r, err}
 	}()
-	if !pollUntil(5*time.Second, func() bool { return o.marked("tls-drain") }) {
+	if !testbed.Poll(5*time.Second, func() bool { return o.marked("tls-drain") }) {
 		t.Fatal("the slow request never reached the origin")
 	}
 	rj.Signal(t, syscall.SIGTERM)
 
 	// New connections are refused while the stream in flight finishes.
-	if !pollUntil(2*time.Second, func() bool {
+	if !testbed.Poll(2*time.Second, func() bool {
 		conn, err := net.DialTimeout("tcp", rj.TLSAddr, 200*time.Millisecond)
 		if err == nil {
 			conn.Close()
@@ -447,7 +452,7 @@ func TestTLSGracefulSIGTERMWithOpenH2Connection(t *testing.T) {
 	if a.r.Echo()["uri"] == "" {
 		t.Fatalf("in-flight answer incomplete: %q", a.r.Body)
 	}
-	if code := rj.Wait(t, stopTimeout); code != 0 {
+	if code := rj.Wait(t, testbed.StopTimeout); code != 0 {
 		t.Fatalf("ramjet exited %d after SIGTERM, want 0:\n%s", code, rj.Output())
 	}
 	if !strings.Contains(rj.Output(), "ramjet stopped") {
@@ -471,7 +476,7 @@ func TestTLSH2load(t *testing.T) {
 	o := startOrigin(t)
 	rj := startTLSRamjet(t, newPKI(t), o.URL)
 	u := rj.HTTPS("127.0.0.1", "/static/page725.html")
-	before := o.Requests("/static/page725.html") // the origin's readiness checks
+	before := o.loggedRequests(t, "/static/page725.html") // the origin's readiness checks
 	mustStatus(t, get(t, rj.client(t, "h2"), u), http.StatusOK, "warm-up")
 	for _, proto := range []string{"h2", "h1"} {
 		t.Run(proto, func(t *testing.T) {
@@ -491,7 +496,7 @@ func TestTLSH2load(t *testing.T) {
 			}
 		})
 	}
-	if n := o.Requests("/static/page725.html") - before; n != 1 {
+	if n := o.waitRequests(t, "/static/page725.html", before+1) - before; n != 1 {
 		t.Errorf("origin saw %d requests for the cached page, want 1", n)
 	}
 }

@@ -1,33 +1,30 @@
-// End-to-end harness: TestMain builds the ramjet binary once; each test starts
-// its own real origin (nginx + php-fpm serving testdata/www on ephemeral
-// loopback ports) and its own ramjet in front of it, and talks to both over
-// plain HTTP. Nothing is written into the repository: the docroot is copied
-// into a temporary directory and the large files are generated there.
+// End-to-end harness: each test starts its own real origin (nginx +
+// php-fpm serving testdata/www on ephemeral loopback ports) and its own
+// ramjet in front of it, through internal/testbed, and talks to both over
+// plain HTTP. This file holds what is particular to these tests: the
+// docroot, copied into a temporary directory with its large files
+// generated there (nothing is written into the repository), the origin's
+// nginx and php-fpm configuration, and echo.php's marks.
 //
 // The tests live in package main_test so that no identifier here can collide
 // with the command's own package main.
 package main_test
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 const (
@@ -41,16 +38,13 @@ const (
 	size300MiB = 300 << 20
 )
 
-// Set once by TestMain.
-var (
-	ramjetBin   string // path of the built binary; empty if the build failed
-	buildOutput string // go build output when the build failed
-	docroot     string // copy of testdata/www plus generated files
-)
+// docroot is a copy of testdata/www plus generated files; set once by
+// TestMain.
+var docroot string
 
-// TestMain builds the binary and prepares the shared docroot. A failed build
-// does not skip anything: every test that needs the binary fails with the
-// compiler output (see startRamjet).
+// TestMain prepares the shared docroot; testbed builds the binary on
+// first use (a failed build fails every test that needs it, with the
+// compiler output) and removes it at the end.
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
@@ -62,22 +56,12 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-
-	bin := filepath.Join(tmp, "ramjet")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		buildOutput = fmt.Sprintf("go build failed: %v\n%s", err, out)
-		fmt.Fprintln(os.Stderr, "e2e:", buildOutput)
-	} else {
-		ramjetBin = bin
-	}
-
 	docroot = filepath.Join(tmp, "www")
 	if err := prepareDocroot(docroot); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: docroot:", err)
 		return 1
 	}
-	return m.Run()
+	return testbed.Main(m)
 }
 
 // prepareDocroot copies testdata/www to dir and generates the large files:
@@ -170,287 +154,91 @@ func sha256Hex(b []byte) string {
 }
 
 // ---------------------------------------------------------------------------
-// Processes
-
-// syncBuffer collects a child's stdout and stderr.
-type syncBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// proc is a started child process whose exit is observed by one goroutine.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{} // closed after Wait returns; err is then set
-	err  error
-}
-
-func startProc(name string, args []string, dir string) (*proc, error) {
-	p := &proc{name: filepath.Base(name), out: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(name, args...)
-	p.cmd.Dir = dir
-	p.cmd.Stdout = p.out
-	p.cmd.Stderr = p.out
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// wait waits up to d for the process to exit and reports whether it did.
-func (p *proc) wait(d time.Duration) bool {
-	select {
-	case <-p.done:
-		return true
-	case <-time.After(d):
-		return false
-	}
-}
-
-// exitCode is valid after done is closed: -1 for death by signal.
-func (p *proc) exitCode() int {
-	return p.cmd.ProcessState.ExitCode()
-}
-
-// stop sends sig, waits stopTimeout, then kills. It reports whether the
-// process exited by itself.
-func (p *proc) stop(sig os.Signal) bool {
-	if p.exited() {
-		return true
-	}
-	_ = p.cmd.Process.Signal(sig) // an already-exited process is fine
-	if p.wait(stopTimeout) {
-		return true
-	}
-	_ = p.cmd.Process.Kill() // best effort; we wait below
-	<-p.done
-	return false
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago.
-// Callers retry when a port is taken before they bind it.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	ports := make([]int, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close() // held until all are chosen, so they differ
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports
-}
-
-// freePort returns one loopback port that was free a moment ago.
-func freePort(t testing.TB) int { return freePorts(t, 1)[0] }
-
-func addrInUse(out string) bool {
-	return strings.Contains(out, "address already in use") || strings.Contains(out, "Address already in use")
-}
-
-// pollUntil calls f every 20 ms until it returns true or d passes.
-func pollUntil(d time.Duration, f func() bool) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if f() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// ---------------------------------------------------------------------------
 // Origin: nginx + php-fpm
 
+// origin is nginx in front of php-fpm serving the docroot.
 type origin struct {
 	URL     string // http://127.0.0.1:port
 	Addr    string // 127.0.0.1:port
-	dir     string
-	markDir string
-	nginx   *proc
-	fpm     *proc
-	stopped sync.Once
+	markDir string // where echo.php notes mark=NAME
+	nginx   *testbed.Nginx
+	fpm     *testbed.PHPFPM
 }
 
-// startOrigin starts nginx and php-fpm on ephemeral loopback ports and waits
-// until both answer. Both are stopped when the test ends.
+// startOrigin starts php-fpm and nginx and waits until both answer. Both
+// are stopped when the test ends.
 func startOrigin(t testing.TB) *origin {
 	t.Helper()
-	for _, bin := range []struct{ path, pkg string }{{nginxBin, "nginx-light (or nginx)"}, {phpFPMBin, "php8.2-fpm"}} {
-		if _, err := os.Stat(bin.path); err != nil {
-			t.Fatalf("%s not found: the end-to-end tests need it; install it with `apt-get install %s`", bin.path, bin.pkg)
+	dir := t.TempDir()
+	o := &origin{markDir: filepath.Join(dir, "marks")}
+	for _, d := range []string{o.markDir, filepath.Join(dir, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
 		}
 	}
-	var lastErr error
-	for attempt := 0; attempt < 5; attempt++ {
-		o, retry, err := tryStartOrigin(t)
-		if err == nil {
-			return o
-		}
-		lastErr = err
-		if !retry {
-			break
-		}
+	params := filepath.Join(dir, "fastcgi.params")
+	if err := os.WriteFile(params, []byte(fastCGIParams(o.markDir)), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("origin: %v", lastErr)
-	return nil
+	o.fpm = testbed.StartPHPFPM(t, fpmPool(filepath.Join(dir, "tmp")))
+	o.nginx = testbed.StartNginx(t, testbed.NginxConfig{HTTP: nginxHTTP, Server: nginxServer(o.fpm.Addr, params)})
+	o.URL, o.Addr = o.nginx.URL, o.nginx.Addr
+	o.waitReady(t)
+	return o
 }
 
-func tryStartOrigin(t testing.TB) (o *origin, retry bool, err error) {
-	dir := t.TempDir()
-	o = &origin{dir: dir, markDir: filepath.Join(dir, "marks")}
-	for _, d := range []string{"marks", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return nil, false, err
-		}
-	}
-	ports := freePorts(t, 2)
-	webPort, fpmPort := ports[0], ports[1]
-	o.Addr = fmt.Sprintf("127.0.0.1:%d", webPort)
-	o.URL = "http://" + o.Addr
-
-	fpmConf := filepath.Join(dir, "php-fpm.conf")
-	if err := os.WriteFile(fpmConf, []byte(fpmConfig(dir, fpmPort)), 0o644); err != nil {
-		return nil, false, err
-	}
-	nginxConf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(nginxConf, []byte(nginxConfig(dir, webPort, fpmPort)), 0o644); err != nil {
-		return nil, false, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "fastcgi.params"), []byte(fastCGIParams(dir)), 0o644); err != nil {
-		return nil, false, err
-	}
-
-	o.fpm, err = startProc(phpFPMBin, []string{"-F", "-R", "-y", fpmConf}, dir)
-	if err != nil {
-		return nil, false, err
-	}
-	o.nginx, err = startProc(nginxBin, []string{"-p", dir, "-c", nginxConf, "-e", filepath.Join(dir, "nginx-error.log")}, dir)
-	if err != nil {
-		o.fpm.stop(syscall.SIGTERM)
-		return nil, false, err
-	}
-	// started, not o: a failed attempt returns a nil o (named result),
-	// and this cleanup still has to stop what it started.
-	started := o
-	t.Cleanup(func() {
-		started.Stop()
-		if t.Failed() {
-			t.Logf("origin logs:\n%s", started.logs())
-		}
-	})
-
+// waitReady waits until nginx serves a static file and echo.php.
+func (o *origin) waitReady(t testing.TB) {
+	t.Helper()
 	c := &http.Client{Timeout: time.Second}
-	ok := pollUntil(startTimeout, func() bool {
-		if o.nginx.exited() || o.fpm.exited() {
-			return true
-		}
+	defer c.CloseIdleConnections()
+	status := ""
+	ok := testbed.Poll(20*time.Second, func() bool {
 		for _, path := range []string{"/static/page725.html", "/e/__ready"} {
 			resp, err := c.Get(o.URL + path)
 			if err != nil {
+				status = err.Error()
 				return false
 			}
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
+			if status = resp.Status; resp.StatusCode != http.StatusOK {
 				return false
 			}
 		}
 		return true
 	})
-	c.CloseIdleConnections()
-	if o.nginx.exited() || o.fpm.exited() || !ok {
-		o.Stop()
-		logs := o.logs()
-		return nil, addrInUse(logs), fmt.Errorf("nginx/php-fpm did not come up (ready poll ok=%v):\n%s", ok, logs)
+	if !ok {
+		t.Fatalf("origin not serving the docroot within 20 s: %s", status)
 	}
-	return o, false, nil
 }
 
 // Stop stops nginx and php-fpm (to simulate an origin that is down). It is
 // idempotent and also runs at test cleanup.
 func (o *origin) Stop() {
-	o.stopped.Do(func() {
-		o.nginx.stop(syscall.SIGTERM)
-		o.fpm.stop(syscall.SIGTERM)
-	})
+	o.nginx.Stop()
+	o.fpm.Stop()
 }
 
-func (o *origin) logs() string {
-	var b strings.Builder
-	for _, name := range []string{"nginx-error.log", "php-fpm.log", "php-error.log"} {
-		data, _ := os.ReadFile(filepath.Join(o.dir, name)) // a missing log is fine
-		fmt.Fprintf(&b, "--- %s\n%s", name, data)
-	}
-	fmt.Fprintf(&b, "--- nginx output\n%s--- php-fpm output\n%s", o.nginx.out, o.fpm.out)
-	return b.String()
+// Requests counts nginx's requests for path (without the query). Test
+// pages use unique paths (/e/<name>) so counts do not depend on how
+// ramjet rewrites the query string.
+func (o *origin) Requests(path string) int { return o.nginx.Requests(path) }
+
+// waitRequests waits until Requests(path) reaches atLeast (nginx writes
+// the log line just after the response) and returns the count once every
+// request nginx had answered is logged (testbed's WaitRequests).
+func (o *origin) waitRequests(t testing.TB, path string, atLeast int) int {
+	t.Helper()
+	return o.nginx.WaitRequests(t, path, atLeast)
 }
 
-// Requests counts the access-log lines whose request path (the URI before
-// any '?') equals path. Test pages use unique paths (/e/<name>) so counts do
-// not depend on how ramjet rewrites the query string.
-func (o *origin) Requests(path string) int {
-	f, err := os.Open(filepath.Join(o.dir, "access.log"))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	n := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// Format "counts": $request_method $request_uri $status
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		p, _, _ := strings.Cut(fields[1], "?")
-		if p == path {
-			n++
-		}
-	}
-	return n
-}
-
-// waitRequests polls Requests(path) until it reaches atLeast (nginx writes
-// the log line just after the response) and returns the count then.
-func (o *origin) waitRequests(path string, atLeast int) int {
-	n := 0
-	pollUntil(2*time.Second, func() bool {
-		n = o.Requests(path)
-		return n >= atLeast
-	})
-	return n
+// loggedRequests is Requests(path) once every request nginx had answered
+// is in its log (testbed's SyncLog): a count that misses nothing, for a
+// baseline or an assertion that no request came.
+func (o *origin) loggedRequests(t testing.TB, path string) int {
+	t.Helper()
+	o.nginx.SyncLog(t)
+	return o.Requests(path)
 }
 
 // marked reports whether echo.php has seen a request with mark=name.
@@ -459,66 +247,32 @@ func (o *origin) marked(name string) bool {
 	return err == nil
 }
 
-func fpmConfig(dir string, port int) string {
-	return fmt.Sprintf(`[global]
-pid = %[1]s/php-fpm.pid
-error_log = %[1]s/php-fpm.log
-daemonize = no
-
-[www]
-user = root
-group = root
-listen = 127.0.0.1:%[2]d
-pm = static
-pm.max_children = 4
-catch_workers_output = yes
-php_admin_value[error_log] = %[1]s/php-error.log
-php_admin_flag[log_errors] = on
-php_admin_flag[expose_php] = off
+// fpmPool is the origin's php-fpm pool settings beyond testbed's.
+func fpmPool(tmp string) string {
+	return `php_admin_flag[expose_php] = off
 php_admin_value[post_max_size] = 512M
 php_admin_value[upload_max_filesize] = 512M
 php_admin_value[memory_limit] = 256M
 php_admin_value[max_execution_time] = 60
-php_admin_value[upload_tmp_dir] = %[1]s/tmp
-`, dir, port)
+php_admin_value[upload_tmp_dir] = ` + tmp + "\n"
 }
 
-func nginxConfig(dir string, port, fpmPort int) string {
-	return fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-user root root;
-pid %[1]s/nginx.pid;
-error_log %[1]s/nginx-error.log warn;
-
-events {
-	worker_connections 1024;
-}
-
-http {
-	types {
+// nginxHTTP is the origin's http-level settings.
+const nginxHTTP = `	types {
 		text/html html;
 		text/plain txt;
 		application/octet-stream bin;
 	}
-	default_type application/octet-stream;
-	log_format counts '$request_method $request_uri $status';
-	access_log %[1]s/access.log counts;
-	client_body_temp_path %[1]s/tmp/body;
-	proxy_temp_path %[1]s/tmp/proxy;
-	fastcgi_temp_path %[1]s/tmp/fastcgi;
-	uwsgi_temp_path %[1]s/tmp/uwsgi;
-	scgi_temp_path %[1]s/tmp/scgi;
 	client_max_body_size 512m;
 	sendfile on;
 	keepalive_requests 100000;
-	server_tokens off;
 	large_client_header_buffers 4 64k;
+`
 
-	server {
-		listen %[2]s:%[3]d;
-		server_name _;
-		root %[4]s;
+// nginxServer is the origin's server block: the docroot, echo.php under
+// /e/, upload.php and any other script through php-fpm at fpm.
+func nginxServer(fpm, params string) string {
+	return fmt.Sprintf(`		root %[1]s;
 
 		# Generated static files, cacheable for five minutes.
 		location /static/ {
@@ -529,27 +283,25 @@ http {
 		}
 		# /e/<name> runs echo.php: every test uses its own paths.
 		location /e/ {
-			fastcgi_pass 127.0.0.1:%[5]d;
-			fastcgi_param SCRIPT_FILENAME %[4]s/echo.php;
-			include %[1]s/fastcgi.params;
+			fastcgi_pass %[2]s;
+			fastcgi_param SCRIPT_FILENAME %[1]s/echo.php;
+			include %[3]s;
 		}
 		location = /upload {
-			fastcgi_pass 127.0.0.1:%[5]d;
-			fastcgi_param SCRIPT_FILENAME %[4]s/upload.php;
-			include %[1]s/fastcgi.params;
+			fastcgi_pass %[2]s;
+			fastcgi_param SCRIPT_FILENAME %[1]s/upload.php;
+			include %[3]s;
 		}
 		location ~ \.php$ {
-			fastcgi_pass 127.0.0.1:%[5]d;
+			fastcgi_pass %[2]s;
 			fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;
-			include %[1]s/fastcgi.params;
+			include %[3]s;
 		}
-	}
-}
-`, dir, "127.0.0.1", port, docroot, fpmPort)
+`, docroot, fpm, params)
 }
 
-// fastCGIParams is the fastcgi.params file included by nginxConfig.
-func fastCGIParams(dir string) string {
+// fastCGIParams is the fastcgi.params file the origin's locations include.
+func fastCGIParams(markDir string) string {
 	return `fastcgi_param QUERY_STRING $query_string;
 fastcgi_param REQUEST_METHOD $request_method;
 fastcgi_param CONTENT_TYPE $content_type;
@@ -568,7 +320,7 @@ fastcgi_param SERVER_ADDR $server_addr;
 fastcgi_param SERVER_PORT $server_port;
 fastcgi_param SERVER_NAME $server_name;
 fastcgi_param REDIRECT_STATUS 200;
-fastcgi_param RAMJET_MARK_DIR ` + filepath.Join(dir, "marks") + `;
+fastcgi_param RAMJET_MARK_DIR ` + markDir + `;
 fastcgi_read_timeout 120s;
 `
 }
@@ -576,142 +328,14 @@ fastcgi_read_timeout 120s;
 // ---------------------------------------------------------------------------
 // ramjet
 
-type ramjet struct {
-	URL      string // http://127.0.0.1:port of the proxy listener
-	Addr     string
-	AdminURL string
-	p        *proc
-}
-
-// startRamjet runs `ramjet serve` on ephemeral loopback ports in front of
-// originURL (omitted when empty) with extra args appended, and waits for
-// /healthz. At cleanup it sends SIGTERM and fails the test unless ramjet
-// exits with status 0 within stopTimeout. Its output is logged if the test
-// failed.
-func startRamjet(t testing.TB, originURL string, args ...string) *ramjet {
+// startRamjet runs ramjet (testbed.StartRamjet) in front of originURL
+// (none when empty) with extra args appended.
+func startRamjet(t testing.TB, originURL string, args ...string) *testbed.Ramjet {
 	t.Helper()
-	if ramjetBin == "" {
-		t.Fatalf("ramjet binary not built:\n%s", buildOutput)
+	if originURL != "" {
+		args = append([]string{"--origin", originURL}, args...)
 	}
-	var last string
-	for attempt := 0; attempt < 5; attempt++ {
-		rj := &ramjet{}
-		ports := freePorts(t, 2)
-		listen, admin := ports[0], ports[1]
-		rj.Addr = fmt.Sprintf("127.0.0.1:%d", listen)
-		rj.URL = "http://" + rj.Addr
-		rj.AdminURL = fmt.Sprintf("http://127.0.0.1:%d", admin)
-		argv := []string{"serve", "--listen", rj.Addr, "--admin", strings.TrimPrefix(rj.AdminURL, "http://")}
-		if originURL != "" {
-			argv = append(argv, "--origin", originURL)
-		}
-		argv = append(argv, args...)
-		p, err := startProc(ramjetBin, argv, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		rj.p = p
-		c := &http.Client{Timeout: time.Second}
-		ok := pollUntil(startTimeout, func() bool {
-			if p.exited() {
-				return true
-			}
-			resp, err := c.Get(rj.AdminURL + "/healthz")
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK
-		})
-		c.CloseIdleConnections()
-		if ok && !p.exited() {
-			t.Cleanup(func() { rj.cleanup(t) })
-			return rj
-		}
-		p.stop(syscall.SIGKILL)
-		last = fmt.Sprintf("ramjet %s did not become healthy (exited=%v):\n%s", strings.Join(argv, " "), p.exited(), p.out)
-		if !addrInUse(p.out.String()) {
-			break
-		}
-	}
-	t.Fatal(last)
-	return nil
-}
-
-func (rj *ramjet) cleanup(t testing.TB) {
-	if !rj.p.exited() {
-		if !rj.p.stop(syscall.SIGTERM) {
-			t.Errorf("ramjet did not exit within %v of SIGTERM", stopTimeout)
-		}
-		if code := rj.p.exitCode(); code != 0 {
-			t.Errorf("ramjet exited with status %d after SIGTERM, want 0", code)
-		}
-	}
-	if t.Failed() {
-		t.Logf("ramjet output:\n%s", rj.Output())
-	}
-}
-
-// Signal sends sig to the ramjet process.
-func (rj *ramjet) Signal(t testing.TB, sig os.Signal) {
-	t.Helper()
-	if err := rj.p.cmd.Process.Signal(sig); err != nil {
-		t.Fatalf("signal %v: %v", sig, err)
-	}
-}
-
-// Wait waits up to d for ramjet to exit and returns its exit code, or fails.
-func (rj *ramjet) Wait(t testing.TB, d time.Duration) int {
-	t.Helper()
-	if !rj.p.wait(d) {
-		t.Fatalf("ramjet still running after %v", d)
-	}
-	return rj.p.exitCode()
-}
-
-// Output returns everything ramjet wrote to stdout and stderr so far.
-func (rj *ramjet) Output() string { return rj.p.out.String() }
-
-// Pid returns the process id.
-func (rj *ramjet) Pid() int { return rj.p.cmd.Process.Pid }
-
-// Alive reports whether the process is still running.
-func (rj *ramjet) Alive() bool { return !rj.p.exited() }
-
-// runRamjet runs the binary to completion (at most d) and returns its exit
-// code and combined output.
-func runRamjet(t testing.TB, d time.Duration, args ...string) (int, string) {
-	t.Helper()
-	if ramjetBin == "" {
-		t.Fatalf("ramjet binary not built:\n%s", buildOutput)
-	}
-	p, err := startProc(ramjetBin, args, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !p.wait(d) {
-		p.stop(syscall.SIGKILL)
-		t.Fatalf("ramjet %s still running after %v; output:\n%s", strings.Join(args, " "), d, p.out)
-	}
-	return p.exitCode(), p.out.String()
-}
-
-// rssBytes reads VmRSS of pid from /proc.
-func rssBytes(pid int) (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.Lines(string(data)) {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("VmRSS %q: %w", v, err)
-			}
-			return kb << 10, nil
-		}
-	}
-	return 0, errors.New("no VmRSS line")
+	return testbed.StartRamjet(t, args...)
 }
 
 // rssSampler records the peak RSS of a process every 10 ms until stopped.
@@ -729,7 +353,7 @@ func sampleRSS(pid int) *rssSampler {
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if n, err := rssBytes(pid); err == nil && n > s.peak {
+			if n, err := testbed.RSS(pid); err == nil && n > s.peak {
 				s.peak = n
 			}
 			select {
@@ -748,30 +372,3 @@ func (s *rssSampler) Peak() int64 {
 	<-s.done
 	return s.peak
 }
-
-// writeConfig writes a ramjet YAML config into dir (a fresh temp dir when
-// empty) and returns its path. It replaces an existing file by rename, as
-// editors do, so a watcher never sees a half-written file.
-func writeConfig(t testing.TB, dir, yaml string) string {
-	t.Helper()
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	path := filepath.Join(dir, "ramjet.yaml")
-	tmp, err := os.CreateTemp(dir, ".ramjet.yaml.*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tmp.WriteString(yaml); err != nil {
-		t.Fatal(err)
-	}
-	if err := tmp.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-var _ io.Writer = (*syncBuffer)(nil)

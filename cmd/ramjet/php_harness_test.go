@@ -8,22 +8,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // phpDocroot copies testdata/php into a directory every user can read:
 // ramjet runs its php-cgi workers as www-data when the tests run as root.
 func phpDocroot(t testing.TB) string {
 	t.Helper()
-	base, err := os.MkdirTemp("", "ramjet-php-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
+	base := testbed.PublicDir(t)
 	dir := filepath.Join(base, "www")
 	if err := os.CopyFS(dir, os.DirFS("testdata/php")); err != nil {
 		t.Fatal(err)
 	}
-	err = filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -58,11 +56,11 @@ func phpConfig(t testing.TB, root, extra string) string {
 	for _, line := range strings.Split(strings.TrimSpace(extra), "\n") {
 		b.WriteString("      " + strings.TrimSpace(line) + "\n")
 	}
-	return writeConfig(t, "", b.String())
+	return testbed.WriteConfig(t, "", b.String())
 }
 
 // startPHP runs ramjet in docroot mode with extra pool settings.
-func startPHP(t testing.TB, extra string) (*ramjet, string) {
+func startPHP(t testing.TB, extra string) (*testbed.Ramjet, string) {
 	t.Helper()
 	root := phpDocroot(t)
 	return startRamjet(t, "", "--config", phpConfig(t, root, extra)), root
@@ -76,7 +74,7 @@ type phpWorker struct {
 }
 
 // phpWorkers reads the workers of the default pool from the admin listener.
-func phpWorkers(t testing.TB, rj *ramjet) []phpWorker {
+func phpWorkers(t testing.TB, rj *testbed.Ramjet) []phpWorker {
 	t.Helper()
 	resp, err := http.Get(rj.AdminURL + "/php/status")
 	if err != nil {
@@ -96,17 +94,4 @@ func phpWorkers(t testing.TB, rj *ramjet) []phpWorker {
 		t.Fatalf("pools: %+v", st.Pools)
 	}
 	return st.Pools[0].Workers
-}
-
-// procState is the state letter of /proc/PID/stat ("S", "R", "T", …).
-func procState(pid int) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	s := string(data)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2 : i+3]
-	}
-	return ""
 }

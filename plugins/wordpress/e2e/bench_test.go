@@ -23,7 +23,6 @@ package wordpress_test
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -33,6 +32,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // benchPosts is how many extra posts the bench site gets beside the four
@@ -67,10 +68,7 @@ func TestWordPressBench(t *testing.T) {
 	}
 	bin := os.Getenv("RAMJET_WP_BENCH_RAMJET")
 	if bin == "" {
-		bin = ramjetBin
-	}
-	if bin == "" {
-		t.Fatal(buildOutput)
+		bin = testbed.Binary(t)
 	}
 	workers := 4
 	if s := os.Getenv("RAMJET_WP_BENCH_WORKERS"); s != "" {
@@ -90,27 +88,21 @@ func TestWordPressBench(t *testing.T) {
 	}
 
 	start := time.Now()
-	dbSock := startMariaDB(t)
-	ports := freePorts(t, 4)
-	proxyURL, proxyAdmin := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
-	docURL, docAdmin := fmt.Sprintf("127.0.0.1:%d", ports[2]), fmt.Sprintf("127.0.0.1:%d", ports[3])
-	wp := installWordPress(t, dbSock, "http://"+proxyAdmin)
+	db := testbed.StartMariaDB(t)
+	proxy, doc := testbed.NewRamjet(t), testbed.NewRamjet(t)
+	wp := installWordPress(t, db, proxy.AdminURL)
 	runPHP(t, nil, "testdata/bench-posts.php", wp.docroot, strconv.Itoa(benchPosts))
-	origin := startOrigin(t, wp.dir, wp.docroot)
+	origin := startOrigin(t, wp.docroot)
 
 	cfgDir := t.TempDir()
 	proxyCfg := filepath.Join(cfgDir, "ramjet-proxy.yaml")
-	writeFile(t, proxyCfg, fmt.Sprintf(`listen: %q
-admin:
-  listen: %q
+	writeFile(t, proxyCfg, fmt.Sprintf(`admin:
   token: %q
 origin:
   servers: [%q]
-`, proxyURL, proxyAdmin, adminToken, origin))
+`, adminToken, origin))
 	docCfg := filepath.Join(cfgDir, "ramjet-docroot.yaml")
-	writeFile(t, docCfg, fmt.Sprintf(`listen: %q
-admin:
-  listen: %q
+	writeFile(t, docCfg, fmt.Sprintf(`admin:
   token: %q
 defaults:
   docroot:
@@ -122,16 +114,16 @@ defaults:
       min_workers: %d
       idle_suspend: 0s
       idle_exit: 0s
-`, docURL, docAdmin, adminToken, wp.docroot, phpCGI, workers, workers))
-	proxyPID := startBenchRamjet(t, bin, proxyCfg, proxyAdmin)
-	docPID := startBenchRamjet(t, bin, docCfg, docAdmin)
+`, adminToken, wp.docroot, phpCGI, workers, workers))
+	startBenchRamjet(t, proxy, bin, proxyCfg)
+	startBenchRamjet(t, doc, bin, docCfg)
 
 	benchLine("host", siteHost)
 	benchLine("origin", origin)
-	benchLine("proxy", "http://"+proxyURL)
-	benchLine("proxy_admin", "http://"+proxyAdmin)
-	benchLine("docroot", "http://"+docURL)
-	benchLine("docroot_admin", "http://"+docAdmin)
+	benchLine("proxy", proxy.URL)
+	benchLine("proxy_admin", proxy.AdminURL)
+	benchLine("docroot", doc.URL)
+	benchLine("docroot_admin", doc.AdminURL)
 	benchLine("admin_token", adminToken)
 	benchLine("home", "/")
 	benchLine("post", "/post-b/")
@@ -139,10 +131,12 @@ defaults:
 	benchLine("posts", strconv.Itoa(4+benchPosts))
 	benchLine("php_cgi", phpCGI)
 	benchLine("php_workers", strconv.Itoa(workers))
-	benchLine("pid_proxy", strconv.Itoa(proxyPID))
-	benchLine("pid_docroot", strconv.Itoa(docPID))
-	for comm, pid := range childPIDs() {
-		benchLine("pid_"+comm, strconv.Itoa(pid))
+	benchLine("pid_proxy", strconv.Itoa(proxy.Pid()))
+	benchLine("pid_docroot", strconv.Itoa(doc.Pid()))
+	for _, c := range testbed.Children(os.Getpid()) {
+		if c.Comm != "ramjet" { // reported apart above, as both are named ramjet
+			benchLine("pid_"+strings.ReplaceAll(c.Comm, " ", "_"), strconv.Itoa(c.PID))
+		}
 	}
 	benchLine("setup_seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
 	benchLine("ready", "1")
@@ -178,63 +172,11 @@ func benchLine(key, value string) {
 	fmt.Printf("WPBENCH %s=%s\n", key, value)
 }
 
-// startBenchRamjet runs `ramjet serve --config cfg` with GOMAXPROCS=1 (the
-// bench pins servers to one core) and waits for its /healthz; it returns
-// ramjet's pid (env execs it).
-func startBenchRamjet(t *testing.T, bin, cfg, admin string) int {
+// startBenchRamjet runs `ramjet serve --config cfg` (bin) on rj's ports
+// with GOMAXPROCS=1 (the bench pins servers to one core) until /healthz
+// answers.
+func startBenchRamjet(t *testing.T, rj *testbed.Ramjet, bin, cfg string) {
 	t.Helper()
-	p := startProc(t, "/usr/bin/env", "GOMAXPROCS=1", bin, "serve", "--config", cfg)
-	waitHTTP(t, p, "ramjet "+filepath.Base(cfg), "http://"+admin+"/healthz")
-	return p.cmd.Process.Pid
-}
-
-// childPIDs maps the command name of each direct child of this process
-// (mariadbd, nginx, php-fpm8.2, ...) to its pid; the ramjets are reported
-// apart, as both are named ramjet.
-func childPIDs() map[string]int {
-	out := map[string]int{}
-	self := os.Getpid()
-	dirs, _ := filepath.Glob("/proc/[0-9]*") // a failed glob lists nothing
-	for _, d := range dirs {
-		stat, err := os.ReadFile(d + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || closing < open {
-			continue
-		}
-		f := strings.Fields(s[closing+1:])
-		if len(f) < 2 {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(f[1]); ppid != self {
-			continue
-		}
-		comm := s[open+1 : closing]
-		if comm == "ramjet" || comm == "env" {
-			continue
-		}
-		pid, _ := strconv.Atoi(filepath.Base(d))
-		out[strings.ReplaceAll(comm, " ", "_")] = pid
-	}
-	return out
-}
-
-// waitHTTP waits (startTimeout) until url answers 200.
-func waitHTTP(t *testing.T, p *proc, what, url string) {
-	t.Helper()
-	c := &http.Client{Timeout: time.Second}
-	p.waitReady(t, what, func() error {
-		resp, err := c.Get(url)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: %s", url, resp.Status)
-		}
-		return nil
-	})
+	rj.Binary, rj.Env = bin, []string{"GOMAXPROCS=1"}
+	rj.Start(t, "--config", cfg)
 }

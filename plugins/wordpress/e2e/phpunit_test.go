@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // TestPluginPHPUnit runs the plugin's PHPUnit tests (tag and purge logic
@@ -15,7 +17,7 @@ func TestPluginPHPUnit(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "--configuration", "phpunit.xml.dist")
 	cmd.Dir = "../ramjet-cache"
-	out, err := runBounded(cmd, 2*time.Minute)
+	out, err := testbed.RunCmd(cmd, 2*time.Minute)
 	if err != nil {
 		t.Fatalf("phpunit: %v\n%s", err, out)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 const (
@@ -146,12 +148,11 @@ func (b *browser) expect(t *testing.T, path, cacheStatus string, want ...string)
 // fanoutWait is fetched from the origin, stored, and contains want.
 func (b *browser) expectFresh(t *testing.T, path, want string, immediate bool) {
 	t.Helper()
-	deadline := time.Now().Add(fanoutWait)
-	p := b.get(t, path)
-	for !immediate && p.cacheStatus == statusHit && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	var p page
+	testbed.Poll(fanoutWait, func() bool {
 		p = b.get(t, path)
-	}
+		return immediate || p.cacheStatus != statusHit
+	})
 	if p.cacheStatus != statusMiss {
 		t.Errorf("%s GET %s after the purge: Cache-Status %q, want %q (%s)", b.name, path, p.cacheStatus, statusMiss, p.lsHeaders())
 	}
@@ -178,7 +179,7 @@ func TestWordPressThroughRamjet(t *testing.T) {
 	t.Run("NginxPHPFPM", func(t *testing.T) {
 		checkFlows(t, func(t *testing.T, wp *site, n *node, redisURL string) {
 			if wp.origin == "" {
-				wp.origin = startOrigin(t, wp.dir, wp.docroot)
+				wp.origin = startOrigin(t, wp.docroot)
 			}
 			n.start(t, wp.origin, redisURL)
 		})
@@ -194,15 +195,15 @@ func TestWordPressThroughRamjet(t *testing.T) {
 // with startNode and runs the flows through them.
 func checkFlows(t *testing.T, startNode func(t *testing.T, wp *site, n *node, redisURL string)) {
 	start := time.Now()
-	dbSock := startMariaDB(t)
-	redisURL := startRedis(t)
+	db := testbed.StartMariaDB(t)
+	redisURL := testbed.StartRedis(t).URL
 	nodeA, nodeB := reserveNode(t, "web1"), reserveNode(t, "web2")
-	wp := installWordPress(t, dbSock, nodeA.adminURL)
+	wp := installWordPress(t, db, nodeA.AdminURL)
 	startNode(t, wp, nodeA, redisURL)
 	startNode(t, wp, nodeB, redisURL)
 	t.Logf("stack up in %v", time.Since(start).Round(time.Millisecond))
 
-	anonA, anonB := newBrowser("anon@web1", nodeA.url), newBrowser("anon@web2", nodeB.url)
+	anonA, anonB := newBrowser("anon@web1", nodeA.URL), newBrowser("anon@web2", nodeB.URL)
 	pages := []struct{ path, want string }{
 		{"/", "Post B original"},
 		{"/post-b/", "Post B original"},
@@ -253,7 +254,7 @@ func checkFlows(t *testing.T, startNode func(t *testing.T, wp *site, n *node, re
 	})
 
 	t.Run("AdminNeverSharesThePublicCache", func(t *testing.T) {
-		admin := newBrowser("admin@web1", nodeA.url)
+		admin := newBrowser("admin@web1", nodeA.URL)
 		admin.cookies["wordpress_test_cookie"] = "WP%20Cookie%20check"
 		admin.get(t, "/wp-login.php")
 		login := admin.do(t, http.MethodPost, "/wp-login.php", url.Values{

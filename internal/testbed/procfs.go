@@ -1,0 +1,113 @@
+package testbed
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Readers of /proc, for tests that wait on a process's state instead of
+// sleeping. Linux only, like the rest of testbed.
+
+// statFields returns the command name of /proc/PID/stat and the fields
+// after it (state first), or ok false when the process is gone.
+func statFields(pid int) (comm string, rest []string, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", nil, false
+	}
+	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return "", nil, false
+	}
+	return string(b[open+1 : end]), strings.Fields(string(b[end+1:])), true
+}
+
+// ProcState is the state letter of /proc/PID/stat ("R", "S", "T" for
+// stopped, "Z", …), or "" when the process is gone.
+func ProcState(pid int) string {
+	_, rest, ok := statFields(pid)
+	if !ok || len(rest) == 0 {
+		return ""
+	}
+	return rest[0]
+}
+
+// WChan is the kernel function pid sleeps in ("hrtimer_nanosleep" for a
+// sleep, "do_epoll_wait", …), "0" when running, "" when gone.
+func WChan(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// RSS is the resident set size of pid in bytes (VmRSS).
+func RSS(pid int) (int64, error) {
+	v, err := statusField(pid, "status", "VmRSS:")
+	if err != nil {
+		return 0, err
+	}
+	kb, err := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("testbed: VmRSS %q: %w", v, err)
+	}
+	return kb << 10, nil
+}
+
+// ReadBytes is how many bytes pid has read through read(2) and the like,
+// sockets included (rchar of /proc/PID/io).
+func ReadBytes(pid int) (int64, error) {
+	v, err := statusField(pid, "io", "rchar:")
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("testbed: rchar %q: %w", v, err)
+	}
+	return n, nil
+}
+
+// statusField is the trimmed value of the line starting with key in
+// /proc/PID/file.
+func statusField(pid int, file, key string) (string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
+	if err != nil {
+		return "", fmt.Errorf("testbed: %w", err)
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", fmt.Errorf("testbed: no %s line in /proc/%d/%s", key, pid, file)
+}
+
+// Child is a process and its command name.
+type Child struct {
+	PID  int
+	Comm string // as /proc/PID/stat shows it: at most 15 bytes
+}
+
+// Children lists the processes whose parent is ppid.
+func Children(ppid int) []Child {
+	dirs, _ := filepath.Glob("/proc/[0-9]*") // the pattern is valid
+	var out []Child
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil {
+			continue
+		}
+		comm, rest, ok := statFields(pid)
+		if !ok || len(rest) < 2 || rest[1] != strconv.Itoa(ppid) {
+			continue // gone meanwhile, or another parent's
+		}
+		out = append(out, Child{PID: pid, Comm: comm})
+	}
+	return out
+}

@@ -1,0 +1,124 @@
+package testbed
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFreePortsAreDistinct(t *testing.T) {
+	ports := FreePorts(t, 8)
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if p <= 0 || seen[p] {
+			t.Fatalf("ports %v: want 8 distinct positive ports", ports)
+		}
+		seen[p] = true
+	}
+}
+
+func TestPollStopsAtTheConditionOrTheDeadline(t *testing.T) {
+	n := 0
+	if !Poll(5*time.Second, func() bool { n++; return n == 3 }) || n != 3 {
+		t.Fatalf("Poll returned after %d calls, want true after 3", n)
+	}
+	start := time.Now()
+	if Poll(50*time.Millisecond, func() bool { return false }) {
+		t.Fatal("Poll of a condition that never holds returned true")
+	}
+	if d := time.Since(start); d < 50*time.Millisecond || d > 2*time.Second {
+		t.Fatalf("Poll gave up after %v, want about 50ms", d)
+	}
+}
+
+func TestSocketCountFollowsOpenAndClose(t *testing.T) {
+	count := func() int {
+		t.Helper()
+		n, err := SocketCount(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != before+3 {
+		t.Fatalf("%d sockets with a listener and both ends of a connection open, want %d", n, before+3)
+	}
+	for _, cl := range []interface{ Close() error }{peer, c, ln} {
+		cl.Close()
+	}
+	if n := count(); n != before {
+		t.Fatalf("%d sockets after closing them all, want %d", n, before)
+	}
+}
+
+func TestReadRESP(t *testing.T) {
+	tests := []struct{ in, want, err string }{
+		{"+PONG\r\n", "PONG", ""},
+		{":42\r\n", "42", ""},
+		{"$5\r\nhello\r\n", "hello", ""},
+		{"$-1\r\n", "", ""},
+		{"*2\r\n$1\r\na\r\n:2\r\n", "a\n2", ""},
+		{"-ERR wrong\r\n", "", "ERR wrong"},
+		{"?\r\n", "", "unexpected"},
+	}
+	for _, tt := range tests {
+		got, err := readRESP(bufio.NewReader(strings.NewReader(tt.in)), 0)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("readRESP(%q) error %v, want one containing %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("readRESP(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestRunCmdKillsACommandPastItsDeadline(t *testing.T) {
+	start := time.Now()
+	if _, err := RunCmd(exec.Command("sleep", "10"), 100*time.Millisecond); err == nil {
+		t.Fatal("sleep 10 within 100ms succeeded")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("RunCmd returned after %v", d)
+	}
+	out, err := RunCmd(exec.Command("sh", "-c", "echo out; echo err >&2"), 10*time.Second)
+	if err != nil || out != "out\nerr\n" {
+		t.Fatalf("RunCmd = %q, %v; want both streams", out, err)
+	}
+}
+
+func TestStartPHPCGIAcceptsAndStopsAtCleanup(t *testing.T) {
+	var addr string
+	t.Run("start", func(t *testing.T) {
+		addr = StartPHPCGI(t, 2)
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	})
+	// The subtest's cleanup killed the group: nothing accepts any more.
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatalf("php-cgi still accepts on %s after its test ended", addr)
+	}
+}
