@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // reloadYAML is a config serving cert as the default certificate with an
@@ -46,7 +48,7 @@ func reloadCount(t *testing.T, rj *tlsRamjet, result string) int {
 // waitReloads waits until n reloads ended with result.
 func waitReloads(t *testing.T, rj *tlsRamjet, result string, n int) {
 	t.Helper()
-	if !pollUntil(10*time.Second, func() bool { return reloadCount(t, rj, result) >= n }) {
+	if !testbed.Poll(10*time.Second, func() bool { return reloadCount(t, rj, result) >= n }) {
 		t.Fatalf("ramjet_reloads_total{result=%q} did not reach %d within 10 s:\n%s", result, n, rj.Output())
 	}
 }
@@ -80,11 +82,11 @@ func TestFailedReloadKeepsConfigAndCertificates(t *testing.T) {
 		}
 	}
 	cfgDir := t.TempDir()
-	path := writeConfig(t, cfgDir, reloadYAML(100, aCert, aKey, ""))
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	path := testbed.WriteConfig(t, cfgDir, reloadYAML(100, aCert, aKey, ""))
+	addr := fmt.Sprintf("127.0.0.1:%d", testbed.FreePort(t))
 	_, port, _ := net.SplitHostPort(addr)
 	// No --tls-cert: flags override the file, and the test changes tls.cert.
-	rj := &tlsRamjet{ramjet: startRamjet(t, o.URL, "--config", path, "--tls-listen", addr), TLSAddr: addr, Port: port, pki: p}
+	rj := &tlsRamjet{Ramjet: startRamjet(t, o.URL, "--config", path, "--tls-listen", addr), TLSAddr: addr, Port: port, pki: p}
 	mustServe(t, rj, 100, a.Cert, "at start")
 
 	// failsInProxy builds a docroot pool whose php-cgi does not exist:
@@ -111,7 +113,7 @@ func TestFailedReloadKeepsConfigAndCertificates(t *testing.T) {
 				tt.before(t)
 			}
 			offset := len(rj.Output())
-			writeConfig(t, cfgDir, tt.yaml)
+			testbed.WriteConfig(t, cfgDir, tt.yaml)
 			waitReloads(t, rj, "error", i+1)
 			if out := rj.Output()[offset:]; !strings.Contains(out, "reload failed; keeping the running config") {
 				t.Errorf("no failed-reload log line:\n%s", out)
@@ -123,7 +125,7 @@ func TestFailedReloadKeepsConfigAndCertificates(t *testing.T) {
 		return
 	}
 
-	writeConfig(t, cfgDir, reloadYAML(200, bCert, bKey, ""))
+	testbed.WriteConfig(t, cfgDir, reloadYAML(200, bCert, bKey, ""))
 	waitReloads(t, rj, "ok", 1)
 	mustServe(t, rj, 200, b.Cert, "after a good reload")
 	if n := reloadCount(t, rj, "error"); n != len(bad) {
