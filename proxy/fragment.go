@@ -32,6 +32,7 @@ type fragmentFetcher struct {
 	g   *generation
 	tls bool
 	ip  net.IP // the page's client
+	id  uint64 // the page client's private identity, its fragments' on its host
 
 	host, base          string // of the page: base is its directory
 	forwardedFor, proto string
@@ -53,6 +54,7 @@ func newFragmentFetcher(r *request) *fragmentFetcher {
 	for _, h := range fillOnly {
 		f.hdr.Del(h)
 	}
+	f.id = r.identity()
 	f.forwardedFor = f.ip.String()
 	if prior := ctx.Request.Header.Peek("X-Forwarded-For"); len(prior) > 0 {
 		f.forwardedFor = string(prior) + ", " + f.forwardedFor
@@ -69,11 +71,15 @@ func (f *fragmentFetcher) fetch(ctx context.Context, inc *esi.Include, src strin
 	}
 	sub := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(sub)
-	f.subRequest(sub, host, path, query)
+	own := f.subRequest(sub, host, path, query)
 	r := requestPool.Get().(*request)
 	defer r.release()
 	r.p, r.g, r.req, r.tls, r.c = f.p, f.g, sub, f.tls, &f.p.metrics.fragments
-	r.fragState = fragment{f: f, ctx: ctx, private: strings.Contains(strings.ToLower(inc.CacheControl), "private")}
+	if !own {
+		r.id, r.idDone = f.id, true // the page's own headers: its identity
+	}
+	r.fragState = fragment{f: f, ctx: ctx, ownHeader: own,
+		private: strings.Contains(strings.ToLower(inc.CacheControl), "private")}
 	r.frag = &r.fragState
 	f.p.run(r)
 	switch {
@@ -87,12 +93,19 @@ func (f *fragmentFetcher) fetch(ctx context.Context, inc *esi.Include, src strin
 	return r.frag.body, r.frag.err
 }
 
-// subRequest makes sub the fragment's request: the page's headers (same
-// host, so Cookie and Authorization go along), for the fragment's URL.
-func (f *fragmentFetcher) subRequest(sub *fasthttp.Request, host, path, query string) {
-	f.mu.Lock()
-	f.hdr.CopyTo(&sub.Header)
-	f.mu.Unlock()
+// subRequest makes sub the fragment's request line: GET of its URL on its
+// host. A fragment of the page's own host reads the page's headers from
+// the snapshot (variant, fill), so a hit copies none; one of an
+// allow-listed other host gets a copy of its own without the user's
+// credentials, and subRequest reports that it did (own).
+func (f *fragmentFetcher) subRequest(sub *fasthttp.Request, host, path, query string) (own bool) {
+	if own = !strings.EqualFold(host, f.host); own {
+		f.mu.Lock()
+		f.hdr.CopyTo(&sub.Header)
+		f.mu.Unlock()
+		sub.Header.DelAllCookies()
+		sub.Header.Del("Authorization")
+	}
 	var buf [256]byte
 	uri := append(buf[:0], path...)
 	if query != "" {
@@ -100,15 +113,8 @@ func (f *fragmentFetcher) subRequest(sub *fasthttp.Request, host, path, query st
 	}
 	sub.Header.SetRequestURIBytes(uri)
 	sub.Header.SetHost(host)
-	if !strings.EqualFold(host, f.host) {
-		// An allow-listed other host gets no credentials of the user's.
-		sub.Header.DelAllCookies()
-		sub.Header.Del("Authorization")
-	}
-	sub.Header.Set("X-Forwarded-For", f.forwardedFor)
-	sub.Header.Set("X-Forwarded-Proto", f.proto)
-	sub.Header.Set("X-Forwarded-Host", f.host)
 	sub.Header.SetMethod(fasthttp.MethodGet)
+	return own
 }
 
 // note records how one fragment was served, for debug_headers.
@@ -152,21 +158,43 @@ type fragment struct {
 	// private: the include asked for a private copy (cache-control
 	// "private"): looked up and stored only under the user's identity.
 	private bool
+	// ownHeader: the sub-request carries all its headers (another host's
+	// fragment); else they are the page's, read from the snapshot.
+	ownHeader bool
 
 	body []byte // the answer: the fragment's body, or err
 	err  error
 }
 
 // upstreamRequest is the request a fill of the fragment sends: its
-// sub-request, given up on with the page.
+// sub-request with its headers (Cookie and Authorization go along to the
+// page's own host) and the forwarding ones, given up on with the page.
 func (fr *fragment) upstreamRequest(sub *fasthttp.Request) *fasthttp.Request {
 	req := fasthttp.AcquireRequest()
-	sub.CopyTo(req)
+	fr.withHeader(sub, func(h *fasthttp.RequestHeader) { h.CopyTo(&req.Header) })
+	req.Header.SetRequestURIBytes(sub.Header.RequestURI())
+	req.Header.SetHostBytes(sub.Header.Host())
+	req.Header.SetMethod(fasthttp.MethodGet)
+	req.Header.Set("X-Forwarded-For", fr.f.forwardedFor)
+	req.Header.Set("X-Forwarded-Proto", fr.f.proto)
+	req.Header.Set("X-Forwarded-Host", fr.f.host)
 	if dl, ok := fr.ctx.Deadline(); ok {
 		// The assembler waits for every fetch it started: give up with it.
 		req.SetTimeout(time.Until(dl))
 	}
 	return req
+}
+
+// withHeader runs fn on the fragment's headers: the sub-request's own, or
+// the page's snapshot, which parallel fragments share behind its mutex.
+func (fr *fragment) withHeader(sub *fasthttp.Request, fn func(*fasthttp.RequestHeader)) {
+	if fr.ownHeader {
+		fn(&sub.Header)
+		return
+	}
+	fr.f.mu.Lock()
+	defer fr.f.mu.Unlock()
+	fn(&fr.f.hdr)
 }
 
 // take turns the request's answer into the fragment's body. A fragment

@@ -13,7 +13,7 @@ func stageKey(r *request) verdict {
 	if r.tls {
 		scheme = schemeHTTPS
 	}
-	r.key = appendKey(r.key[:0], &r.params, scheme, r.header().Host(), pathOf(r.req), r.req.URI().QueryString(), r.s.drop)
+	r.key = appendKey(r.key[:0], &r.params, target{scheme, r.header().Host(), pathOf(r.req), queryOf(r.req)}, r.s.drop)
 	r.h = r.p.cache.Hash(r.key)
 	return proceed
 }
@@ -30,6 +30,25 @@ func pathOf(req *fasthttp.Request) []byte {
 	return uri
 }
 
+// queryOf is the request's query string as sent (not decoded). An
+// origin-form target ("/path?query") is split as it is, without parsing
+// the whole URI.
+func queryOf(req *fasthttp.Request) []byte {
+	uri := req.Header.RequestURI()
+	if len(uri) == 0 || uri[0] != '/' {
+		return req.URI().QueryString()
+	}
+	i := bytes.IndexByte(uri, '?')
+	if i < 0 {
+		return nil
+	}
+	q := uri[i+1:]
+	if j := bytes.IndexByte(q, '#'); j >= 0 {
+		q = q[:j]
+	}
+	return q
+}
+
 func indexAny(b []byte, c1, c2 byte) int {
 	for i, c := range b {
 		if c == c1 || c == c2 {
@@ -39,17 +58,20 @@ func indexAny(b []byte, c1, c2 byte) int {
 	return -1
 }
 
+// target is what a request asks for, as its cache key is made of it.
+type target struct{ scheme, host, path, query []byte }
+
 // appendKey appends the primary cache key of a request: scheme, lower-case
 // host, normalised path and normalised query (tracking parameters dropped,
 // the rest sorted). params is scratch space for the sort.
-func appendKey(dst []byte, params *[][]byte, scheme, host, path, query []byte, drop *patterns) []byte {
-	dst = append(dst, scheme...)
+func appendKey(dst []byte, params *[][]byte, t target, drop *patterns) []byte {
+	dst = append(dst, t.scheme...)
 	dst = append(dst, "://"...)
-	for _, c := range host {
+	for _, c := range t.host {
 		dst = append(dst, lower(c))
 	}
-	dst = appendPath(dst, path)
-	return appendQuery(dst, params, query, drop)
+	dst = appendPath(dst, t.path)
+	return appendQuery(dst, params, t.query, drop)
 }
 
 func lower(c byte) byte {

@@ -35,7 +35,7 @@ func stageLookup(r *request) verdict {
 		r.c.pass.Inc()
 		return r.toFill(nil, fwdURIMiss, false)
 	}
-	r.variant = appendVariant(r.variant[:0], r.header(), o.Vary)
+	r.selectVariant(o.Vary)
 	e := o.Variant(r.variant)
 	if e == nil {
 		return r.toFill(nil, fwdVaryMiss, true)
@@ -68,6 +68,18 @@ func (r *request) lookedUp(e *cache.Entry) verdict {
 	}
 }
 
+// selectVariant sets r.variant to the request's values for v.
+func (r *request) selectVariant(v cache.VarySpec) {
+	if r.frag != nil && !r.frag.ownHeader {
+		f := r.frag.f
+		f.mu.Lock() // the page's snapshot, shared by its fragments
+		r.variant = appendVariant(r.variant[:0], &f.hdr, v)
+		f.mu.Unlock()
+		return
+	}
+	r.variant = appendVariant(r.variant[:0], r.header(), v)
+}
+
 // toFill leaves the request to fill; an inline request declines.
 func (r *request) toFill(stale *cache.Entry, fwd string, coalesce bool) verdict {
 	if r.inline {
@@ -89,7 +101,7 @@ func (r *request) privateCopy() *cache.Entry {
 	if o == nil {
 		return nil
 	}
-	r.variant = appendVariant(r.variant[:0], r.header(), o.Vary)
+	r.selectVariant(o.Vary)
 	e := o.Variant(r.variant)
 	if e == nil || pc.Status(e, r.now) != cache.Fresh {
 		return nil
@@ -104,7 +116,7 @@ func (r *request) freshShared() *cache.Entry {
 	if o == nil {
 		return nil
 	}
-	r.variant = appendVariant(r.variant[:0], r.header(), o.Vary)
+	r.selectVariant(o.Vary)
 	e := o.Variant(r.variant)
 	if e == nil || r.p.cache.Status(e, r.p.cache.Now()) != cache.Fresh {
 		return nil
