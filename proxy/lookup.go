@@ -118,7 +118,8 @@ func (r *request) freshShared() *cache.Entry {
 	}
 	r.selectVariant(o.Vary)
 	e := o.Variant(r.variant)
-	if e == nil || r.p.cache.Status(e, r.p.cache.Now()) != cache.Fresh {
+	r.now = r.p.cache.Now() // what the answer's Age is counted from
+	if e == nil || r.p.cache.Status(e, r.now) != cache.Fresh {
 		return nil
 	}
 	return e
