@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -97,9 +98,9 @@ func panel(id, ylabel, title string, logy bool, bars []bar) string {
 		for lo*10 <= ymin/2 {
 			lo *= 10
 		}
-		fmt.Fprintf(&s, "set logscale y\nset yrange [%g:%g]\n", lo, ymax*4)
+		fmt.Fprintf(&s, "set logscale y\nset yrange [%s:%s]\n", g6(lo), g6(ymax*4))
 	} else {
-		fmt.Fprintf(&s, "unset logscale y\nset yrange [0:%g]\n", ymax*1.15)
+		fmt.Fprintf(&s, "unset logscale y\nset yrange [0:%s]\n", g6(ymax*1.15))
 	}
 	cmd := "plot"
 	for i, n := range names {
@@ -114,6 +115,9 @@ func panel(id, ylabel, title string, logy bool, bars []bar) string {
 	s.WriteString(cmd + "\n")
 	return s.String()
 }
+
+// g6 prints an axis bound to 6 significant digits (13.8, not 13.799999999999999).
+func g6(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 // top is where the bar's label sits: above the whisker when there is one.
 func (b bar) top() float64 {
