@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: build run test deps lint fuzz bench bench-go bench-quick bench-baseline bench-compare bench-charts clean
+.PHONY: build run test deps lint fuzz bench bench-go bench-quick bench-baseline bench-compare bench-charts bench-report clean
 
 build: bin/ramjet
 
@@ -32,9 +32,14 @@ test: deps lint
 deps:
 	@.ci/deps
 
+# SHELL_SCRIPTS: every shell script; the bench/*.bash parts are sourced by
+# bench/run, so shellcheck -x checks them with its variables in view.
+SHELL_SCRIPTS := bench/run $(wildcard bench/*.bash) bench/go/guard .ci/deps .ci/run
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	shellcheck -x $(SHELL_SCRIPTS)
 
 # fuzz: every fuzz target of every package for FUZZTIME each (default 30s).
 FUZZTIME ?= 30s
@@ -73,10 +78,15 @@ bench-baseline:
 bench-compare:
 	bench/go/guard compare
 
-# bench-charts: PNG charts of bench/RESULTS.md's tables into bench/charts/
-# (gnuplot; measures nothing, so it is quick). bench/run also calls it.
+# bench-charts: PNG charts of the last run's records (bench/RESULTS.jsonl)
+# into bench/charts/ (gnuplot; measures nothing, so it is quick).
+# bench-report: RESULTS.md's tables again from the same records. bench/run
+# does both at its end.
 bench-charts:
-	bench/chart
+	$(GO) run ./bench/report -records bench/RESULTS.jsonl -charts bench/charts
+
+bench-report:
+	$(GO) run ./bench/report -records bench/RESULTS.jsonl -out bench/RESULTS.md
 
 clean:
 	rm -rf bin

@@ -6,23 +6,21 @@
 # bench/README.md, "h2 section".
 #
 # Uses from bench/run: WORK ROOT TASKSET NGINX PHPFPM SS SERVER_CPU LOAD_CPU
-# ROUNDS QUICK CLK_TCK SKIP_RAMJET ROOTPID STARTED_PIDS P_* write_configs
-# nginx_common start_bg start_php_fpm pick_port wait_listen all_descendants
-# core_ticks busy_pct rss_kb php_calls log warn die.
+# ROUNDS QUICK CLK_TCK SKIP_RAMJET ROOTPID STARTED_PIDS CONFIG_GROUP P_*
+# write_configs nginx_common start_bg start_php_fpm pick_port wait_listen
+# all_descendants core_ticks busy_pct rss_kb php_calls record row quoted
+# config_record log warn die.
 
-# shellcheck disable=SC2153 # ROOT, WORK and the rest are set by bench/run
+# shellcheck disable=SC2153,SC2034 # ROOT, WORK and the rest are set by bench/run; what this file sets, bench/run and its other parts read
 H2_CIPHER=TLS_AES_128_GCM_SHA256
 H2_PAGES=(725 30k 2m)
 H2_PROTOS=(h2 h1)
 H2_HOLD=${BENCH_H2_HOLD:-}     # seconds the 1,000 connections stay open
 H2_IDLE_CONNS=${BENCH_H2_CONNS:-1000}
 H2_SKIP=""
-H2_TSV=""
-H2_RSS_TSV=""
 H2_NGINX_LISTEN=""
 H2LOAD=""
 declare -A H2_CHECK=()
-declare -A H2_LABEL=([ramjet]="ramjet (cached)" [nginx]="nginx static file")
 
 h2_validate_env() {
 	[[ -z $H2_HOLD ]] || [[ $H2_HOLD =~ ^[1-9][0-9]*$ ]] || die "BENCH_H2_HOLD must be a positive number of seconds, got $H2_HOLD"
@@ -89,11 +87,16 @@ h2_setup() {
 	else
 		H2_NGINX_LISTEN="listen 127.0.0.1:$P_H2_NGINX ssl http2;"
 	fi
+	# no sendfile or tcp_nopush: over TLS nginx encrypts in user space, so it
+	# cannot sendfile (short of kernel TLS) and TCP_CORK only acts with
+	# sendfile; a shared TLS session cache, as nginx's TLS guides advise
 	{
 		nginx_common h2 | sed "s/worker_connections 1024;/worker_connections $((H2_IDLE_CONNS + 256 > 4096 ? H2_IDLE_CONNS + 256 : 4096));/"
 		cat <<EOF
     open_file_cache max=1000 inactive=60s;
     open_file_cache_valid 60s;
+    ssl_session_cache shared:SSL:10m;
+    ssl_session_timeout 1h;
     server {
         $H2_NGINX_LISTEN
         ssl_certificate $WORK/tls/bench.crt;
@@ -122,6 +125,14 @@ tls:
   key: $WORK/tls/bench.key
   ocsp: false
 EOF
+	CONFIG_GROUP=h2
+	config_record nginx-h2 "$WORK/nginx-h2.conf" nginx "nginx static file (h2 group)" \
+		"\`worker_processes 1\`, \`$H2_NGINX_LISTEN\`, no \`sendfile\`/\`tcp_nopush\`, \`open_file_cache\`, \`ssl_session_cache shared:SSL:10m\`, TLS 1.3 \`$H2_CIPHER\`, \`keepalive_requests 100000\`, \`access_log off\`" \
+		"one worker for ramjet's one core; sendfile cannot carry TLS (nginx encrypts with OpenSSL in user space; only kernel TLS lifts that) and tcp_nopush only acts with sendfile, so both are left out; a shared session cache as nginx's TLS guides advise; the same single TLS 1.3 suite as h2load offers"
+	config_record ramjet-h2 "$WORK/ramjet-h2.yaml" yaml "ramjet (h2 group)" \
+		"\`tls.listen\`, the same certificate, \`cache.max_object_size: 8MiB\` (the default), \`GOMAXPROCS=1\`" \
+		"ramjet's defaults with its TLS listener"
+	CONFIG_GROUP=cache
 }
 
 h2_start() {
@@ -210,6 +221,7 @@ h2_measure() {
 	"$TASKSET" -c "$LOAD_CPU" timeout 120 "$H2LOAD" "${wargs[@]}" --tls13-ciphers="$H2_CIPHER" "$url" >/dev/null 2>&1 || true
 
 	out="$WORK/h2load/r$round-$page-$proto-$s.txt"
+	local -a cmd=("$TASKSET" -c "$LOAD_CPU" timeout 300 "$H2LOAD" "${args[@]}" --tls13-ciphers="$H2_CIPHER" "$url")
 	local root s0 s1 l0 l1 t0 t1 php0 php1 sampler
 	root=$(h2_root "$s")
 	php0=$(php_calls)
@@ -225,7 +237,7 @@ h2_measure() {
 	sampler=$!
 	STARTED_PIDS+=("$sampler")
 	"$TASKSET" -pc "$LOAD_CPU" "$sampler" >/dev/null 2>&1 || true
-	"$TASKSET" -c "$LOAD_CPU" timeout 300 "$H2LOAD" "${args[@]}" --tls13-ciphers="$H2_CIPHER" "$url" >"$out" 2>&1 || true
+	"${cmd[@]}" >"$out" 2>&1 || true
 	t1=$(tree_ticks "$root")
 	s1=$(core_ticks "$SERVER_CPU")
 	l1=$(core_ticks "$LOAD_CPU")
@@ -265,12 +277,12 @@ h2_measure() {
 	other=$(busy_pct "$s0" "$s1" $((t1 - t0)))
 	local chk=${H2_CHECK[$s.$page.$proto]}
 	[[ $tls == "TLSv1.3 $H2_CIPHER h2" || ($proto == h1 && $tls == "TLSv1.3 $H2_CIPHER http/1.1") ]] || chk="$chk; h2load negotiated: $tls"
-	# round page proto server rps mean sd max cpu rss ok fail B/req php sbusy lbusy other check tls
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-		"$round" "$page" "$proto" "$s" "$rps" "$tmean" "$tsd" "$tmax" "$cpu_us" "$rss" "$ok" "$fail" "$data" "$calls" \
-		"$sbusy" "$lbusy" "$other" "$chk" "$tls" >>"$H2_TSV"
+	row h2 "$round" "$page" "$s" proto="$proto" rps:="$rps" mean_ms:="$tmean" sd_ms:="$tsd" max_ms:="$tmax" \
+		cpu_us:="$cpu_us" rss_kb:="$rss" requests:="$ok" failed:="$fail" bytes:="$data" php_calls:="$calls" \
+		server_busy_pct:="$sbusy" load_busy_pct:="$lbusy" other_pct:="$other" check="$chk" tls="$tls" \
+		cmd="$(quoted "${cmd[@]}")" config="$([[ $s == ramjet ]] && echo ramjet-h2 || echo nginx-h2)"
 	log "  $(printf '%-18s %-3s %-2s %10s req/s  mean %8s ms  sd %8s ms  max %8s ms  %7s us/req  rss %7s kB  %s ok  %s failed  %s B/req  php %s  cores %s%%/%s%% (other %s%%)  [%s] %s' \
-		"${H2_LABEL[$s]}" "$page" "$proto" "$rps" "$tmean" "$tsd" "$tmax" "$cpu_us" "$rss" "$ok" "$fail" "$data" "$calls" "$sbusy" "$lbusy" "$other" "$chk" "$tls")"
+		"$s" "$page" "$proto" "$rps" "$tmean" "$tsd" "$tmax" "$cpu_us" "$rss" "$ok" "$fail" "$data" "$calls" "$sbusy" "$lbusy" "$other" "$chk" "$tls")"
 }
 
 # h2_idle SERVER: RSS with H2_IDLE_CONNS h2 connections open for H2_HOLD s
@@ -283,8 +295,9 @@ h2_idle() {
 	out="$WORK/h2load/idle-$s.txt"
 	sleep 1
 	base=$(h2_rss "$root")
-	"$TASKSET" -c "$LOAD_CPU" timeout $((H2_HOLD + 60)) "$H2LOAD" -t1 -c"$H2_IDLE_CONNS" -D "$H2_HOLD" --rps 1 \
-		--tls13-ciphers="$H2_CIPHER" "$url" >"$out" 2>&1 &
+	local -a cmd=("$TASKSET" -c "$LOAD_CPU" timeout $((H2_HOLD + 60)) "$H2LOAD" -t1 -c"$H2_IDLE_CONNS" -D "$H2_HOLD" --rps 1
+		--tls13-ciphers="$H2_CIPHER" "$url")
+	"${cmd[@]}" >"$out" 2>&1 &
 	pid=$!
 	STARTED_PIDS+=("$pid")
 	for ((i = 0; i < (H2_HOLD + 60) * 4; i++)); do
@@ -301,27 +314,27 @@ h2_idle() {
 	fail=$(awk '/^requests:/ {print $10 + $12 + $14}' "$out")
 	tls="$(awk -F': ' '/^TLS Protocol:/ {p = $2} /^Cipher:/ {c = $2} /^Application protocol:/ {a = $2} END {print p " " c " " a}' "$out")"
 	[[ -n $ok ]] || { warn "h2load produced no result for the $H2_IDLE_CONNS connections to $s:"; sed 's/^/    /' "$out" >&2; }
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$base" "$peak" "$maxc" "${ok:-0}" "${fail:-0}" "$tls" >>"$H2_RSS_TSV"
+	row h2rss 1 725 "$s" base_rss_kb:="$base" peak_rss_kb:="$peak" open:="$maxc" requests:="${ok:-0}" failed:="${fail:-0}" \
+		tls="$tls" cmd="$(quoted "${cmd[@]}")" config="$([[ $s == ramjet ]] && echo ramjet-h2 || echo nginx-h2)"
 	log "  $(printf '%-18s RSS before %7s kB, peak %7s kB with up to %s connections open; %s requests ok, %s failed; %s' \
-		"${H2_LABEL[$s]}" "$base" "$peak" "$maxc" "${ok:-0}" "${fail:-0}" "$tls")"
+		"$s" "$base" "$peak" "$maxc" "${ok:-0}" "${fail:-0}" "$tls")"
 }
 
 # ---------------------------------------------------------------- the section
 h2_section() {
-	H2_TSV="$WORK/h2-results.tsv"
-	H2_RSS_TSV="$WORK/h2-rss.tsv"
-	: >"$H2_TSV"
-	: >"$H2_RSS_TSV"
 	H2_SKIP=$(h2_tools)
 	if [[ -n $H2_SKIP ]]; then
 		warn "h2 group skipped: $H2_SKIP"
+		record kind=group group=h2 skip="$H2_SKIP"
 		return 0
 	fi
 	H2LOAD=$(find_tool h2load)
 	if ! h2_setup; then
 		warn "h2 group skipped: $H2_SKIP"
+		record kind=group group=h2 skip="$H2_SKIP"
 		return 0
 	fi
+	record kind=group group=h2 cipher="$H2_CIPHER" listen="$H2_NGINX_LISTEN" idle_conns="$H2_IDLE_CONNS" hold="$H2_HOLD"
 	# the 1,000 connections need as many descriptors in each server and in h2load
 	local need=$((H2_IDLE_CONNS + 256))
 	if (($(ulimit -n) < need)); then
@@ -348,127 +361,4 @@ h2_section() {
 		for s in "${servers[@]}"; do h2_idle "$s"; done
 	fi
 	stop_all
-}
-
-# ---------------------------------------------------------------- report
-h2_report() {
-	echo "### TLS + HTTP/2: ramjet against nginx (issue 7)"
-	echo
-	if [[ -n $H2_SKIP ]]; then
-		echo "_skipped: ${H2_SKIP}._"
-		echo
-		return 0
-	fi
-	cat <<EOF
-Loopback, TLS 1.3 with \`$H2_CIPHER\` on both (nginx \`ssl_protocols TLSv1.3; ssl_conf_command Ciphersuites
-$H2_CIPHER\`; h2load \`--tls13-ciphers=$H2_CIPHER\`, which ramjet cannot be told: Go picks the TLS 1.3 suite; the
-TLS column shows what h2load negotiated), one self-signed ECDSA P-256 certificate made with openssl for both.
-nginx (\`worker_processes 1\`, \`$H2_NGINX_LISTEN\`, \`open_file_cache\`, keep-alive as in the cache section)
-serves the files: \`page725.html\`, \`page30k.html\` (the cache section's pages) and \`file2m.bin\` (2,097,152 B).
-ramjet (\`GOMAXPROCS=1\`, \`tls.listen\`, the same certificate) serves the same bytes from its cache:
-\`page725.php\`, \`page30k.php\` and \`file2m.php\` from the bench's origin (nginx + php-fpm), each primed until
-\`Cache-Status\` says \`hit\` with the exact bytes; the 2 MiB file is cached like the pages (\`cache.max_object_size:
-8MiB\`, the default). Servers on core $SERVER_CPU, h2load on core $LOAD_CPU.
-
-Load: the seeds' commands, \`h2load -t1 -c100 -n100000 -m10\` on the pages and \`h2load -t1 -c100 -n1000\` on the
-2 MiB file (each run preceded by a tenth of it as warm-up; every run opens its 100 connections, TLS handshakes
-included); the h1 rows add \`--h1\` (HTTP/1.1 over the same TLS listener, \`-m10\` pipelined) so the cost of
-ramjet's HTTP/2 side shows. $ROUNDS round(s), the servers' order rotating. h2load gives no percentiles: "mean",
-"sd" and "max" are its "time for request" (per request, from sending it to the end of its response).
-Server CPU µs/req: utime+stime(+children) of the server's process tree (nginx master and worker; ramjet) over
-the run ÷ successful requests; origin PHP calls during the runs must be 0 (every ramjet request a hit).
-
-EOF
-	awk -F'\t' -v L_ramjet="${H2_LABEL[ramjet]}" -v L_nginx="${H2_LABEL[nginx]}" -v cipher="$H2_CIPHER" "$AWK_STATS"'
-	{
-		key = $2 SUBSEP $3 SUBSEP $4
-		if (!(key in n)) n[key] = 0
-		k = ++n[key]
-		rps[key, k] = $5; mean[key, k] = $6; sd[key, k] = $7; mx[key, k] = $8; cpu[key, k] = $9; rss[key, k] = $10
-		ok[key] += $11; fail[key] += $12; bpr[key] = $13; php[key] += $14
-		if ($17 + 0 > other[key]) other[key] = $17 + 0
-		if ($16 + 0 > ldb[key]) ldb[key] = $16 + 0
-		if ($18 != "ok" && $18 != "hit") note[key] = $18
-		tls[key] = $19
-	}
-	END {
-		label["ramjet"] = L_ramjet; label["nginx"] = L_nginx
-		title["725"] = "725 B page"; title["30k"] = "30 KB page"; title["2m"] = "2 MiB file"
-		np = split("725 30k 2m", pl, " "); npr = split("h2 h1", prl, " "); ns = split("ramjet nginx", sl, " ")
-		print "| page | protocol | server | req/s (median) | req/s (min–max) | mean ms | sd ms | max ms (worst) | server CPU µs/req | peak RSS MiB | B/req (data) | requests ok | failed or not 2xx | origin PHP calls | other load on server core, max % | h2load core busy, max % | TLS (h2load) | check |"
-		print "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"
-		for (p = 1; p <= np; p++) for (q = 1; q <= npr; q++) for (i = 1; i <= ns; i++) {
-			key = pl[p] SUBSEP prl[q] SUBSEP sl[i]
-			if (!(key in n)) continue
-			m = n[key]
-			for (k = 1; k <= m; k++) { a[k] = rps[key, k]; b[k] = mean[key, k]; d[k] = sd[key, k]; e[k] = mx[key, k]; f[k] = cpu[key, k]; g[k] = rss[key, k] }
-			R[key] = median(a, m); M[key] = median(b, m); C[key] = median(f, m)
-			chk = (key in note) ? "**" note[key] "**" : (sl[i] == "ramjet" ? "hit" : "ok")
-			printf "| %s | %s | %s | %.0f | %.0f–%.0f | %.3f | %.3f | %.3f | %.2f | %.1f | %d | %d | %d | %s | %d | %d | %s | %s |\n", title[pl[p]], (prl[q] == "h2" ? "h2" : "HTTP/1.1 (--h1)"), label[sl[i]], R[key], minv(a, m), maxv(a, m), M[key], median(d, m), maxv(e, m), C[key], maxv(g, m) / 1024, bpr[key], ok[key], fail[key], (sl[i] == "ramjet" ? php[key] : "–"), other[key], ldb[key], tls[key], chk
-		}
-		print ""
-		print "ramjet ÷ nginx (medians; req/s above 1 = ramjet faster, mean time and CPU/req below 1 = ramjet better). Target (issue 7): ≥ 1.0× nginx req/s on the cached pages over h2."
-		print ""
-		print "| page | protocol | req/s × | mean time × | CPU µs/req × | target (issue 7) | met |"
-		print "| --- | --- | ---: | ---: | ---: | --- | --- |"
-		for (p = 1; p <= np; p++) for (q = 1; q <= npr; q++) {
-			r = pl[p] SUBSEP prl[q] SUBSEP "ramjet"; x = pl[p] SUBSEP prl[q] SUBSEP "nginx"
-			tgt = (pl[p] != "2m" && prl[q] == "h2") ? "≥ 1.0× req/s" : "–"
-			if (!(r in n) || !(x in n)) { if (x in n || r in n) printf "| %s | %s | – | – | – | %s | not measured |\n", title[pl[p]], prl[q], tgt; continue }
-			rr = (R[x] > 0) ? R[r] / R[x] : 0
-			mr = (M[x] > 0) ? M[r] / M[x] : 0
-			cr = (C[x] > 0) ? C[r] / C[x] : 0
-			met = (tgt == "–") ? "–" : (rr >= 1.0 ? "yes" : "no")
-			printf "| %s | %s | %.2f | %.2f | %.2f | %s | %s |\n", title[pl[p]], (prl[q] == "h2" ? "h2" : "HTTP/1.1 (--h1)"), rr, mr, cr, tgt, met
-		}
-		print ""
-		# the h2 bridge: ramjet h2 against ramjet h1 on the same listener
-		hdr = 0
-		for (p = 1; p <= np; p++) {
-			a2 = pl[p] SUBSEP "h2" SUBSEP "ramjet"; a1 = pl[p] SUBSEP "h1" SUBSEP "ramjet"
-			if (!(a2 in n) || !(a1 in n)) continue
-			if (!hdr) {
-				print "HTTP/2 ÷ HTTP/1.1 over TLS on the same server (medians): the cost of the h2 side."
-				print ""
-				print "| page | server | req/s h2 ÷ h1 | CPU µs/req h2 ÷ h1 |"
-				print "| --- | --- | ---: | ---: |"
-				hdr = 1
-			}
-			for (i = 1; i <= ns; i++) {
-				a2 = pl[p] SUBSEP "h2" SUBSEP sl[i]; a1 = pl[p] SUBSEP "h1" SUBSEP sl[i]
-				if (!(a2 in n) || !(a1 in n)) continue
-				printf "| %s | %s | %.2f | %.2f |\n", title[pl[p]], label[sl[i]], (R[a1] > 0 ? R[a2] / R[a1] : 0), (C[a1] > 0 ? C[a2] / C[a1] : 0)
-			}
-		}
-		if (hdr) print ""
-	}' "$H2_TSV"
-	if ((H2_IDLE_CONNS > 0)) && [[ -s $H2_RSS_TSV ]]; then
-		cat <<EOF
-#### RSS with $H2_IDLE_CONNS h2 connections open
-
-After the runs above (ramjet's cache holds the three objects), each server in turn gets
-\`h2load -t1 -c$H2_IDLE_CONNS -D $H2_HOLD --rps 1\` on the 725 B page: $H2_IDLE_CONNS TLS h2 connections held for ${H2_HOLD} s, each
-sending one request per second. "before" is the RSS (VmRSS summed over the server's processes) a second before;
-"peak" and the connections (established TCP connections to the server's port, from \`ss\`) are sampled every
-0.25 s while they are open.
-
-| server | RSS before MiB | peak RSS MiB | growth MiB | KiB per connection | connections open, max | requests ok | failed | TLS (h2load) |
-| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |
-EOF
-		awk -F'\t' -v L_ramjet="${H2_LABEL[ramjet]}" -v L_nginx="${H2_LABEL[nginx]}" '
-			BEGIN { label["ramjet"] = L_ramjet; label["nginx"] = L_nginx }
-			{ g = $3 - $2; printf "| %s | %.1f | %.1f | %.1f | %s | %d | %d | %d | %s |\n", label[$1], $2 / 1024, $3 / 1024, g / 1024, ($4 > 0 ? sprintf("%.1f", g / $4) : "–"), $4, $5, $6, $7 }' "$H2_RSS_TSV"
-		awk -F'\t' '$1 == "ramjet" {r = $3} $1 == "nginx" {x = $3} END {if (r > 0 && x > 0) printf "\nramjet ÷ nginx peak RSS: %.2f×\n", r / x}' "$H2_RSS_TSV"
-		echo
-	fi
-	echo "<details><summary>All h2 runs</summary>"
-	echo
-	echo "| round | page | protocol | server | req/s | mean ms | sd ms | max ms | CPU µs/req | peak RSS MiB | requests ok | failed | B/req | origin PHP calls | server core busy % | h2load core busy % | other load on server core % | check |"
-	echo "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
-	awk -F'\t' -v L_ramjet="${H2_LABEL[ramjet]}" -v L_nginx="${H2_LABEL[nginx]}" '
-		BEGIN { label["ramjet"] = L_ramjet; label["nginx"] = L_nginx }
-		{ printf "| %s | %s | %s | %s | %.0f | %.3f | %.3f | %.3f | %.2f | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, label[$4], $5, $6, $7, $8, $9, $10 / 1024, $11, $12, $13, ($4 == "ramjet" ? $14 : "–"), $15, $16, $17, $18 }' "$H2_TSV"
-	echo
-	echo "</details>"
-	echo
 }

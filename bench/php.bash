@@ -5,10 +5,11 @@
 #
 # Uses from bench/run: WORK ROOT TASKSET WRK NGINX PHPFPM PHPCGI SERVER_CPU
 # LOAD_CPU DURATION WARMUP ROUNDS QUICK CLK_TCK SKIP_RAMJET ROOTPID
-# STARTED_PIDS, and log warn die pick_port wait_listen start_bg
-# all_descendants core_ticks busy_pct to_ms nginx_common stop_all.
+# STARTED_PIDS CONFIG_GROUP, and log warn die record row quoted config_record
+# pick_port wait_listen start_bg all_descendants core_ticks busy_pct to_ms
+# nginx_common nginx_sendfile stop_all.
 
-# shellcheck disable=SC2153 # ROOT, WORK and the rest are set by bench/run
+# shellcheck disable=SC2153,SC2034 # ROOT, WORK and the rest are set by bench/run; what this file sets, bench/run and its other parts read
 PHP_WORKERS=${BENCH_PHP_WORKERS:-4}
 PHP_MAXREQ=${BENCH_PHP_MAX_REQUESTS:-0}
 PHP_OPCACHE=${BENCH_PHP_OPCACHE:-1}
@@ -18,16 +19,10 @@ PHP_PAGES=()
 PHP_CONTENDERS=()
 PHP_RESUME_ROUNDS=""
 PHP_RESUME_SUSPEND=200ms
-PHP_TSV=""
-PHP_RESUME_TSV=""
 PHP_RESUME_STATUS=""
 PHP_RESUME_DONE=""
 PHP_INI_NOTE=""
 PHP_OPCACHE_NOTE=""
-declare -A PHP_LABEL=(
-	[rjphp]="ramjet docroot (php-cgi pool)"
-	[fpm]="nginx + php-fpm"
-)
 declare -A PHP_CHECK=()
 declare -A PHP_BODY=()
 
@@ -113,6 +108,17 @@ EOF
 	# ramjet: docroot mode, nothing cached (default_ttl 0 and PHP sends no
 	# cache headers), the same worker count and recycling as php-fpm
 	php_ramjet_conf 0s "$P_PHP_RJ" "$P_PHP_RJ_ADMIN" >"$WORK/ramjet-php.yaml"
+	CONFIG_GROUP=php
+	config_record nginx-php "$WORK/nginx-php.conf" nginx "nginx + php-fpm (front)" \
+		"\`worker_processes 1\`, Debian's \`snippets/fastcgi-php.conf\` parameters, one FastCGI connection per request to a unix socket, \`access_log off\`" \
+		"as Debian sets nginx up for PHP: a php-fpm child serves one connection at a time, so kept FastCGI connections would hold children idle while requests wait"
+	config_record php-fpm-php "$WORK/php-fpm-php.conf" ini "nginx + php-fpm (PHP)" \
+		"\`pm = static\`, \`pm.max_children = $PHP_WORKERS\`, \`pm.max_requests = $PHP_MAXREQ\`, opcache $( ((PHP_OPCACHE)) && echo on || echo off), no access log" \
+		"a fixed pool (pm = static) of as many children as ramjet's workers: no spawning or reaping under load, the usual choice for a dedicated PHP server"
+	config_record ramjet-php "$WORK/ramjet-php.yaml" yaml "ramjet docroot (php-cgi pool)" \
+		"\`workers: $PHP_WORKERS\`, \`min_workers: $PHP_WORKERS\`, \`idle_suspend: 0s\`, \`max_requests: $PHP_MAXREQ_RJ\`, \`default_ttl: 0s\`" \
+		"the same worker count and recycling as php-fpm, nothing cached"
+	CONFIG_GROUP=cache
 }
 
 php_ramjet_conf() { # IDLE_SUSPEND PORT ADMINPORT
@@ -373,6 +379,7 @@ php_measure() {
 	php_settle "$c"
 
 	out="$WORK/wrk/php-r$round-$page-$c.txt"
+	local -a cmd=("$TASKSET" -c "$LOAD_CPU" timeout 600 "$WRK" -t1 -c"$PHP_CONNS" -d"$DURATION" --latency "$url")
 	local -a roots phproots
 	read -ra roots <<<"$(php_cpu_roots "$c")"
 	read -ra phproots <<<"$(php_php_roots "$c")"
@@ -382,7 +389,7 @@ php_measure() {
 	l0=$(core_ticks "$LOAD_CPU")
 	t0=$(tree_ticks "${roots[@]}")
 	q0=$(tree_ticks "${phproots[@]}")
-	"$TASKSET" -c "$LOAD_CPU" timeout 600 "$WRK" -t1 -c"$PHP_CONNS" -d"$DURATION" --latency "$url" >"$out" 2>&1 || true
+	"${cmd[@]}" >"$out" 2>&1 || true
 	q1=$(tree_ticks "${phproots[@]}")
 	t1=$(tree_ticks "${roots[@]}")
 	s1=$(core_ticks "$SERVER_CPU")
@@ -409,12 +416,13 @@ php_measure() {
 	sbusy=$(busy_pct "$s0" "$s1")
 	lbusy=$(busy_pct "$l0" "$l1")
 	other=$(busy_pct "$s0" "$s1" $((t1 - t0)))
-	# round page contender rps p50 p99 cpu reqs errs poolrss poolpss frontrss calls check sbusy lbusy other workers body phpcpu
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-		"$round" "$page" "$c" "$rps" "$p50" "$p99" "$cpu_us" "$reqs" "$errs" "${pool%% *}" "${pool#* }" "${front%% *}" "$calls" \
-		"${PHP_CHECK[$c.$page]}" "$sbusy" "$lbusy" "$other" "$nw" "${PHP_BODY[$c.$page]}" "$php_us" >>"$PHP_TSV"
-	log "  $(printf '%-30s %-8s %9s req/s  p50 %7s ms  p99 %8s ms  %7s us/req  pool %s kB (%s workers)  calls/req %s  err %s  cores %s%%/%s%% (other %s%%)  [%s]' \
-		"${PHP_LABEL[$c]}" "$page" "$rps" "$p50" "$p99" "$cpu_us" "${pool%% *}" "$nw" "$calls" "$errs" "$sbusy" "$lbusy" "$other" "${PHP_CHECK[$c.$page]}")"
+	row php "$round" "$page" "$c" rps:="$rps" p50_ms:="$p50" p99_ms:="$p99" cpu_us:="$cpu_us" php_cpu_us:="$php_us" \
+		requests:="$reqs" errors:="$errs" rss_kb:="${pool%% *}" pss_kb:="${pool#* }" front_rss_kb:="${front%% *}" \
+		php_calls:="$calls" check="${PHP_CHECK[$c.$page]}" server_busy_pct:="$sbusy" load_busy_pct:="$lbusy" \
+		other_pct:="$other" workers:="$nw" bytes:="${PHP_BODY[$c.$page]}" cmd="$(quoted "${cmd[@]}")" \
+		config="$([[ $c == rjphp ]] && echo ramjet-php || echo nginx-php)"
+	log "  $(printf '%-6s %-8s %9s req/s  p50 %7s ms  p99 %8s ms  %7s us/req  pool %s kB (%s workers)  calls/req %s  err %s  cores %s%%/%s%% (other %s%%)  [%s]' \
+		"$c" "$page" "$rps" "$p50" "$p99" "$cpu_us" "${pool%% *}" "$nw" "$calls" "$errs" "$sbusy" "$lbusy" "$other" "${PHP_CHECK[$c.$page]}")"
 }
 
 # php_all_suspended -> 0 when ramjet's resume instance lists workers and
@@ -443,8 +451,6 @@ php_resume() {
 	local n=$PHP_RESUME_ROUNDS r i ok=0 skipped=0 cold warm
 	((n > 0)) || return 0
 	[[ $SKIP_RAMJET != 1 ]] || return 0
-	PHP_RESUME_TSV="$WORK/php-resume.tsv"
-	: >"$PHP_RESUME_TSV"
 	# ports picked only now: php-cgi workers bind ephemeral loopback ports
 	# (php-cgi -b 127.0.0.1:PORT) that a port picked earlier may collide with
 	P_PHP_RES=$(pick_port)
@@ -472,35 +478,21 @@ php_resume() {
 			skipped=$((skipped + 1))
 			continue
 		fi
-		printf 'cold\t%s\nwarm\t%s\n' "${cold#* }" "${warm#* }" >>"$PHP_RESUME_TSV"
+		row resume "$r" cold rjres time_ms:="$(awk -v s="${cold#* }" 'BEGIN {printf "%.3f", s * 1000}')" \
+			cmd="$(quoted curl -s -o /dev/null --max-time 10 -w '%{http_code} %{time_total}' "$url")"
+		row resume "$r" warm rjres time_ms:="$(awk -v s="${warm#* }" 'BEGIN {printf "%.3f", s * 1000}')"
 		ok=$((ok + 1))
 	done
 	PHP_RESUME_STATUS=$(php_admin rjres /php/status | jq -c '[.pools[] | {resume_p50_ms, resume_p99_ms, resumes: .counts.resumes, crashes: .counts.crashes, spawns: .counts.spawns}][0]' 2>/dev/null || echo "")
 	((skipped == 0)) || warn "resume latency: $skipped of $n rounds skipped (workers not all suspended within 5 s, or a request failed)"
 	PHP_RESUME_DONE="$ok of $n rounds measured"
 	log "  $PHP_RESUME_DONE; ramjet's own: $PHP_RESUME_STATUS"
-	local w
-	for w in cold warm; do
-		log "  $w: $(php_pctl "$w" | awk '{printf "p50 %s ms  p99 %s ms  max %s ms", $2, $3, $4}')"
-	done
-}
-
-php_pctl() { # cold|warm -> "n p50 p99 max" (ms, nearest rank)
-	awk -F'\t' -v w="$1" '$1 == w {print $2 * 1000}' "$PHP_RESUME_TSV" | sort -g | awk '
-		{ v[++n] = $1 }
-		END {
-			if (n == 0) { print "0 – – –"; exit }
-			i50 = int(0.5 * n); if (i50 < 0.5 * n) i50++
-			i99 = int(0.99 * n); if (i99 < 0.99 * n) i99++
-			printf "%d %.3f %.3f %.3f\n", n, v[i50], v[i99], v[n] }'
 }
 
 # ---------------------------------------------------------------- the section
 # php_section: the servers, wrk on every page (RUN_PHP), ab and siege
 # (RUN_PHPTOOLS, bench/phptools.bash), the resume test (RUN_PHP)
 php_section() {
-	PHP_TSV="$WORK/php-results.tsv"
-	: >"$PHP_TSV"
 	P_PHP_NGINX=$(pick_port)
 	P_PHP_RJ=$(pick_port)
 	P_PHP_RJ_ADMIN=$(pick_port)
@@ -524,6 +516,20 @@ php_section() {
 	stop_all
 	if ((RUN_PHP)); then php_resume; fi
 	stop_all
+	if ((RUN_PHP)); then php_group_record; fi
+}
+
+# php_group_record: the section's settings and notes for the report
+php_group_record() {
+	local p50="" p99=""
+	if [[ -n $PHP_RESUME_STATUS ]]; then
+		p50=$(jq -r '.resume_p50_ms // "?"' <<<"$PHP_RESUME_STATUS" 2>/dev/null || echo "?")
+		p99=$(jq -r '.resume_p99_ms // "?"' <<<"$PHP_RESUME_STATUS" 2>/dev/null || echo "?")
+	fi
+	record kind=group group=php pages="${PHP_PAGES[*]}" workers="$PHP_WORKERS" conns="$PHP_CONNS" opcache="$PHP_OPCACHE" \
+		recycle="$(php_recycle_note)" opcache_note="$PHP_OPCACHE_NOTE" ini_note="$PHP_INI_NOTE" \
+		resume_suspend="$PHP_RESUME_SUSPEND" resume_done="$PHP_RESUME_DONE" resume_status="$PHP_RESUME_STATUS" \
+		resume_p50="$p50" resume_p99="$p99"
 }
 
 # ---------------------------------------------------------------- report
@@ -533,111 +539,4 @@ php_recycle_note() {
 	else
 		echo "no recycling (php-fpm \`pm.max_requests = 0\`, its default; ramjet \`max_requests: $PHP_MAXREQ_RJ\`, as it has no \"never\"; \`BENCH_PHP_MAX_REQUESTS=500\` measures ramjet's default recycling on both)"
 	fi
-}
-
-php_report() {
-	local tsv=$PHP_TSV
-	cat <<EOF
-### PHP: ramjet docroot mode against nginx + php-fpm (issue 5)
-
-Nothing cached: every request runs PHP. $PHP_WORKERS PHP workers on each side (ramjet: \`workers: $PHP_WORKERS\`,
-\`min_workers: $PHP_WORKERS\`, \`idle_suspend: 0s\`; php-fpm: \`pm = static\`, \`pm.max_children = $PHP_WORKERS\`),
-$(php_recycle_note), \`-d opcache.enable=$PHP_OPCACHE\` on both. Load: \`wrk -t1 -c$PHP_CONNS -d$DURATION --latency\`.
-
-- opcache: $PHP_OPCACHE_NOTE
-- php.ini: $PHP_INI_NOTE
-
-EOF
-	awk -F'\t' -v rounds="$ROUNDS" -v L_rjphp="${PHP_LABEL[rjphp]}" -v L_fpm="${PHP_LABEL[fpm]}" -v pages="${PHP_PAGES[*]}" "$AWK_STATS"'
-	{
-		page = $2; c = $3; key = page SUBSEP c
-		k = ++n[key]
-		rps[key, k] = $4; p50[key, k] = $5; p99[key, k] = $6; cpu[key, k] = $7; phpc[key, k] = $20
-		prss[key] = $10; ppss[key] = $11; frss[key] = $12; nw[key] = $18; body[key] = $19
-		calls[key, k] = $13
-		err[key] += $9
-		if ($14 != "ok") note[key] = $14
-		if ($17 + 0 > other[key]) other[key] = $17 + 0
-		if ($16 + 0 > wrkb[key]) wrkb[key] = $16 + 0
-	}
-	END {
-		label["rjphp"] = L_rjphp; label["fpm"] = L_fpm
-		title["hello"] = "hello.php (Hello, World!)"; title["phpinfo"] = "phpinfo.php (phpinfo())"; title["sleep30k"] = "sleep30k.php (usleep 5 ms, 30720 B)"
-		np = split(pages, pl, " ")
-		print "| page | server | req/s (median) | req/s (min–max) | p50 ms | p99 ms | p99 ms (worst) | server CPU µs/req | of it PHP | of it the front | PHP pool RSS MiB (PSS) after the run | front RSS MiB | PHP calls/req | errors | body B | other load on server core, max % | wrk core busy, max % | check |"
-		print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
-		split("rjphp fpm", cs, " ")
-		for (p = 1; p <= np; p++) for (i = 1; i <= 2; i++) {
-			c = cs[i]; key = pl[p] SUBSEP c
-			if (!(key in n)) continue
-			m = n[key]
-			for (k = 1; k <= m; k++) { a[k] = rps[key, k]; b[k] = p50[key, k]; d[k] = p99[key, k]; e[k] = cpu[key, k]; g[k] = calls[key, k]; h[k] = phpc[key, k] }
-			R[key] = median(a, m); P50[key] = median(b, m); P99[key] = median(d, m); CPU[key] = median(e, m); PHPC[key] = median(h, m)
-			chk = (key in note) ? "**" note[key] "**" : "ok"
-			printf "| %s | %s | %.0f | %.0f–%.0f | %.3f | %.3f | %.3f | %.1f | %.1f | %.1f | %.1f (%.1f), %d workers | %.1f | %s | %d | %d | %d | %d | %s |\n", title[pl[p]], label[c], R[key], minv(a, m), maxv(a, m), P50[key], P99[key], maxv(d, m), CPU[key], PHPC[key], CPU[key] - PHPC[key], prss[key] / 1024, ppss[key] / 1024, nw[key], frss[key] / 1024, (g[1] == "?" ? "?" : sprintf("%.2f", median(g, m))), err[key], body[key], other[key], wrkb[key], chk
-		}
-		print ""
-		print "ramjet docroot against nginx + php-fpm (medians; req/s above 1 = ramjet faster, p99 and CPU/req below 1 = ramjet better):"
-		print ""
-		print "| page | req/s × | p99 × | CPU µs/req × | front CPU × | PHP pool RSS × | ceiling × | target (issue 5) | met |"
-		print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"
-		need["hello"] = 2.5; need["phpinfo"] = 1.3; need["sleep30k"] = 1.0
-		for (p = 1; p <= np; p++) {
-			r = pl[p] SUBSEP "rjphp"; f = pl[p] SUBSEP "fpm"
-			tgt = (pl[p] == "sleep30k") ? "≥ 1.0× req/s, p99 ≤ 1.0×" : sprintf("≥ %.1f× req/s", need[pl[p]])
-			if (!(r in n) || !(f in n)) { printf "| %s | – | – | – | – | – | – | %s | not measured |\n", title[pl[p]], tgt; continue }
-			rr = (R[f] > 0) ? R[r] / R[f] : 0
-			pr = (P99[f] > 0) ? P99[r] / P99[f] : 0
-			cr = (CPU[f] > 0) ? CPU[r] / CPU[f] : 0
-			fr = (CPU[f] - PHPC[f] > 0) ? (CPU[r] - PHPC[r]) / (CPU[f] - PHPC[f]) : 0
-			mr = (prss[f] > 0) ? prss[r] / prss[f] : 0
-			# what ramjet would reach if its own work cost nothing: the
-			# contenders CPU per request over that of php-cgi alone (for
-			# pages that keep the server core busy)
-			ceil = (PHPC[r] > 0) ? CPU[f] / PHPC[r] : 0
-			ok = (rr >= need[pl[p]])
-			if (pl[p] == "sleep30k") ok = ok && (pr <= 1.0)
-			printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", title[pl[p]], rr, pr, cr, fr, mr, ceil, tgt, (ok ? "yes" : "no")
-		}
-		print ""
-		print "\"of it PHP\" is the CPU of the PHP processes alone (ramjet: its php-cgi workers; php-fpm: master and children), \"of it the front\" the rest (ramjet itself; nginx). \"ceiling ×\" is nginx + php-fpm CPU per request over php-cgi CPU per request: the req/s ratio ramjet would reach if its own work cost nothing, on a page where the server core is the limit."
-		print ""
-	}' "$tsv"
-	if [[ -n $PHP_RESUME_TSV && -s $PHP_RESUME_TSV ]]; then
-		local cold warm p50 p99
-		read -r -a cold <<<"$(php_pctl cold)"
-		read -r -a warm <<<"$(php_pctl warm)"
-		p50=$(jq -r '.resume_p50_ms // "?"' <<<"$PHP_RESUME_STATUS" 2>/dev/null || echo "?")
-		p99=$(jq -r '.resume_p99_ms // "?"' <<<"$PHP_RESUME_STATUS" 2>/dev/null || echo "?")
-		cat <<EOF
-#### Resume from SIGSTOP
-
-ramjet with \`idle_suspend: $PHP_RESUME_SUSPEND\` ($PHP_WORKERS workers), hello.php, one request at a time with curl
-(\`%{time_total}\`, a new connection each time): "suspended" waits before each request until every worker is
-\`suspended\` in \`/php/status\` and in state T in \`/proc/PID/stat\`; "warm" repeats the request at once, on the
-worker just used (idle, not yet suspended). $PHP_RESUME_DONE. p99 is the nearest rank: with fewer than 100
-samples it is the maximum. ramjet's own figures come from a histogram, so they are bucket bounds.
-
-| request | samples | p50 ms | p99 ms | max ms |
-| --- | ---: | ---: | ---: | ---: |
-| on a suspended worker (SIGCONT first) | ${cold[0]} | ${cold[1]} | ${cold[2]} | ${cold[3]} |
-| on a warm idle worker | ${warm[0]} | ${warm[1]} | ${warm[2]} | ${warm[3]} |
-
-ramjet's own measure (\`/php/status\`, SIGCONT to first output): resume_p50_ms $p50, resume_p99_ms $p99
-(\`$PHP_RESUME_STATUS\`).
-
-EOF
-	elif ((PHP_RESUME_ROUNDS > 0)) && [[ $SKIP_RAMJET != 1 ]]; then
-		printf '#### Resume from SIGSTOP\n\n_no round measured (see the log)._\n\n'
-	fi
-	echo "<details><summary>All PHP runs</summary>"
-	echo
-	echo "| round | page | server | req/s | p50 ms | p99 ms | CPU µs/req | requests | errors | PHP pool RSS MiB | PSS MiB | PHP calls/req | server core busy % | other load on server core % | wrk core busy % | check |"
-	echo "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
-	awk -F'\t' -v L_rjphp="${PHP_LABEL[rjphp]}" -v L_fpm="${PHP_LABEL[fpm]}" '
-		BEGIN { label["rjphp"] = L_rjphp; label["fpm"] = L_fpm }
-		{ printf "| %s | %s | %s | %.0f | %.3f | %.3f | %.2f | %s | %s | %.1f | %.1f | %s | %s | %s | %s | %s |\n", $1, $2, label[$3], $4, $5, $6, $7, $8, $9, $10 / 1024, $11 / 1024, $13, $15, $17, $16, $14 }' "$tsv"
-	echo
-	echo "</details>"
-	echo
 }

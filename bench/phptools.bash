@@ -5,14 +5,13 @@
 # -r50). See bench/README.md, "ab and siege".
 #
 # Uses from bench/run and bench/php.bash: WORK TASKSET SERVER_CPU LOAD_CPU
-# ROUNDS CLK_TCK SKIP_RAMJET PHP_PAGES PHP_CONTENDERS PHP_LABEL PHP_CHECK
-# PHP_WORKERS AWK_STATS, and log warn find_tool tree_ticks php_url php_check
+# ROUNDS CLK_TCK SKIP_RAMJET PHP_PAGES PHP_CONTENDERS PHP_CHECK PHP_WORKERS,
+# and log warn record row quoted find_tool tree_ticks php_url php_check
 # php_settle php_cpu_roots.
 
-# shellcheck disable=SC2153 # WORK and the rest are set by bench/run
+# shellcheck disable=SC2153,SC2034 # WORK and the rest are set by bench/run; what this file sets, bench/run and its other parts read
 PT_TOOLS=(ab siege)
 PT_PAGES=()
-PT_TSV=""
 PT_SKIP=""
 AB=""
 SIEGE=""
@@ -103,19 +102,22 @@ phptools_measure() {
 	fi
 	cpu_us=$(awk -v d=$((t1 - t0)) -v hz="$CLK_TCK" -v n="$n" 'BEGIN {printf "%.2f", (n > 0) ? d * 1e6 / hz / n : 0}')
 	chk=${PHP_CHECK[$c.$page]}
-	# round page tool contender rps mean p50 p99 max cpu requests failed check
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-		"$round" "$page" "$tool" "$c" "$rps" "$mean" "$p50" "$p99" "$mx" "$cpu_us" "$n" "$f" "$chk" >>"$PT_TSV"
-	log "  $(printf '%-30s %-8s %-5s %9s req/s  mean %7s ms  p50 %4s ms  p99 %4s ms  max %6s ms  %7s us/req  %s requests  %s failed  [%s]' \
-		"${PHP_LABEL[$c]}" "$page" "$tool" "$rps" "$mean" "$p50" "$p99" "$mx" "$cpu_us" "$n" "$f" "$chk")"
+	# siege gives no percentiles: its rows have no p50_ms or p99_ms
+	local -a pct=()
+	[[ $p50 == – ]] || pct=(p50_ms:="$p50" p99_ms:="$p99")
+	row phptools "$round" "$page" "$c" tool="$tool" rps:="$rps" mean_ms:="$mean" "${pct[@]}" max_ms:="$mx" \
+		cpu_us:="$cpu_us" requests:="$n" failed:="$f" check="$chk" cmd="$(quoted "${cmd[@]}")" \
+		config="$([[ $c == rjphp ]] && echo ramjet-php || echo nginx-php)"
+	log "  $(printf '%-6s %-8s %-5s %9s req/s  mean %7s ms  p50 %4s ms  p99 %4s ms  max %6s ms  %7s us/req  %s requests  %s failed  [%s]' \
+		"$c" "$page" "$tool" "$rps" "$mean" "$p50" "$p99" "$mx" "$cpu_us" "$n" "$f" "$chk")"
 }
 
 # phptools_runs: on the PHP section's running servers; each contender and
 # page gets an unmeasured ab run first (the PHP section's wrk warm-up may
 # not have run)
 phptools_runs() {
-	PT_TSV="$WORK/phptools-results.tsv"
-	: >"$PT_TSV"
+	record kind=group group=phptools pages="${PT_PAGES[*]}" workers="$PHP_WORKERS" ab_cmd="${PT_CMD[ab]}" \
+		siege_cmd="${PT_CMD[siege]}" skip="$PT_SKIP"
 	[[ -z $PT_SKIP ]] || { warn "phptools group skipped: $PT_SKIP"; return 0; }
 	AB=$(find_tool ab)
 	SIEGE=$(find_tool siege)
@@ -140,80 +142,4 @@ phptools_runs() {
 			done
 		done
 	done
-}
-
-# ---------------------------------------------------------------- report
-phptools_report() {
-	echo "### PHP with ab and siege: ramjet docroot against nginx + php-fpm (issue 8)"
-	echo
-	if [[ -n $PT_SKIP ]]; then
-		echo "_skipped: ${PT_SKIP}._"
-		echo
-		return 0
-	fi
-	cat <<EOF
-The PHP section's servers and settings (nothing cached, $PHP_WORKERS PHP workers on each side, servers and PHP on
-core $SERVER_CPU), under the seeds' other load tools on core $LOAD_CPU, each run after the PHP section's checks
-(status, body, no cache header, no hit):
-
-- ab (ApacheBench, Debian's apache2-utils): \`${PT_CMD[ab]}\`: 10 concurrent, 1,000 requests, HTTP/1.0, a new
-  connection per request (no \`-k\`). \`-l\` accepts a varying body length (phpinfo's changes with the request), so
-  only real failures count. ab's percentiles are whole milliseconds.
-- siege (4.x, Debian's siege): \`${PT_CMD[siege]}\` (25 users × 50 repetitions = 1,250 requests, no delay) with its
-  own siegerc in the work dir: logging and HTML parsing off, JSON output, otherwise siege's defaults (HTTP/1.1, a
-  new connection per request). siege gives no percentiles, and its times come in steps of 10 ms: "mean" is its
-  average concurrency ÷ its transaction rate (Little's law, finer than its own response time), "max" its longest
-  transaction; its elapsed time, so its req/s, is to 10 ms too.
-
-Both runs are short (well under a second on hello.php): trust the medians over $ROUNDS round(s) and the CPU
-column, which counts the server's process tree (ramjet and its php-cgi workers; nginx and php-fpm) over the run ÷
-requests, as in the PHP section. An unmeasured \`ab -c10 -n200\` per page and server runs first.
-
-EOF
-	awk -F'\t' -v L_rjphp="${PHP_LABEL[rjphp]}" -v L_fpm="${PHP_LABEL[fpm]}" -v pages="${PT_PAGES[*]}" -v tools="${PT_TOOLS[*]}" \
-		-v C_ab="${PT_CMD[ab]}" -v C_siege="${PT_CMD[siege]}" "$AWK_STATS"'
-	function num(v) { return v ~ /^[0-9.]+$/ }
-	{
-		key = $2 SUBSEP $3 SUBSEP $4
-		k = ++n[key]
-		rps[key, k] = $5; mean[key, k] = $6; p50[key, k] = $7; p99[key, k] = $8; mx[key, k] = $9; cpu[key, k] = $10
-		reqs[key] += $11; fail[key] += $12
-		if ($13 != "ok") note[key] = $13
-	}
-	END {
-		label["rjphp"] = L_rjphp; label["fpm"] = L_fpm; cmd["ab"] = C_ab; cmd["siege"] = C_siege
-		np = split(pages, pl, " "); nt = split(tools, tl, " "); split("rjphp fpm", cs, " ")
-		print "| page | load | server | req/s (median) | req/s (min–max) | mean ms | p50 ms | p99 ms | max ms (worst) | server CPU µs/req | requests (all rounds) | failed | check |"
-		print "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
-		for (p = 1; p <= np; p++) for (t = 1; t <= nt; t++) for (i = 1; i <= 2; i++) {
-			key = pl[p] SUBSEP tl[t] SUBSEP cs[i]
-			if (!(key in n)) continue
-			m = n[key]
-			for (k = 1; k <= m; k++) { a[k] = rps[key, k]; b[k] = mean[key, k]; d[k] = p50[key, k]; e[k] = p99[key, k]; f[k] = mx[key, k]; g[k] = cpu[key, k] }
-			R[key] = median(a, m); M[key] = median(b, m); C[key] = median(g, m)
-			P99[key] = num(e[1]) ? median(e, m) : "–"
-			chk = (key in note) ? "**" note[key] "**" : "ok"
-			printf "| %s.php | `%s` | %s | %.0f | %.0f–%.0f | %.1f | %s | %s | %.0f | %.1f | %d | %d | %s |\n", pl[p], cmd[tl[t]], label[cs[i]], R[key], minv(a, m), maxv(a, m), M[key], (num(d[1]) ? median(d, m) : "–"), P99[key], maxv(f, m), C[key], reqs[key], fail[key], chk
-		}
-		print ""
-		print "ramjet docroot ÷ nginx + php-fpm (medians; req/s above 1 = ramjet faster, latency and CPU/req below 1 = ramjet better; the last column names where ramjet is worse by more than 2 %):"
-		print ""
-		print "| page | load | req/s × | mean × | p99 × | CPU µs/req × | where ramjet loses |"
-		print "| --- | --- | ---: | ---: | ---: | ---: | --- |"
-		for (p = 1; p <= np; p++) for (t = 1; t <= nt; t++) {
-			r = pl[p] SUBSEP tl[t] SUBSEP "rjphp"; x = pl[p] SUBSEP tl[t] SUBSEP "fpm"
-			if (!(r in n) || !(x in n)) continue
-			rr = (R[x] > 0) ? R[r] / R[x] : 0
-			mr = (M[x] > 0) ? M[r] / M[x] : 0
-			pr = (num(P99[x]) && P99[x] > 0) ? sprintf("%.2f", P99[r] / P99[x]) : "–"
-			cr = (C[x] > 0) ? C[r] / C[x] : 0
-			lose = ""
-			if (rr < 0.98) lose = lose ", req/s"
-			if (mr > 1.02) lose = lose ", mean"
-			if (pr != "–" && pr + 0 > 1.02) lose = lose ", p99"
-			if (cr > 1.02) lose = lose ", CPU/req"
-			printf "| %s.php | `%s` | %.2f | %.2f | %s | %.2f | %s |\n", pl[p], cmd[tl[t]], rr, mr, pr, cr, (lose == "" ? "–" : "**" substr(lose, 3) "**")
-		}
-		print ""
-	}' "$PT_TSV"
 }

@@ -10,9 +10,10 @@
 #
 # Uses from bench/run: WORK ROOT TASKSET WRK PHPCGI SERVER_CPU LOAD_CPU
 # DURATION WARMUP ROUNDS QUICK CLK_TCK SKIP_RAMJET ROOTPID STARTED_PIDS, and
-# log warn die start_bg all_descendants core_ticks busy_pct to_ms.
+# log warn die record row quoted start_bg all_descendants core_ticks busy_pct
+# to_ms.
 
-# shellcheck disable=SC2153 # ROOT, WORK and the rest are set by bench/run
+# shellcheck disable=SC2153,SC2034 # ROOT, WORK and the rest are set by bench/run; what this file sets, bench/run and its other parts read
 WP_CONNS=${BENCH_WP_CONNS:-50}
 WP_DOCROOT_LOAD=${BENCH_WP_DOCROOT:-1} # 0: no docroot-under-load rows
 WP_MISS_N=${BENCH_WP_MISS_N:-30}
@@ -22,20 +23,10 @@ WP_ALL_PAGES=(home post)
 WP_PAGES=()
 WP_SKIP=""
 WP_PID=""
-WP_TSV=""
-WP_MISS_TSV=""
 WP_SETUP_NOTE=""
 declare -A WPI=()
 declare -A WP_CHECK=()
 declare -A WP_BODY=()
-declare -A WP_LABEL=(
-	[fpm]="nginx + php-fpm (uncached)"
-	[cached]="ramjet → nginx + php-fpm (cached)"
-	[rjdoc]="ramjet docroot (php-cgi pool)"
-	[rjproxy]="ramjet → nginx + php-fpm (bypass)"
-	[fpmck]="nginx + php-fpm (uncached, bypass cookie)"
-	[rjdocld]="ramjet docroot (php-cgi pool, bypass cookie)"
-)
 
 wp_validate_env() {
 	[[ $WP_CONNS =~ ^[1-9][0-9]*$ ]] || die "BENCH_WP_CONNS must be a positive integer, got $WP_CONNS"
@@ -277,8 +268,9 @@ wp_load() {
 	l0=$(core_ticks "$LOAD_CPU")
 	t0=$(tree_ticks "${roots[@]}")
 	o0=$(tree_ticks "${oroots[@]}")
-	"$TASKSET" -c "$LOAD_CPU" timeout 900 "$WRK" -t1 -c"$WP_CONNS" -d"$DURATION" --timeout "$WP_TIMEOUT" --latency \
-		-H "Host: ${WPI[host]}" "${ck[@]}" "$url" >"$out" 2>&1 || true
+	local -a cmd=("$TASKSET" -c "$LOAD_CPU" timeout 900 "$WRK" -t1 -c"$WP_CONNS" -d"$DURATION" --timeout "$WP_TIMEOUT"
+		--latency -H "Host: ${WPI[host]}" "${ck[@]}" "$url")
+	"${cmd[@]}" >"$out" 2>&1 || true
 	t1=$(tree_ticks "${roots[@]}")
 	o1=$(tree_ticks "${oroots[@]}")
 	s1=$(core_ticks "$SERVER_CPU")
@@ -293,12 +285,11 @@ wp_load() {
 	lbusy=$(busy_pct "$l0" "$l1")
 	other=$(busy_pct "$s0" "$s1" $((t1 - t0)))
 	[[ $c == cached ]] && other=$(busy_pct "$s0" "$s1" $((t1 - t0 + o1 - o0)))
-	# round page contender rps p50 p99 cpu reqs errs timeouts origin_ms sbusy lbusy other check body
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-		"$round" "$page" "$c" "$rps" "$p50" "$p99" "$cpu_us" "$reqs" "$errs" "${tmo:-0}" "$origin_ms" \
-		"$sbusy" "$lbusy" "$other" "${WP_CHECK[$c.$page]}" "${WP_BODY[$c.$page]}" >>"$WP_TSV"
-	log "  $(printf '%-36s %-4s %9s req/s  p50 %8s ms  p99 %8s ms  %8s us/req  %s req  err %s (timeouts %s)  origin CPU %s ms  cores %s%%/%s%% (other %s%%)  [%s]' \
-		"${WP_LABEL[$c]}" "$page" "$rps" "$p50" "$p99" "$cpu_us" "$reqs" "$errs" "${tmo:-0}" "$origin_ms" "$sbusy" "$lbusy" "$other" "${WP_CHECK[$c.$page]}")"
+	row wp "$round" "$page" "$c" rps:="$rps" p50_ms:="$p50" p99_ms:="$p99" cpu_us:="$cpu_us" requests:="$reqs" \
+		errors:="$errs" timeouts:="${tmo:-0}" origin_cpu_ms:="$origin_ms" server_busy_pct:="$sbusy" load_busy_pct:="$lbusy" \
+		other_pct:="$other" check="${WP_CHECK[$c.$page]}" bytes:="${WP_BODY[$c.$page]}" cmd="$(quoted "${cmd[@]}")"
+	log "  $(printf '%-8s %-4s %9s req/s  p50 %8s ms  p99 %8s ms  %8s us/req  %s req  err %s (timeouts %s)  origin CPU %s ms  cores %s%%/%s%% (other %s%%)  [%s]' \
+		"$c" "$page" "$rps" "$p50" "$p99" "$cpu_us" "$reqs" "$errs" "${tmo:-0}" "$origin_ms" "$sbusy" "$lbusy" "$other" "${WP_CHECK[$c.$page]}")"
 }
 
 # ---------------------------------------------------------------- miss latency
@@ -330,10 +321,10 @@ wp_miss() {
 				st="served from the cache"
 			fi
 			if ((i == 0)) && [[ $c != fpm ]]; then
-				log "  $page ${WP_LABEL[$c]}: Cache-Status: $(wp_cache_status "$WORK/wp-mh")"
+				log "  $page $c: Cache-Status: $(wp_cache_status "$WORK/wp-mh")"
 			fi
 			if [[ $st == ok ]]; then
-				printf '%s\t%s\t%s\n' "$page" "$c" "${r#* }" >>"$WP_MISS_TSV"
+				row wpmiss "$((i + 1))" "$page" "$c" time_ms:="$(awk -v s="${r#* }" 'BEGIN {printf "%.3f", s * 1000}')"
 			else
 				bad[$c]=$st
 			fi
@@ -342,33 +333,20 @@ wp_miss() {
 	for c in "${cs[@]}"; do
 		WP_CHECK[miss.$page.$c]=${bad[$c]:-ok}
 		[[ -z ${bad[$c]:-} ]] || warn "WordPress miss $page $c: ${bad[$c]}"
-		log "  miss $page $(printf '%-36s' "${WP_LABEL[$c]}") $(wp_pctl "$page" "$c" | awk '{printf "n %s  p50 %s ms  p99 %s ms  max %s ms", $1, $2, $3, $4}')"
 	done
-}
-
-wp_pctl() { # PAGE CONTENDER -> "n p50 p99 max mean" (ms, nearest rank)
-	awk -F'\t' -v p="$1" -v c="$2" '$1 == p && $2 == c {print $3 * 1000}' "$WP_MISS_TSV" | sort -g | awk '
-		{ v[++n] = $1; s += $1 }
-		END {
-			if (n == 0) { print "0 – – – –"; exit }
-			i50 = int(0.5 * n); if (i50 < 0.5 * n) i50++
-			i99 = int(0.99 * n); if (i99 < 0.99 * n) i99++
-			printf "%d %.2f %.2f %.2f %.2f\n", n, v[i50], v[i99], v[n], s / n }'
 }
 
 # ---------------------------------------------------------------- the section
 wp_section() {
-	WP_TSV="$WORK/wp-results.tsv"
-	WP_MISS_TSV="$WORK/wp-miss.tsv"
-	: >"$WP_TSV"
-	: >"$WP_MISS_TSV"
 	WP_SKIP=$(wp_missing)
 	if [[ -n $WP_SKIP ]]; then
 		warn "WordPress group skipped: $WP_SKIP"
+		record kind=group group=wp skip="$WP_SKIP"
 		return 0
 	fi
 	if ! wp_start; then
 		warn "WordPress group skipped: $WP_SKIP"
+		record kind=group group=wp skip="$WP_SKIP"
 		wp_stop
 		stop_all
 		return 0
@@ -394,156 +372,21 @@ wp_section() {
 	fi
 	wp_stop
 	stop_all
+	wp_group_record
 }
 
-# ---------------------------------------------------------------- report
-wp_docroot_note() {
-	((WP_DOCROOT_LOAD)) || return 0
-	cat <<EOF
-
-Uncached under the same load, ramjet's docroot mode against nginx + php-fpm: "${WP_LABEL[rjdocld]}" is the
-harness's docroot ramjet (\`php.workers: ${WPI[php_workers]:-4}\`, \`min_workers: ${WPI[php_workers]:-4}\`, \`idle_suspend: 0s\`, its php-cgi
-workers on private unix sockets) on the same WordPress tree and MariaDB; "${WP_LABEL[fpmck]}" is the origin above.
-Both get every request with \`Cookie: $WP_BYPASS_COOKIE\`, which ramjet's default \`bypass_cookies\` pass by its cache
-(the ramjet-cache plugin would otherwise make the docroot ramjet cache the page) and which WordPress finds invalid
-(it renders the anonymous page), so each request runs WordPress once on both; the check before each run needs
-200, a page of the bench site and no hit on two requests. CPU µs/req: ramjet, its php-cgi workers and MariaDB;
-nginx, php-fpm and MariaDB.
-EOF
-}
-
-wp_report() {
-	echo "### WordPress: cached through ramjet against uncached nginx + php-fpm (issue 6)"
-	echo
-	if [[ -n $WP_SKIP ]]; then
-		echo "_skipped: ${WP_SKIP}._"
-		echo
-		return 0
-	fi
-	local wpv dbv
-	wpv=$(dpkg-query -W -f='${Version}' wordpress 2>/dev/null || echo "?")
-	dbv=$(/usr/sbin/mariadbd --version 2>/dev/null | awk '{print $3}' || echo "?")
-	cat <<EOF
-Debian's WordPress $wpv on MariaDB $dbv, set up by the end-to-end harness (\`plugins/wordpress/e2e\`,
-\`TestWordPressBench\`, $WP_SETUP_NOTE): ${WPI[posts]:-?} posts, the ramjet-cache plugin, the harness's theme (a
-one-template theme; Debian's package installs no default theme), WordPress's own \`wp_head()\` and \`wp_footer()\`.
-Pages: home (\`${WPI[home]}\`, ${WP_BODY[fpm.home]:-?} B) and a post with its comments (\`${WPI[post]}\`, ${WP_BODY[fpm.post]:-?} B), every
-request with \`Host: ${WPI[host]}\`. Origin: the harness's nginx (one process) + php-fpm (\`pm = static\`,
-\`pm.max_children = 4\`, FastCGI over loopback TCP, one connection per request) + MariaDB. Cached: ramjet
-(\`origin.servers\` = that nginx, defaults otherwise, \`GOMAXPROCS=1\`), primed until \`Cache-Status\` says
-\`hit\` with the origin's exact bytes. Everything on core $SERVER_CPU, wrk and curl on core $LOAD_CPU.
-
-Load: \`wrk -t1 -c$WP_CONNS -d$DURATION --timeout $WP_TIMEOUT --latency\`. Uncached, WordPress answers a few dozen
-to a few hundred requests per second, so each run is bounded by its duration, not by a request count: a
-$DURATION run is all the requests in the "requests" column, and the requests still queued when wrk stops are
-drained (at most 20 s, until the servers' CPU stands still) before the next run. \`--timeout $WP_TIMEOUT\`, as
-a request waits behind up to $((WP_CONNS - 1)) others; timeouts are counted in errors.
-$(wp_docroot_note)
-EOF
-	awk -F'\t' -v L_fpm="${WP_LABEL[fpm]}" -v L_cached="${WP_LABEL[cached]}" -v L_rjdocld="${WP_LABEL[rjdocld]}" -v L_fpmck="${WP_LABEL[fpmck]}" \
-		-v pages="${WP_PAGES[*]}" "$AWK_STATS"'
-	function rate(v) { return (v < 100) ? sprintf("%.1f", v) : sprintf("%.0f", v) }
-	{
-		key = $2 SUBSEP $3
-		k = ++n[key]
-		rps[key, k] = $4; p50[key, k] = $5; p99[key, k] = $6; cpu[key, k] = $7
-		reqs[key] += $8; err[key] += $9; tmo[key] += $10
-		if ($11 + 0 > orig[key]) orig[key] = $11 + 0
-		if ($14 + 0 > other[key]) other[key] = $14 + 0
-		if ($13 + 0 > wrkb[key]) wrkb[key] = $13 + 0
-		if ($15 != "ok" && $15 != "hit") note[key] = $15
-		body[key] = $16
-	}
-	END {
-		label["fpm"] = L_fpm; label["cached"] = L_cached; label["rjdocld"] = L_rjdocld; label["fpmck"] = L_fpmck
-		title["home"] = "home"; title["post"] = "post"
-		np = split(pages, pl, " ")
-		print "| page | server | req/s (median) | req/s (min–max) | p50 ms | p99 ms | p99 ms (worst) | server CPU µs/req | requests (all rounds) | errors (timeouts) | origin CPU ms in a cached run, max | other load on server core, max % | wrk core busy, max % | check |"
-		print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
-		split("fpm cached fpmck rjdocld", cs, " ")
-		for (p = 1; p <= np; p++) for (i = 1; i <= 4; i++) {
-			c = cs[i]; key = pl[p] SUBSEP c
-			if (!(key in n)) continue
-			m = n[key]
-			for (k = 1; k <= m; k++) { a[k] = rps[key, k]; b[k] = p50[key, k]; d[k] = p99[key, k]; e[k] = cpu[key, k] }
-			R[key] = median(a, m); P99[key] = median(d, m); CPU[key] = median(e, m)
-			chk = (key in note) ? "**" note[key] "**" : (c == "cached" ? "hit" : "ok")
-			printf "| %s | %s | %s | %s–%s | %.3f | %.3f | %.3f | %.1f | %d | %d (%d) | %s | %d | %d | %s |\n", title[pl[p]], label[c], rate(R[key]), rate(minv(a, m)), rate(maxv(a, m)), median(b, m), P99[key], maxv(d, m), median(e, m), reqs[key], err[key], tmo[key], (c == "cached" ? orig[key] + 0 : "–"), other[key], wrkb[key], chk
-		}
-		print ""
-		print "Cached ÷ uncached (medians). Target (issue 6): cached ≥ 500× the uncached req/s, with the cached p99 under 10 ms at " '"$WP_CONNS"' " connections."
-		print ""
-		print "| page | req/s × | cached p99 ms | uncached p99 ms | target | met |"
-		print "| --- | ---: | ---: | ---: | --- | --- |"
-		for (p = 1; p <= np; p++) {
-			f = pl[p] SUBSEP "fpm"; r = pl[p] SUBSEP "cached"
-			if (!(f in n) || !(r in n)) { printf "| %s | – | – | – | ≥ 500× req/s, p99 < 10 ms | not measured |\n", title[pl[p]]; continue }
-			rr = (R[f] > 0) ? R[r] / R[f] : 0
-			printf "| %s | %.0f | %.3f | %.1f | ≥ 500× req/s, p99 < 10 ms | %s |\n", title[pl[p]], rr, P99[r], P99[f], ((rr >= 500 && P99[r] < 10) ? "yes" : "no")
-		}
-		print ""
-		hdr = 0
-		for (p = 1; p <= np; p++) {
-			r = pl[p] SUBSEP "rjdocld"; f = pl[p] SUBSEP "fpmck"
-			if (!(r in n) || !(f in n)) continue
-			if (!hdr) {
-				print "Uncached under load: ramjet docroot ÷ nginx + php-fpm, both with the bypass cookie (medians; req/s above 1 = ramjet faster, p99 and CPU/req below 1 = ramjet better; the last column names where ramjet is worse by more than 2 %):"
-				print ""
-				print "| page | req/s × | p99 × | CPU µs/req × | where ramjet loses |"
-				print "| --- | ---: | ---: | ---: | --- |"
-				hdr = 1
-			}
-			rr = (R[f] > 0) ? R[r] / R[f] : 0
-			pr = (P99[f] > 0) ? P99[r] / P99[f] : 0
-			cr = (CPU[f] > 0) ? CPU[r] / CPU[f] : 0
-			lose = ""
-			if (rr < 0.98) lose = lose ", req/s"
-			if (pr > 1.02) lose = lose ", p99"
-			if (cr > 1.02) lose = lose ", CPU/req"
-			printf "| %s | %.2f | %.2f | %.2f | %s |\n", title[pl[p]], rr, pr, cr, (lose == "" ? "–" : "**" substr(lose, 3) "**")
-		}
-		if (hdr) print ""
-	}' "$WP_TSV"
-	if ((WP_MISS_N > 0)) && [[ -s $WP_MISS_TSV ]]; then
-		cat <<EOF
-#### Miss latency
-
-One request at a time (curl \`%{time_total}\`, a new connection each, on core $LOAD_CPU), $WP_MISS_N rounds per page, the
-three paths in turn within a round (the order rotates), after a $WARMUP warm-up with 8 connections that warms every
-PHP worker. Every request carries \`Cookie: $WP_BYPASS_COOKIE\`: ramjet's default \`bypass_cookies\` pass it
-by the cache (\`Cache-Status: ramjet; fwd=bypass\`), WordPress finds the login cookie invalid and renders the
-anonymous page, so each request runs WordPress once. ramjet docroot: \`ramjet serve\` with \`docroot.root\` = the
-same WordPress tree, \`php.workers: ${WPI[php_workers]:-4}\`, \`min_workers: ${WPI[php_workers]:-4}\`, \`idle_suspend: 0s\` (its php-cgi workers on
-private unix sockets, one kept FastCGI connection each); nginx + php-fpm: the origin above. The third path is
-the cached ramjet passing the request on to that origin (what a miss costs behind the proxy). p99 is the
-nearest rank: with fewer than 100 samples it is the maximum.
-
-| page | path | samples | p50 ms | p99 ms | max ms | mean ms | p50 ÷ nginx + php-fpm | check |
-| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |
-EOF
-		local page c base
-		local -a s f
-		for page in "${WP_PAGES[@]}"; do
-			read -ra f <<<"$(wp_pctl "$page" fpm)"
-			base=${f[1]}
-			for c in rjdoc fpm rjproxy; do
-				read -ra s <<<"$(wp_pctl "$page" "$c")"
-				local chk=${WP_CHECK[miss.$page.$c]:-ok}
-				[[ $chk == ok ]] || chk="**$chk**"
-				printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$page" "${WP_LABEL[$c]}" "${s[0]}" "${s[1]}" "${s[2]}" "${s[3]}" "${s[4]}" \
-					"$(awk -v a="${s[1]}" -v b="$base" 'BEGIN {if (b + 0 > 0 && a + 0 > 0) printf "%.2f", a / b; else print "–"}')" "$chk"
-			done
-		done
-		echo
-	fi
-	echo "<details><summary>All WordPress runs</summary>"
-	echo
-	echo "| round | page | server | req/s | p50 ms | p99 ms | CPU µs/req | requests | errors | timeouts | origin CPU ms | server core busy % | other load on server core % | wrk core busy % | body B | check |"
-	echo "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
-	awk -F'\t' -v L_fpm="${WP_LABEL[fpm]}" -v L_cached="${WP_LABEL[cached]}" -v L_rjdocld="${WP_LABEL[rjdocld]}" -v L_fpmck="${WP_LABEL[fpmck]}" '
-		BEGIN { label["fpm"] = L_fpm; label["cached"] = L_cached; label["rjdocld"] = L_rjdocld; label["fpmck"] = L_fpmck }
-		{ printf "| %s | %s | %s | %.1f | %.3f | %.3f | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, label[$3], $4, $5, $6, $7, $8, $9, $10, $11, $12, $14, $13, $16, $15 }' "$WP_TSV"
-	echo
-	echo "</details>"
-	echo
+# wp_group_record: the group's settings and what the harness reported
+wp_group_record() {
+	local -a miss=()
+	local k
+	for k in "${!WP_CHECK[@]}"; do
+		[[ $k == miss.* ]] && miss+=("miss_$(tr . _ <<<"${k#miss.}")=${WP_CHECK[$k]}")
+	done
+	record kind=group group=wp pages="${WP_PAGES[*]}" conns="$WP_CONNS" conns_less_one="$((WP_CONNS - 1))" \
+		timeout="$WP_TIMEOUT" docroot_load="$WP_DOCROOT_LOAD" miss_n="$WP_MISS_N" bypass_cookie="$WP_BYPASS_COOKIE" \
+		wp_version="$(dpkg-query -W -f='${Version}' wordpress 2>/dev/null || echo "?")" \
+		db_version="$(/usr/sbin/mariadbd --version 2>/dev/null | awk '{print $3}' || echo "?")" \
+		setup_note="$WP_SETUP_NOTE" posts="${WPI[posts]:-?}" home="${WPI[home]}" post="${WPI[post]}" host="${WPI[host]}" \
+		home_bytes="${WP_BODY[fpm.home]:-?}" post_bytes="${WP_BODY[fpm.post]:-?}" php_workers="${WPI[php_workers]:-4}" \
+		"${miss[@]}"
 }
