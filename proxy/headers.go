@@ -62,6 +62,18 @@ func foldIn(name []byte, list []string) bool {
 	return false
 }
 
+// peekCanonical is h.Peek for a name already in canonical form
+// ("If-None-Match"), without fasthttp's normalising of the name on every
+// call (a copy and a pass over it, several per hit). The names h holds are
+// canonical: ramjet never turns normalising off, so they were normalised
+// as they were parsed or set, and the lookup finds the same value.
+func peekCanonical(h *fasthttp.RequestHeader, name string) []byte {
+	h.DisableNormalizing()
+	v := h.Peek(name)
+	h.EnableNormalizing()
+	return v
+}
+
 // policyInput gathers what policy.Decide reads from one origin exchange.
 func policyInput(req *fasthttp.Request, resp *fasthttp.Response, s *site, now int64, authorization bool) policy.Input {
 	h := &resp.Header
@@ -116,7 +128,7 @@ func varySpec(s *site, d *policy.Decision) cache.VarySpec {
 
 // appendVariant serialises the request values a vary spec selects on.
 // It does not allocate when dst has room.
-func appendVariant(dst []byte, h *fasthttp.RequestHeader, v cache.VarySpec) []byte {
+func appendVariant(dst []byte, h *fasthttp.RequestHeader, v *cache.VarySpec) []byte {
 	for _, name := range v.Headers {
 		dst = append(dst, h.Peek(name)...)
 		dst = append(dst, 0)

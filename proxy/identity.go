@@ -39,7 +39,7 @@ func stageIdentity(r *request) verdict {
 // caching off for the site, credentials, or a bypass cookie.
 func (r *request) bypassed() bool {
 	h := r.header()
-	return !r.s.Cache || len(h.Peek("Authorization")) > 0 || hasCookie(h, r.s.bypass)
+	return !r.s.Cache || len(peekCanonical(h, "Authorization")) > 0 || hasCookie(h, r.s.bypass)
 }
 
 // The private cache keeps per-user copies, as LSCache's does: a user is
@@ -73,7 +73,7 @@ func (p *Proxy) identity(h *fasthttp.RequestHeader, ip net.IP) uint64 {
 		mh.Write(value)
 		id ^= mh.Sum64()
 	}
-	if auth := h.Peek("Authorization"); len(auth) > 0 {
+	if auth := peekCanonical(h, "Authorization"); len(auth) > 0 {
 		mh.Reset()
 		mh.WriteString("authorization:")
 		mh.Write(auth)

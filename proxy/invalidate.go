@@ -109,7 +109,7 @@ func (p *Proxy) purgeURL(host, raw string, soft bool) int {
 	var key []byte
 	var params [][]byte
 	for _, scheme := range [][]byte{schemeHTTP, schemeHTTPS} {
-		key = appendKey(key[:0], &params, target{scheme, []byte(host), []byte(path), []byte(query)}, s.drop)
+		key = appendKey(key[:0], &params, &target{scheme, []byte(host), []byte(path), []byte(query)}, s.drop)
 		if p.cache.PurgeKey(p.cache.Hash(key), key, soft) {
 			n++
 		}

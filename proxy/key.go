@@ -13,7 +13,8 @@ func stageKey(r *request) verdict {
 	if r.tls {
 		scheme = schemeHTTPS
 	}
-	r.key = appendKey(r.key[:0], &r.params, target{scheme, r.header().Host(), pathOf(r.req), queryOf(r.req)}, r.s.drop)
+	t := target{scheme, r.header().Host(), pathOf(r.req), queryOf(r.req)}
+	r.key = appendKey(r.key[:0], &r.params, &t, r.s.drop)
 	r.h = r.p.cache.Hash(r.key)
 	return proceed
 }
@@ -64,7 +65,7 @@ type target struct{ scheme, host, path, query []byte }
 // appendKey appends the primary cache key of a request: scheme, lower-case
 // host, normalised path and normalised query (tracking parameters dropped,
 // the rest sorted). params is scratch space for the sort.
-func appendKey(dst []byte, params *[][]byte, t target, drop *patterns) []byte {
+func appendKey(dst []byte, params *[][]byte, t *target, drop *patterns) []byte {
 	dst = append(dst, t.scheme...)
 	dst = append(dst, "://"...)
 	for _, c := range t.host {

@@ -28,7 +28,7 @@ func TestAppendKeyNormalises(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var params [][]byte
-			got := appendKey(nil, &params, target{[]byte("http"), []byte(tt.host), []byte(tt.path), []byte(tt.query)}, drop)
+			got := appendKey(nil, &params, &target{[]byte("http"), []byte(tt.host), []byte(tt.path), []byte(tt.query)}, drop)
 			if string(got) != tt.want {
 				t.Fatalf("key = %q, want %q", got, tt.want)
 			}
@@ -161,7 +161,7 @@ func FuzzAppendKey(f *testing.F) {
 	drop := newPatterns([]string{"utm_*", "gclid"})
 	f.Fuzz(func(t *testing.T, host, path, query string) {
 		var params [][]byte
-		tg := target{[]byte("http"), []byte(host), []byte(path), []byte(query)}
+		tg := &target{[]byte("http"), []byte(host), []byte(path), []byte(query)}
 		a := appendKey(nil, &params, tg, drop)
 		b := appendKey(nil, &params, tg, drop)
 		if string(a) != string(b) {

@@ -14,12 +14,14 @@ func stageLookup(r *request) verdict {
 		return proceed
 	}
 	r.now = r.p.cache.Now()
-	if e := r.privateCopy(); e != nil {
-		if r.inline && e.Doc != nil {
-			return declined // an ESI page may have fragments to fetch
+	if pc := r.p.private; pc != nil && pc.Len() > 0 {
+		if e := r.privateCopy(); e != nil {
+			if r.inline && e.Doc != nil {
+				return declined // an ESI page may have fragments to fetch
+			}
+			r.c.hitPrivate.Inc()
+			return r.answer(e, csHitPrivate)
 		}
-		r.c.hitPrivate.Inc()
-		return r.answer(e, csHitPrivate)
 	}
 	if r.frag != nil && r.frag.private {
 		return r.toFill(nil, fwdMiss, false) // never shared: nothing to wait for
@@ -35,7 +37,7 @@ func stageLookup(r *request) verdict {
 		r.c.pass.Inc()
 		return r.toFill(nil, fwdURIMiss, false)
 	}
-	r.selectVariant(o.Vary)
+	r.selectVariant(&o.Vary)
 	e := o.Variant(r.variant)
 	if e == nil {
 		return r.toFill(nil, fwdVaryMiss, true)
@@ -69,7 +71,7 @@ func (r *request) lookedUp(e *cache.Entry) verdict {
 }
 
 // selectVariant sets r.variant to the request's values for v.
-func (r *request) selectVariant(v cache.VarySpec) {
+func (r *request) selectVariant(v *cache.VarySpec) {
 	if r.frag != nil && !r.frag.ownHeader {
 		f := r.frag.f
 		f.mu.Lock() // the page's snapshot, shared by its fragments
@@ -89,11 +91,11 @@ func (r *request) toFill(stale *cache.Entry, fwd string, coalesce bool) verdict 
 	return proceed
 }
 
-// privateCopy is the client's own fresh copy from the private cache, or
-// nil. A client without a session has none.
+// privateCopy is the client's own fresh copy from the (non-empty)
+// private cache, or nil. A client without a session has none.
 func (r *request) privateCopy() *cache.Entry {
 	pc := r.p.private
-	if pc == nil || pc.Len() == 0 || r.identity() == 0 {
+	if r.identity() == 0 {
 		return nil
 	}
 	r.pkey = appendPrivateKey(r.pkey[:0], r.id, r.key)
@@ -101,7 +103,7 @@ func (r *request) privateCopy() *cache.Entry {
 	if o == nil {
 		return nil
 	}
-	r.selectVariant(o.Vary)
+	r.selectVariant(&o.Vary)
 	e := o.Variant(r.variant)
 	if e == nil || pc.Status(e, r.now) != cache.Fresh {
 		return nil
@@ -116,7 +118,7 @@ func (r *request) freshShared() *cache.Entry {
 	if o == nil {
 		return nil
 	}
-	r.selectVariant(o.Vary)
+	r.selectVariant(&o.Vary)
 	e := o.Variant(r.variant)
 	r.now = r.p.cache.Now() // what the answer's Age is counted from
 	if e == nil || r.p.cache.Status(e, r.now) != cache.Fresh {

@@ -57,17 +57,21 @@ func pipeline() []stage {
 // run takes r through the stages. It reports false when an inline
 // request was declined (nothing answered, nothing changed).
 func (p *Proxy) run(r *request) bool {
-	done := false
-	for i := range p.stages {
-		st := &p.stages[i]
-		if done && !st.always {
-			continue
-		}
-		switch st.run(r) {
-		case answered:
-			done = true
-		case declined:
+	stages := p.stages
+	i := 0
+	for ; i < len(stages); i++ {
+		v := stages[i].run(r)
+		if v == declined {
 			return false
+		}
+		if v == answered {
+			i++
+			break
+		}
+	}
+	for ; i < len(stages); i++ {
+		if stages[i].always {
+			stages[i].run(r)
 		}
 	}
 	return true

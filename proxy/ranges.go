@@ -17,11 +17,11 @@ var hdrContentRange = []byte("Content-Range")
 // 416 with "bytes */size", or ok false when the whole body is the answer.
 // If-Range is checked against the response's own validators.
 func answerRange(req *fasthttp.RequestHeader, resp *fasthttp.Response, etag, lastModified []byte, size int64) (start, n int64, ok bool) {
-	spec := req.Peek("Range")
+	spec := peekCanonical(req, "Range")
 	if len(spec) == 0 || !req.IsGet() || resp.StatusCode() != fasthttp.StatusOK || size < 0 {
 		return 0, 0, false
 	}
-	start, n, code := byterange.Select(spec, ifRange(req.Peek("If-Range"), etag, lastModified), size)
+	start, n, code := byterange.Select(spec, ifRange(peekCanonical(req, "If-Range"), etag, lastModified), size)
 	if code == fasthttp.StatusOK {
 		return 0, 0, false
 	}

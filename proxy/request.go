@@ -75,9 +75,14 @@ func (p *Proxy) clientRequest(ctx *fasthttp.RequestCtx, inline bool) *request {
 
 // release returns r to the pool; nothing of it may be used after.
 func (r *request) release() {
-	key, variant, pkey, params := r.key[:0], r.variant[:0], r.pkey[:0], r.params
-	clear(params)
-	*r = request{key: key, variant: variant, pkey: pkey, params: params[:0]}
+	clear(r.params)
+	r.key, r.variant, r.pkey, r.params = r.key[:0], r.variant[:0], r.pkey[:0], r.params[:0]
+	r.g, r.s, r.ctx, r.req, r.frag, r.inline = nil, nil, nil, nil, nil, false
+	r.pass, r.id, r.idDone, r.stale, r.fwd, r.coalesce = nil, 0, false, nil, "", false
+	r.res = result{}
+	if r.fragState.f != nil {
+		r.fragState = fragment{}
+	}
 	requestPool.Put(r)
 }
 
@@ -102,6 +107,6 @@ func (r *request) identity() uint64 {
 
 // answer makes e the request's answer, served from the cache.
 func (r *request) answer(e *cache.Entry, status []byte) verdict {
-	r.res = result{entry: e, status: status, hit: true}
+	r.res.entry, r.res.status, r.res.hit = e, status, true // r.res is empty until a stage answers
 	return answered
 }

@@ -49,7 +49,7 @@ func (r *request) serve(e *cache.Entry, now int64, status []byte) {
 // pre-serialised, the body is written from the entry without a copy.
 func serveEntry(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int64, status []byte) {
 	resp := &ctx.Response
-	body, etag, enc := pickEncoding(ctx.Request.Header.Peek("Accept-Encoding"), e)
+	body, etag, enc := pickEncoding(peekCanonical(&ctx.Request.Header, "Accept-Encoding"), e)
 	if notModified(&ctx.Request.Header, e, etag) {
 		resp.SetStatusCode(fasthttp.StatusNotModified)
 	} else {
@@ -66,6 +66,9 @@ func serveEntry(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int64, st
 		}
 	}
 	h := &resp.Header
+	// Stored names are canonical (normalised when the upstream's answer
+	// was parsed): adding them skips fasthttp's normalising of each name.
+	h.DisableNormalizing()
 	for i := range e.Header {
 		h.AddBytesKV(e.Header[i].Name, e.Header[i].Value)
 	}
@@ -74,6 +77,7 @@ func serveEntry(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int64, st
 			h.AddBytesKV(e.Internal[i].Name, e.Internal[i].Value)
 		}
 	}
+	h.EnableNormalizing()
 	if len(etag) > 0 {
 		h.SetCanonical(hdrETag, etag)
 	}
@@ -139,10 +143,10 @@ func notModified(h *fasthttp.RequestHeader, e *cache.Entry, etag []byte) bool {
 	if e.Status != fasthttp.StatusOK {
 		return false
 	}
-	if inm := h.Peek("If-None-Match"); len(inm) > 0 {
+	if inm := peekCanonical(h, "If-None-Match"); len(inm) > 0 {
 		return len(etag) > 0 && etagListMatches(inm, etag)
 	}
-	ims := h.Peek("If-Modified-Since")
+	ims := peekCanonical(h, "If-Modified-Since")
 	if len(ims) == 0 || len(e.LastModified) == 0 {
 		return false
 	}

@@ -21,7 +21,7 @@ func (f *fill) store() result {
 	cookies := ownCookies(&f.resp.Header)
 	releaseResponse(f.resp)
 	vary := varySpec(f.s, &f.d)
-	e.Variant = string(appendVariant(nil, &f.req.Header, vary))
+	e.Variant = string(appendVariant(nil, &f.req.Header, &vary))
 	f.p.cache.Insert(f.h, f.key, vary, e)
 	f.p.metrics.stored.Inc()
 	return result{entry: e, status: storedStatus(f.fwd), stored: true, setCookies: cookies}
@@ -40,7 +40,7 @@ func (f *fill) storePrivate() result {
 		f.p.parseESI(f.g, e)
 	}
 	vary := varySpec(f.s, &f.d)
-	e.Variant = string(appendVariant(nil, &f.req.Header, vary))
+	e.Variant = string(appendVariant(nil, &f.req.Header, &vary))
 	cookies := ownCookies(&f.resp.Header)
 	releaseResponse(f.resp)
 	pkey := appendPrivateKey(nil, f.id, []byte(f.key))

@@ -28,7 +28,9 @@ func newOtterStore(maxBytes int64, clock func() int64, injected bool) (*otterSto
 	opts := &otter.Options[uint64, *Object]{
 		MaximumWeight:    uint64(maxBytes),
 		Weigher:          func(_ uint64, o *Object) uint32 { return uint32(min(o.size, 1<<31)) },
-		ExpiryCalculator: objectExpiry{clock},
+		// Only writes set an object's deadline: with the built-in writing
+		// calculator otter's reads skip the calculator (and a clock read).
+		ExpiryCalculator: otter.ExpiryWritingFunc(objectExpiry{clock}.untilExpiry),
 	}
 	if injected {
 		opts.Clock = otterClock(clock)
@@ -48,22 +50,10 @@ func (s *otterStore) Delete(h uint64)              { s.c.Invalidate(h) }
 // be served any more, fresh or stale.
 type objectExpiry struct{ clock func() int64 }
 
-func (x objectExpiry) ExpireAfterCreate(e otter.Entry[uint64, *Object]) time.Duration {
-	return x.untilExpiry(e.Value)
-}
-
-func (x objectExpiry) ExpireAfterUpdate(e otter.Entry[uint64, *Object], _ *Object) time.Duration {
-	return x.untilExpiry(e.Value)
-}
-
 // untilExpiry is at least 1ns: otter reads a non-positive duration as
 // "keep the current deadline", which for a new key is never.
-func (x objectExpiry) untilExpiry(o *Object) time.Duration {
-	return max(time.Duration(o.expiresAt-x.clock()), 1)
-}
-
-func (objectExpiry) ExpireAfterRead(e otter.Entry[uint64, *Object]) time.Duration {
-	return e.ExpiresAfter()
+func (x objectExpiry) untilExpiry(e otter.Entry[uint64, *Object]) time.Duration {
+	return max(time.Duration(e.Value.expiresAt-x.clock()), 1)
 }
 
 // otterClock is an injected clock as otter's: no ticks, so no periodic
