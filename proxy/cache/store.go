@@ -26,8 +26,8 @@ type otterStore struct {
 // becomes otter's, without its periodic clean-up ticks.
 func newOtterStore(maxBytes int64, clock func() int64, injected bool) (*otterStore, error) {
 	opts := &otter.Options[uint64, *Object]{
-		MaximumWeight:    uint64(maxBytes),
-		Weigher:          func(_ uint64, o *Object) uint32 { return uint32(min(o.size, 1<<31)) },
+		MaximumWeight: uint64(maxBytes),
+		Weigher:       func(_ uint64, o *Object) uint32 { return uint32(min(o.size, 1<<31)) },
 		// Only writes set an object's deadline: with the built-in writing
 		// calculator otter's reads skip the calculator (and a clock read).
 		ExpiryCalculator: otter.ExpiryWritingFunc(objectExpiry{clock}.untilExpiry),
