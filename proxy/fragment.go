@@ -34,8 +34,7 @@ type fragmentFetcher struct {
 	ip  net.IP // the page's client
 	id  uint64 // the page client's private identity, its fragments' on its host
 
-	host, base          string // of the page: base is its directory
-	forwardedFor, proto string
+	host, base string // of the page: base is its directory
 
 	mu       sync.Mutex // guards hdr and outcomes
 	hdr      fasthttp.RequestHeader
@@ -46,7 +45,7 @@ type fragmentFetcher struct {
 func newFragmentFetcher(r *request) *fragmentFetcher {
 	ctx := r.ctx
 	f := &fragmentFetcher{p: r.p, g: r.g, tls: r.tls, ip: ctx.RemoteIP(), debug: r.s.DebugHeaders,
-		host: string(ctx.Host()), proto: string(requestScheme(ctx))}
+		host: string(ctx.Host())}
 	base := string(pathOf(&ctx.Request))
 	f.base = base[:strings.LastIndexByte(base, '/')+1]
 	ctx.Request.Header.CopyTo(&f.hdr)
@@ -55,26 +54,20 @@ func newFragmentFetcher(r *request) *fragmentFetcher {
 		f.hdr.Del(h)
 	}
 	f.id = r.identity()
-	f.forwardedFor = f.ip.String()
-	if prior := ctx.Request.Header.Peek("X-Forwarded-For"); len(prior) > 0 {
-		f.forwardedFor = string(prior) + ", " + f.forwardedFor
-	}
 	return f
 }
 
 // fetch is the page's esi.Fetcher: one fragment through the pipeline.
 func (f *fragmentFetcher) fetch(ctx context.Context, inc *esi.Include, src string, _ int) ([]byte, error) {
-	host, path, query, err := f.resolve(src)
+	host, path, query, own, err := f.resolve(src)
 	if err != nil {
 		f.note(src, "error")
 		return nil, err
 	}
-	sub := fasthttp.AcquireRequest()
-	defer fasthttp.ReleaseRequest(sub)
-	own := f.subRequest(sub, host, path, query)
 	r := requestPool.Get().(*request)
 	defer r.release()
-	r.p, r.g, r.req, r.tls, r.c = f.p, f.g, sub, f.tls, &f.p.metrics.fragments
+	f.subRequest(&r.sub, host, path, query, own)
+	r.p, r.g, r.req, r.tls, r.c = f.p, f.g, &r.sub, f.tls, &f.p.metrics.fragments
 	if !own {
 		r.id, r.idDone = f.id, true // the page's own headers: its identity
 	}
@@ -97,9 +90,9 @@ func (f *fragmentFetcher) fetch(ctx context.Context, inc *esi.Include, src strin
 // host. A fragment of the page's own host reads the page's headers from
 // the snapshot (variant, fill), so a hit copies none; one of an
 // allow-listed other host gets a copy of its own without the user's
-// credentials, and subRequest reports that it did (own).
-func (f *fragmentFetcher) subRequest(sub *fasthttp.Request, host, path, query string) (own bool) {
-	if own = !strings.EqualFold(host, f.host); own {
+// credentials (own).
+func (f *fragmentFetcher) subRequest(sub *fasthttp.Request, host, path, query string, own bool) {
+	if own {
 		f.mu.Lock()
 		f.hdr.CopyTo(&sub.Header)
 		f.mu.Unlock()
@@ -114,7 +107,6 @@ func (f *fragmentFetcher) subRequest(sub *fasthttp.Request, host, path, query st
 	sub.Header.SetRequestURIBytes(uri)
 	sub.Header.SetHost(host)
 	sub.Header.SetMethod(fasthttp.MethodGet)
-	return own
 }
 
 // note records how one fragment was served, for debug_headers.
@@ -128,16 +120,16 @@ func (f *fragmentFetcher) note(src, how string) {
 }
 
 // resolve makes src absolute against the page and refuses other hosts
-// unless allow-listed (no SSRF through markup).
-func (f *fragmentFetcher) resolve(src string) (host, path, query string, err error) {
+// unless allow-listed (no SSRF through markup); other says it names one.
+func (f *fragmentFetcher) resolve(src string) (host, path, query string, other bool, err error) {
 	host, path, query = splitURL(f.host, src)
 	if !strings.HasPrefix(path, "/") {
 		path = f.base + path
 	}
-	if !strings.EqualFold(host, f.host) && !allowed(f.g.cfg.ESI.AllowHosts, host) {
-		return "", "", "", fmt.Errorf("%w: %s", errForeignHost, host)
+	if other = host != f.host && !strings.EqualFold(host, f.host); other && !allowed(f.g.cfg.ESI.AllowHosts, host) {
+		return "", "", "", false, fmt.Errorf("%w: %s", errForeignHost, host)
 	}
-	return host, path, query, nil
+	return host, path, query, other, nil
 }
 
 func allowed(list []string, host string) bool {
@@ -175,8 +167,14 @@ func (fr *fragment) upstreamRequest(sub *fasthttp.Request) *fasthttp.Request {
 	req.Header.SetRequestURIBytes(sub.Header.RequestURI())
 	req.Header.SetHostBytes(sub.Header.Host())
 	req.Header.SetMethod(fasthttp.MethodGet)
-	req.Header.Set("X-Forwarded-For", fr.f.forwardedFor)
-	req.Header.Set("X-Forwarded-Proto", fr.f.proto)
+	// As the page's request would be forwarded (setForwarded), on the
+	// miss path only: most fragments are hits.
+	xff := fr.f.ip.String()
+	if prior := req.Header.Peek("X-Forwarded-For"); len(prior) > 0 {
+		xff = string(prior) + ", " + xff
+	}
+	req.Header.Set("X-Forwarded-For", xff)
+	req.Header.SetBytesV("X-Forwarded-Proto", schemeOf(fr.f.tls))
 	req.Header.Set("X-Forwarded-Host", fr.f.host)
 	if dl, ok := fr.ctx.Deadline(); ok {
 		// The assembler waits for every fetch it started: give up with it.

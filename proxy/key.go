@@ -9,11 +9,8 @@ import (
 
 // stageKey computes the request's primary cache key and its hash.
 func stageKey(r *request) verdict {
-	scheme := schemeHTTP
-	if r.tls {
-		scheme = schemeHTTPS
-	}
-	t := target{scheme, r.header().Host(), pathOf(r.req), queryOf(r.req)}
+	t := target{scheme: schemeOf(r.tls), host: r.header().Host()}
+	t.path, t.query = splitTarget(r.req)
 	r.key = appendKey(r.key[:0], &r.params, &t, r.s.drop)
 	r.h = r.p.cache.Hash(r.key)
 	return proceed
@@ -31,23 +28,32 @@ func pathOf(req *fasthttp.Request) []byte {
 	return uri
 }
 
-// queryOf is the request's query string as sent (not decoded). An
-// origin-form target ("/path?query") is split as it is, without parsing
-// the whole URI.
-func queryOf(req *fasthttp.Request) []byte {
+// splitTarget is the request's path and query string as sent (not
+// decoded). A plain origin-form target ("/path?query") is split in one
+// pass; anything else (absolute form, control bytes) is left to the URI
+// parser, so both always agree (FuzzSplitTargetMatchesURIParser).
+func splitTarget(req *fasthttp.Request) (path, query []byte) {
 	uri := req.Header.RequestURI()
 	if len(uri) == 0 || uri[0] != '/' {
-		return req.URI().QueryString()
+		return pathOf(req), req.URI().QueryString()
 	}
-	i := bytes.IndexByte(uri, '?')
-	if i < 0 {
-		return nil
+	q, end := -1, len(uri)
+	for i, c := range uri {
+		switch {
+		case c <= ' ' || c == 0x7f:
+			return pathOf(req), req.URI().QueryString()
+		case c == '?' && q < 0 && end == len(uri):
+			q = i
+		case c == '#' && end == len(uri):
+			end = i
+		}
 	}
-	q := uri[i+1:]
-	if j := bytes.IndexByte(q, '#'); j >= 0 {
-		q = q[:j]
+	switch {
+	case q < 0:
+		return uri[:end], nil
+	default:
+		return uri[:q], uri[q+1 : end]
 	}
-	return q
 }
 
 func indexAny(b []byte, c1, c2 byte) int {
@@ -211,8 +217,10 @@ func (p *patterns) match(name []byte) bool {
 }
 
 // requestScheme is the scheme the client used.
-func requestScheme(ctx *fasthttp.RequestCtx) []byte {
-	if ctx.IsTLS() {
+func requestScheme(ctx *fasthttp.RequestCtx) []byte { return schemeOf(ctx.IsTLS()) }
+
+func schemeOf(tls bool) []byte {
+	if tls {
 		return schemeHTTPS
 	}
 	return schemeHTTP

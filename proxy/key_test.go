@@ -182,3 +182,23 @@ func FuzzAcceptEncoding(f *testing.F) {
 		_ = accepts([]byte(header), encBrotli)
 	})
 }
+
+// splitTarget cuts an origin-form target as fasthttp's URI parser would:
+// the path as sent, the query without its '?' and without a fragment.
+func FuzzSplitTargetMatchesURIParser(f *testing.F) {
+	for _, s := range []string{"/", "/a?b=1", "/a?b=1#frag", "/a#frag?x", "/a?", "/?&&", "/a%3Fb?c=%23", "http://h/p?q", "*"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, target string) {
+		var req fasthttp.Request
+		req.Header.SetRequestURI(target)
+		req.Header.SetHost("h")
+		path, query := splitTarget(&req)
+		if string(path) != string(pathOf(&req)) {
+			t.Errorf("%q: path %q, pathOf %q", target, path, pathOf(&req))
+		}
+		if want := req.URI().QueryString(); string(query) != string(want) {
+			t.Errorf("%q: query %q, the URI parser's %q", target, query, want)
+		}
+	})
+}

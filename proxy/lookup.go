@@ -14,7 +14,7 @@ func stageLookup(r *request) verdict {
 		return proceed
 	}
 	r.now = r.p.cache.Now()
-	if pc := r.p.private; pc != nil && pc.Len() > 0 {
+	if r.p.privateUsed.Load() {
 		if e := r.privateCopy(); e != nil {
 			if r.inline && e.Doc != nil {
 				return declined // an ESI page may have fragments to fetch

@@ -38,6 +38,7 @@ type stage struct {
 	name string
 	run  func(r *request) verdict
 	// always: runs once the request is answered, too (respond, log).
+	// These come last in the list.
 	always bool
 }
 
@@ -54,25 +55,44 @@ func pipeline() []stage {
 	}
 }
 
+// steps is a stage list ready to run: the functions of the stages that
+// run until one answers, then of those that run for every answer.
+type steps struct {
+	stages        []stage
+	until, always []func(*request) verdict
+}
+
+// newSteps compiles a stage list. The stages that always run must come
+// last: a list that breaks this is a programmer's error.
+func newSteps(stages []stage) steps {
+	st := steps{stages: stages}
+	for _, s := range stages {
+		switch {
+		case s.always:
+			st.always = append(st.always, s.run)
+		case len(st.always) > 0:
+			panic("proxy: stage " + s.name + " after a stage that always runs")
+		default:
+			st.until = append(st.until, s.run)
+		}
+	}
+	return st
+}
+
 // run takes r through the stages. It reports false when an inline
 // request was declined (nothing answered, nothing changed).
 func (p *Proxy) run(r *request) bool {
-	stages := p.stages
-	i := 0
-	for ; i < len(stages); i++ {
-		v := stages[i].run(r)
+	for _, run := range p.steps.until {
+		v := run(r)
+		if v == answered {
+			break
+		}
 		if v == declined {
 			return false
 		}
-		if v == answered {
-			i++
-			break
-		}
 	}
-	for ; i < len(stages); i++ {
-		if stages[i].always {
-			stages[i].run(r)
-		}
+	for _, run := range p.steps.always {
+		run(r)
 	}
 	return true
 }

@@ -28,7 +28,7 @@ func TestStageAddedOnceRunsForEveryEntry(t *testing.T) {
 	p := newTestProxy(t, cfg, nil)
 	var mu sync.Mutex
 	seen := map[string]int{}
-	p.stages = insertStage(p.stages, "admit", stage{name: "count", run: func(r *request) verdict {
+	p.steps = newSteps(insertStage(p.steps.stages, "admit", stage{name: "count", run: func(r *request) verdict {
 		kind := "page"
 		switch {
 		case r.frag != nil:
@@ -40,7 +40,7 @@ func TestStageAddedOnceRunsForEveryEntry(t *testing.T) {
 		seen[kind]++
 		mu.Unlock()
 		return proceed
-	}})
+	}}))
 	host := "site.test"
 	serve := func(path string) string {
 		ctx := requestCtx("GET", host, path, false)
@@ -98,7 +98,7 @@ func TestFlightLeaderFindingTheEntryStoredDoesNotCallTheOrigin(t *testing.T) {
 
 func stageNamed(t *testing.T, p *Proxy, name string) stage {
 	t.Helper()
-	for _, st := range p.stages {
+	for _, st := range p.steps.stages {
 		if st.name == name {
 			return st
 		}

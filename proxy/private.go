@@ -6,8 +6,13 @@ import (
 )
 
 // appendPrivateKey is the private cache key: identity, then the page key.
+// The identity is written as 16 hex digits, without strconv: this runs
+// for every request of a client with a session.
 func appendPrivateKey(dst []byte, id uint64, key []byte) []byte {
-	dst = strconv.AppendUint(dst, id, 16)
+	const digits = "0123456789abcdef"
+	for shift := 60; shift >= 0; shift -= 4 {
+		dst = append(dst, digits[id>>uint(shift)&0xf])
+	}
 	dst = append(dst, '|')
 	return append(dst, key...)
 }

@@ -19,13 +19,18 @@ type Proxy struct {
 	// private holds per-user entries (LSCache private responses and
 	// private ESI fragments), keyed by identity; nil disables them.
 	private *cache.Cache
-	idSeed  maphash.Seed
+	// privateUsed is set once the private cache has held an entry: the
+	// request path's cheap stand-in for "not empty" (otter's size is a
+	// sum over shards), wrong only once everything was evicted again,
+	// which costs a lookup that misses.
+	privateUsed atomic.Bool
+	idSeed      maphash.Seed
 	log     *slog.Logger
 	metrics *Metrics
 	gen     atomic.Pointer[generation]
-	// stages is the request path every entry runs (pipeline.go); set by
+	// steps is the request path every entry runs (pipeline.go); set by
 	// New, never changed while serving.
-	stages  []stage
+	steps   steps
 	flights flights
 	purger  Purger // set once before serving; nil = own cache only
 
@@ -66,7 +71,7 @@ type Stores struct {
 // background work.
 func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
 	p := &Proxy{cache: st.Public, private: st.Private, idSeed: maphash.MakeSeed(), log: log,
-		metrics: newMetrics(st.Public), stages: pipeline()}
+		metrics: newMetrics(st.Public), steps: newSteps(pipeline())}
 	g, err := p.newGeneration(cfg, nil)
 	if err != nil {
 		return nil, err

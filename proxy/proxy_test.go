@@ -187,12 +187,12 @@ func TestCoalescesConcurrentMisses(t *testing.T) {
 	})
 	p := newTestProxy(t, testConfig(o.URL), nil)
 	var arrived atomic.Int64
-	p.stages = insertStage(p.stages, "fill", stage{name: "count", run: func(*request) verdict {
+	p.steps = newSteps(insertStage(p.steps.stages, "fill", stage{name: "count", run: func(*request) verdict {
 		if arrived.Add(1) == clients {
 			close(release)
 		}
 		return proceed
-	}})
+	}}))
 	base := serveProxy(t, p)
 	var wg sync.WaitGroup
 	statuses := make([]string, clients)

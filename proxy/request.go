@@ -57,7 +57,8 @@ type request struct {
 
 	res result // the answer
 
-	fragState fragment // frag points here: no allocation per fragment
+	fragState fragment         // frag points here: no allocation per fragment
+	sub       fasthttp.Request // a fragment's sub-request, req points here
 }
 
 var requestPool = sync.Pool{New: func() any {
@@ -82,6 +83,7 @@ func (r *request) release() {
 	r.res = result{}
 	if r.fragState.f != nil {
 		r.fragState = fragment{}
+		r.sub.Reset()
 	}
 	requestPool.Put(r)
 }

@@ -45,6 +45,7 @@ func (f *fill) storePrivate() result {
 	releaseResponse(f.resp)
 	pkey := appendPrivateKey(nil, f.id, []byte(f.key))
 	f.p.private.Insert(f.p.private.Hash(pkey), string(pkey), vary, e)
+	f.p.privateUsed.Store(true)
 	f.p.metrics.storedPrivate.Inc()
 	return result{entry: e, status: csStoredPrivate, setCookies: cookies}
 }
