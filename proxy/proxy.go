@@ -25,9 +25,9 @@ type Proxy struct {
 	// which costs a lookup that misses.
 	privateUsed atomic.Bool
 	idSeed      maphash.Seed
-	log     *slog.Logger
-	metrics *Metrics
-	gen     atomic.Pointer[generation]
+	log         *slog.Logger
+	metrics     *Metrics
+	gen         atomic.Pointer[generation]
 	// steps is the request path every entry runs (pipeline.go); set by
 	// New, never changed while serving.
 	steps   steps
