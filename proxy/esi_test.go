@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // esiOrigin serves a page with a public and a private fragment; each
@@ -34,8 +33,6 @@ func esiOrigin(t *testing.T) (*testOrigin, *atomic.Int64) {
 		case "/priv":
 			w.Header().Set("X-LiteSpeed-Cache-Control", "private,max-age=300")
 			fmt.Fprintf(w, "[hello %s %s]", user, r.URL.RawQuery)
-		case "/slow":
-			time.Sleep(time.Second)
 		}
 	})
 	return o, &publicFetches

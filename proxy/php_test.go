@@ -2,11 +2,11 @@ package proxy
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 )
@@ -14,18 +14,8 @@ import (
 // phpSite is a docroot site with one script that runs until killed.
 func phpSite(t *testing.T, workers int) Site {
 	t.Helper()
-	bin, err := exec.LookPath("php-cgi")
-	if err != nil {
-		t.Skip("php-cgi not installed (.ci/deps installs it)")
-	}
-	dir, err := os.MkdirTemp("", "ramjet-proxy-php-") // not t.TempDir: workers run as nobody under root
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := testbed.PHPCGI(t)
+	dir := testbed.PublicDir(t) // workers run as nobody under root
 	script := "<?php echo 'started'; flush(); sleep(600);"
 	if err := os.WriteFile(filepath.Join(dir, "forever.php"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)

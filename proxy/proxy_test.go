@@ -282,9 +282,11 @@ func TestVaryHeaderSplitsVariants(t *testing.T) {
 }
 
 func TestOriginDownIs502AndSlowIs504(t *testing.T) {
+	stuck := make(chan struct{})
 	slow := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(1500 * time.Millisecond)
+		<-stuck // answers only once the test is over
 	})
+	t.Cleanup(func() { close(stuck) }) // before the origin's Close, which waits for its handlers
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close()
 	tests := []struct {

@@ -5,8 +5,10 @@
 //   name=N      the fragment's name in its body
 //   cc=KIND     public (Cache-Control: public, max-age=60), lspublic
 //               (X-LiteSpeed-Cache-Control: public,max-age=60), private
-//               (X-LiteSpeed-Cache-Control: private,max-age=60), none
-//               (Cache-Control: no-store; the default)
+//               (X-LiteSpeed-Cache-Control: private,max-age=60), short
+//               (Cache-Control: public, max-age=1, stale-if-error=60),
+//               none (Cache-Control: no-store; the default)
+//   etag=1      ETag from the name; a matching If-None-Match gets 304
 //   esi=1       add esi=on to X-LiteSpeed-Cache-Control (nested markup)
 //   tag=T       X-LiteSpeed-Tag: T
 //   purge=P     X-LiteSpeed-Purge: P
@@ -25,10 +27,21 @@ $id = bin2hex(random_bytes(6)) . '-' . hrtime(true);
 $user = $_COOKIE['user'] ?? '-';
 $auth = str_replace(' ', '_', $_SERVER['HTTP_AUTHORIZATION'] ?? '-');
 
+if (!empty($p['etag'])) {
+    $etag = '"' . md5($p['name'] ?? 'frag') . '"';
+    header('ETag: ' . $etag);
+    if (($_SERVER['HTTP_IF_NONE_MATCH'] ?? '') === $etag) {
+        header('Cache-Control: public, max-age=1, stale-if-error=60');
+        http_response_code(304);
+        exit;
+    }
+}
 $cc = $p['cc'] ?? 'none';
 $ls = ['lspublic' => 'public,max-age=60', 'private' => 'private,max-age=60', 'none' => 'no-cache'][$cc] ?? null;
 if ($cc === 'public') {
     header('Cache-Control: public, max-age=60');
+} elseif ($cc === 'short') {
+    header('Cache-Control: public, max-age=1, stale-if-error=60');
 } elseif ($cc === 'none') {
     header('Cache-Control: no-store');
 }
