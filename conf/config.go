@@ -118,10 +118,14 @@ type Compress struct {
 // are exact names, or prefixes when they end in "*" ("utm_*"; "*" alone
 // matches everything).
 type Site struct {
-	Cache           bool     `yaml:"cache"`
-	ESI             bool     `yaml:"esi"`              // process ESI in responses that ask for it
-	DefaultTTL      Duration `yaml:"default_ttl"`      // TTL without freshness headers; 0 = not cached
-	Grace           Duration `yaml:"grace"`            // serve stale this long while refreshing or on origin errors
+	Cache      bool     `yaml:"cache"`
+	ESI        bool     `yaml:"esi"`         // process ESI in responses that ask for it
+	DefaultTTL Duration `yaml:"default_ttl"` // TTL without freshness headers; 0 = not cached
+	// Heuristic gives a response without explicit freshness but with a
+	// Last-Modified 10 % of its age as lifetime (RFC 9111 4.2.2), at most
+	// a day, before DefaultTTL applies. Off by default.
+	Heuristic       bool     `yaml:"heuristic_freshness"`
+	Grace           Duration `yaml:"grace"`            // opt-in, not RFC 9111: serve stale this long while refreshing or on origin errors when the response allows no staleness of its own
 	CacheSetCookie  bool     `yaml:"cache_set_cookie"` // false: responses with Set-Cookie are never stored
 	DebugHeaders    bool     `yaml:"debug_headers"`    // keep internal X-LiteSpeed-* and tag headers
 	BypassCookies   []string `yaml:"bypass_cookies"`   // any of these cookies bypasses the cache
@@ -240,7 +244,6 @@ func Default() *Config {
 		Defaults: Site{
 			Cache: true,
 			ESI:   true,
-			Grace: Duration(10 * time.Second),
 			BypassCookies: []string{"wordpress_logged_in_*", "wp-postpass_*", "comment_author_*",
 				"woocommerce_items_in_cart", "woocommerce_cart_hash"},
 			DropQueryParams: []string{"utm_*", "gclid", "fbclid", "_ga"},

@@ -59,6 +59,9 @@ type Site struct {
 	// DefaultTTL applies to responses without freshness information;
 	// 0 leaves them uncached.
 	DefaultTTL time.Duration
+	// Heuristic turns on heuristic freshness for responses with a
+	// Last-Modified and no explicit freshness (RFC 9111 4.2.2).
+	Heuristic bool
 	// Grace is the stale window when a response gives none: a stale copy
 	// is served while one request refreshes it, or when the origin fails.
 	Grace time.Duration

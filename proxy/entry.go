@@ -46,11 +46,18 @@ func (f *fill) newEntry(body []byte) *cache.Entry {
 		!bytes.EqualFold(resp.Header.ContentEncoding(), []byte("identity"))
 	// An ESI page is compressed, if ever, after assembly; a fragment only
 	// ever is as part of its page.
-	if !encoded && !d.ESI && !f.fragment {
+	switch {
+	case f.bodies != nil: // a 304's refresh keeps what was stored
+		e.Gzip, e.Brotli, e.Doc = f.bodies.Gzip, f.bodies.Brotli, f.bodies.Doc
+	case !encoded && !d.ESI && !f.fragment:
 		compress(f.g, e, resp.Header.ContentType())
 	}
 	compressed := e.Gzip != nil || e.Brotli != nil
+	named := resp.Header.Peek("Connection")
 	for k, v := range resp.Header.All() {
+		if listed(named, k) {
+			continue // a hop-by-hop field the Connection header names
+		}
 		switch classify(k) {
 		case headerKeep:
 			e.Header = append(e.Header, field(k, v))
@@ -73,6 +80,11 @@ func setTimes(e *cache.Entry, d *policy.Decision, age []byte, now int64) {
 	e.FreshUntil = now + int64(d.TTL)
 	e.StaleUntil = e.FreshUntil + int64(d.StaleWhileRevalidate)
 	e.ErrorUntil = e.FreshUntil + int64(d.StaleIfError)
+	e.MustRevalidate, e.Shared = d.MustRevalidate, d.Shared
+	e.KeepUntil = 0
+	if d.Keep > 0 {
+		e.KeepUntil = max(e.StaleUntil, e.ErrorUntil) + int64(d.Keep)
+	}
 }
 
 func parseAge(b []byte) int64 {
@@ -98,6 +110,8 @@ func setSpecial(e *cache.Entry, k, v []byte) {
 		e.LastModified = bytes.Clone(v)
 	case bytes.EqualFold(k, []byte("Content-Type")):
 		e.ContentType = bytes.Clone(v)
+	case bytes.EqualFold(k, []byte("Date")):
+		e.Date = bytes.Clone(v)
 	}
 	// Vary is rebuilt by mergeVary.
 }
@@ -136,30 +150,31 @@ func (g *generation) compressible(contentType []byte) bool {
 	return ok
 }
 
-// revalidated is the stale entry refreshed by a 304: same body, headers
-// and freshness updated from the 304 (RFC 9111 4.3.4).
-func revalidated(stale *cache.Entry, resp *fasthttp.Response, d *policy.Decision, now int64) *cache.Entry {
-	e := *stale
-	setTimes(&e, d, resp.Header.Peek("Age"), now)
-	e.Header = nil
-	updated := map[string][]byte{}
-	for k, v := range resp.Header.All() {
-		if classify(k) == headerKeep {
-			updated[string(bytes.ToLower(k))] = v
+// mergeStored writes into h the response an entry was made of (its
+// fields, validators, type) with the fields of a 304 over them: RFC 9111
+// 3.2 updates every stored field from the 304 but Content-Length, and
+// Content-Encoding stays (the stored bodies were coded by the cache).
+func mergeStored(h *fasthttp.ResponseHeader, e *cache.Entry, notModified *fasthttp.ResponseHeader) {
+	for _, list := range [][]cache.Field{e.Header, e.Internal} {
+		for _, f := range list {
+			h.AddBytesKV(f.Name, f.Value)
 		}
 	}
-	for _, f := range stale.Header {
-		if v, ok := updated[string(bytes.ToLower(f.Name))]; ok {
-			e.Header = append(e.Header, field(f.Name, v))
-			delete(updated, string(bytes.ToLower(f.Name)))
+	for name, v := range map[string][]byte{"ETag": e.ETag, "Last-Modified": e.LastModified, "Content-Type": e.ContentType, "Date": e.Date} {
+		if len(v) > 0 {
+			h.SetBytesV(name, v)
+		}
+	}
+	named := notModified.Peek("Connection")
+	replaced := map[string]bool{}
+	for k, v := range notModified.All() {
+		if classify(k) == headerDrop || listed(named, k) || bytes.EqualFold(k, []byte("Content-Encoding")) {
 			continue
 		}
-		e.Header = append(e.Header, f)
-	}
-	for k, v := range resp.Header.All() {
-		if _, ok := updated[string(bytes.ToLower(k))]; ok && classify(k) == headerKeep {
-			e.Header = append(e.Header, field(k, v))
+		if name := string(bytes.ToLower(k)); !replaced[name] {
+			replaced[name] = true
+			h.DelBytes(k)
 		}
+		h.AddBytesKV(k, v)
 	}
-	return &e
 }

@@ -13,13 +13,18 @@ import (
 // complete and nothing had been sent to the client yet.
 var ErrBodyRead = errors.New("proxy: reading origin body")
 
+// ErrMustRevalidate is returned when a stored response that may not be
+// served stale (must-revalidate, s-maxage, no-cache) could not be
+// revalidated because the origin failed: RFC 9111 5.2.2.2 asks for 504.
+var ErrMustRevalidate = errors.New("proxy: the stored response must be revalidated and the origin failed")
+
 // retryAfter is what a client told 503 (every PHP worker busy) waits.
 const retryAfter = "1"
 
 // statusFor is the one place that maps a failure to the client's status.
 func statusFor(err error) int {
 	switch {
-	case errors.Is(err, origin.ErrTimeout), errors.Is(err, phppool.ErrTimeout):
+	case errors.Is(err, origin.ErrTimeout), errors.Is(err, phppool.ErrTimeout), errors.Is(err, ErrMustRevalidate):
 		return fasthttp.StatusGatewayTimeout
 	case errors.Is(err, phppool.ErrBusy):
 		return fasthttp.StatusServiceUnavailable

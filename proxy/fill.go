@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"fmt"
+
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
@@ -136,6 +138,9 @@ type fill struct {
 	resp      *fasthttp.Response // set by run
 	born, now int64
 	d         policy.Decision
+	// bodies, when set, is the stored copy whose bodies a revalidated
+	// entry keeps instead of being compressed again.
+	bodies *cache.Entry
 }
 
 // run sends the request, applies the purges the answer carries, decides,
@@ -150,9 +155,12 @@ func (f *fill) run() result {
 	f.now = f.p.cache.Now()
 	if err != nil {
 		fasthttp.ReleaseResponse(f.resp)
-		if f.stale != nil && f.stale.ServableOnError(f.now) {
+		switch {
+		case f.stale != nil && f.stale.ServableOnError(f.now):
 			f.p.log.Warn("serving stale: origin failed", "key", f.key, "err", err)
 			return result{entry: f.stale, status: csStaleOnError, staleOnError: true}
+		case f.stale != nil && f.stale.MustRevalidate:
+			return result{err: fmt.Errorf("%w: %w", ErrMustRevalidate, err)}
 		}
 		return result{err: err}
 	}
@@ -166,7 +174,7 @@ func (f *fill) run() result {
 	case f.stale != nil && code == fasthttp.StatusNotModified:
 		return f.storeRevalidated()
 	}
-	in := policyInput(f.req, f.resp, f.s, f.now, false) // by value: no garbage per fill
+	in := policyInput(f.req, f.resp, f.s, f.now) // by value: no garbage per fill
 	f.d = policy.Decide(&in)
 	if f.private {
 		f.d.Private, f.d.Store = f.d.Private || f.d.Store, false

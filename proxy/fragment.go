@@ -33,6 +33,9 @@ type fragmentFetcher struct {
 	tls bool
 	ip  net.IP // the page's client
 	id  uint64 // the page client's private identity, its fragments' on its host
+	// authorized: the page's request carries Authorization, so do its
+	// fragments on its host.
+	authorized bool
 
 	host, base string // of the page: base is its directory
 
@@ -53,7 +56,7 @@ func newFragmentFetcher(r *request) *fragmentFetcher {
 	for _, h := range fillOnly {
 		f.hdr.Del(h)
 	}
-	f.id = r.identity()
+	f.id, f.authorized = r.identity(), r.authorized
 	return f
 }
 
@@ -71,6 +74,7 @@ func (f *fragmentFetcher) fetch(ctx context.Context, inc *esi.Include, src strin
 	if !own {
 		r.id, r.idDone = f.id, true // the page's own headers: its identity
 	}
+	r.fragAuthorized = !own && f.authorized
 	r.fragState = fragment{f: f, ctx: ctx, ownHeader: own,
 		private: strings.Contains(strings.ToLower(inc.CacheControl), "private")}
 	r.frag = &r.fragState

@@ -32,12 +32,12 @@ var internalHeaders = []string{
 var droppedHeaders = []string{
 	"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer",
 	"Transfer-Encoding", "Upgrade", "Proxy-Authenticate", "Content-Length",
-	"Date", "Cache-Status",
+	"Cache-Status",
 }
 
 var ownHeaders = []string{"Set-Cookie", "Age"}
 
-var specialHeaders = []string{"Etag", "Last-Modified", "Content-Type", "Vary"}
+var specialHeaders = []string{"Etag", "Last-Modified", "Content-Type", "Vary", "Date"}
 
 func classify(name []byte) headerClass {
 	switch {
@@ -75,22 +75,26 @@ func peekCanonical(h *fasthttp.RequestHeader, name string) []byte {
 }
 
 // policyInput gathers what policy.Decide reads from one origin exchange.
-func policyInput(req *fasthttp.Request, resp *fasthttp.Response, s *site, now int64, authorization bool) policy.Input {
+// Authorization is the upstream request's: a fill forwards the client's.
+func policyInput(req *fasthttp.Request, resp *fasthttp.Response, s *site, now int64) policy.Input {
 	h := &resp.Header
 	in := policy.Input{
 		Method:           "GET",
 		Status:           resp.StatusCode(),
-		Authorization:    authorization,
+		Authorization:    len(req.Header.Peek("Authorization")) > 0,
+		Validators:       len(h.Peek("Etag")) > 0 || len(h.Peek("Last-Modified")) > 0,
 		SetCookie:        len(h.PeekAll("Set-Cookie")) > 0,
 		LSCacheControl:   joined(h, "X-Litespeed-Cache-Control"),
 		SurrogateControl: joined(h, "Surrogate-Control"),
 		CacheControl:     joined(h, "Cache-Control"),
-		Expires:          h.Peek("Expires"),
+		Expires:          joined(h, "Expires"), // two lines make it invalid: expired
+		LastModified:     h.Peek("Last-Modified"),
 		Date:             h.Peek("Date"),
 		Age:              h.Peek("Age"),
 		Vary:             joined(h, "Vary"),
 		LSVary:           joined(h, "X-Litespeed-Vary"),
 		DefaultTTL:       s.DefaultTTL,
+		Heuristic:        s.Heuristic,
 		Grace:            s.Grace,
 		CacheSetCookie:   s.CacheSetCookie,
 	}
@@ -153,6 +157,19 @@ func mergeVary(origin []byte, compressed bool) []byte {
 		return []byte("Accept-Encoding")
 	}
 	return []byte(strings.TrimSpace(string(origin)) + ", Accept-Encoding")
+}
+
+// listed reports whether name is one of the tokens of a comma-separated
+// list (a Connection header's), ignoring case.
+func listed(list, name []byte) bool {
+	for len(list) > 0 {
+		var tok []byte
+		tok, list = cutItem(list, ',')
+		if bytes.EqualFold(bytes.TrimSpace(tok), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // ownCookies copies the Set-Cookie values of a response that is stored

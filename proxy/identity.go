@@ -10,13 +10,17 @@ import (
 )
 
 // stageIdentity decides whether the request goes through the cache at
-// all: other methods than GET and HEAD, caching off for the site,
-// credentials and bypass cookies pass uncached. Fragments are never
+// all: other methods than GET and HEAD, caching off for the site and
+// bypass cookies pass uncached. Credentials do not: a response to a
+// request with Authorization is stored only when it says it may be shared
+// (public, s-maxage, must-revalidate; RFC 9111 3.5), and the private
+// identity includes them. Fragments are never
 // passed: their page decided (a logged-in user's page still takes its
 // public fragments from the cache, which is what ESI is for). The private
 // identity is computed when a stage first needs it (r.identity).
 func stageIdentity(r *request) verdict {
 	h := r.header()
+	r.authorized = r.fragAuthorized || len(peekCanonical(h, "Authorization")) > 0
 	var n *metrics.Counter
 	switch {
 	case r.frag != nil:
@@ -36,10 +40,9 @@ func stageIdentity(r *request) verdict {
 }
 
 // bypassed reports whether the request must skip the cache both ways:
-// caching off for the site, credentials, or a bypass cookie.
+// caching off for the site, or a bypass cookie.
 func (r *request) bypassed() bool {
-	h := r.header()
-	return !r.s.Cache || len(peekCanonical(h, "Authorization")) > 0 || hasCookie(h, r.s.bypass)
+	return !r.s.Cache || hasCookie(r.header(), r.s.bypass)
 }
 
 // The private cache keeps per-user copies, as LSCache's does: a user is

@@ -68,7 +68,7 @@ func TestServeHitMatchesHandlerOrDeclines(t *testing.T) {
 		{"ESI page", "GET", "/esi", nil, false},
 		{"hit-for-pass", "GET", "/nocache", nil, false},
 		{"POST", "POST", "/page", nil, false},
-		{"credentials", "GET", "/page", []string{"Authorization", "Basic eDp5"}, false},
+		{"credentials and a copy not said to be shared", "GET", "/page", []string{"Authorization", "Basic eDp5"}, false},
 		{"logged-in cookie", "GET", "/page", []string{"Cookie", "wordpress_logged_in_1=x"}, false},
 		{"session without a private copy of the page", "GET", "/page", []string{"Cookie", "session=1"}, true},
 		{"the user's own private copy", "GET", "/mine", []string{"Cookie", "session=1"}, true},

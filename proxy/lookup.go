@@ -42,6 +42,11 @@ func stageLookup(r *request) verdict {
 	if e == nil {
 		return r.toFill(nil, fwdVaryMiss, true)
 	}
+	if r.authorized && !e.Shared {
+		// Not meant for requests with credentials: this one fetches its
+		// own, stored only if it says it may be shared (RFC 9111 3.5).
+		return r.toFill(nil, fwdMiss, false)
+	}
 	return r.lookedUp(e)
 }
 
@@ -61,7 +66,7 @@ func (r *request) lookedUp(e *cache.Entry) verdict {
 		r.c.stale.Inc()
 		r.refresh(e)
 		return r.answer(e, csStale)
-	case cache.ErrorOnly:
+	case cache.ErrorOnly, cache.Revalidate:
 		return r.toFill(e, fwdStale, true)
 	case cache.Purged:
 		return r.toFill(nil, fwdMiss, true)
@@ -121,7 +126,7 @@ func (r *request) freshShared() *cache.Entry {
 	r.selectVariant(&o.Vary)
 	e := o.Variant(r.variant)
 	r.now = r.p.cache.Now() // what the answer's Age is counted from
-	if e == nil || r.p.cache.Status(e, r.now) != cache.Fresh {
+	if e == nil || r.authorized && !e.Shared || r.p.cache.Status(e, r.now) != cache.Fresh {
 		return nil
 	}
 	return e

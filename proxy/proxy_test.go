@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -220,21 +221,43 @@ func insertStage(stages []stage, before string, st stage) []stage {
 	panic("no stage " + before)
 }
 
-func TestBypassCookieAndAuthorizationSkipCache(t *testing.T) {
+func TestBypassCookieSkipsCache(t *testing.T) {
 	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=60")
 		io.WriteString(w, "x")
 	})
 	_, base := startProxy(t, testConfig(o.URL))
 	get(t, base+"/")
-	tests := []struct{ name, header, value string }{
-		{"logged-in cookie", "Cookie", "wordpress_logged_in_123=abc"},
-		{"authorization", "Authorization", "Basic Zm9vOmJhcg=="},
+	if r := get(t, base+"/", "Cookie", "wordpress_logged_in_123=abc"); r.cacheStatus != "ramjet; fwd=bypass" {
+		t.Fatalf("logged-in cookie: cache status %q", r.cacheStatus)
+	}
+}
+
+// A response to a request with Authorization is stored only when it says
+// it may be shared (RFC 9111 3.5); a shared one is then reused.
+func TestCredentialsShareOnlyWhatTheResponseAllows(t *testing.T) {
+	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", r.URL.Query().Get("cc"))
+		io.WriteString(w, "for "+r.Header.Get("Authorization"))
+	})
+	_, base := startProxy(t, testConfig(o.URL))
+	const alice, bob = "Basic YWxpY2U6eA==", "Basic Ym9iOng="
+	tests := []struct {
+		name, cc string
+		reused   bool
+	}{
+		{"max-age alone is not shared", "max-age=60", false},
+		{"public is shared", "public, max-age=60", true},
+		{"s-maxage is shared", "s-maxage=60", true},
+		{"must-revalidate is shared", "must-revalidate, max-age=60", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if r := get(t, base+"/", tt.header, tt.value); r.cacheStatus != "ramjet; fwd=bypass" {
-				t.Fatalf("cache status %q", r.cacheStatus)
+			u := base + "/?cc=" + url.QueryEscape(tt.cc)
+			first := get(t, u, "Authorization", alice)
+			second := get(t, u, "Authorization", bob)
+			if reused := second.body == first.body; reused != tt.reused {
+				t.Fatalf("second user got %q (%q) after %q, reused=%v want %v", second.body, second.cacheStatus, first.body, reused, tt.reused)
 			}
 		})
 	}

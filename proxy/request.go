@@ -37,6 +37,12 @@ type request struct {
 	// pass is the Cache-Status of a request forwarded uncached (a method
 	// the cache does not answer, a bypass); nil goes through the cache.
 	pass []byte
+	// authorized: the request carries Authorization; only shared entries
+	// answer it (RFC 9111 3.5).
+	authorized bool
+	// fragAuthorized: a fragment whose page's request (whose headers it
+	// shares) carries Authorization.
+	fragAuthorized bool
 	// id is the private-cache identity (0: none), computed on first use.
 	id     uint64
 	idDone bool
@@ -79,7 +85,8 @@ func (r *request) release() {
 	clear(r.params)
 	r.key, r.variant, r.pkey, r.params = r.key[:0], r.variant[:0], r.pkey[:0], r.params[:0]
 	r.g, r.s, r.ctx, r.req, r.frag, r.inline = nil, nil, nil, nil, nil, false
-	r.pass, r.id, r.idDone, r.stale, r.fwd, r.coalesce = nil, 0, false, nil, "", false
+	r.pass, r.id, r.idDone, r.stale, r.fwd, r.coalesce, r.authorized = nil, 0, false, nil, "", false, false
+	r.fragAuthorized = false
 	r.res = result{}
 	if r.fragState.f != nil {
 		r.fragState = fragment{}

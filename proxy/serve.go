@@ -147,14 +147,22 @@ func notModified(h *fasthttp.RequestHeader, e *cache.Entry, etag []byte) bool {
 		return len(etag) > 0 && etagListMatches(inm, etag)
 	}
 	ims := peekCanonical(h, "If-Modified-Since")
-	if len(ims) == 0 || len(e.LastModified) == 0 {
+	if len(ims) == 0 {
 		return false
 	}
-	if bytes.Equal(ims, e.LastModified) {
+	// Without a Last-Modified the stored Date stands in (RFC 9111 4.3.2).
+	modifiedAt := e.LastModified
+	if len(modifiedAt) == 0 {
+		modifiedAt = e.Date
+	}
+	if len(modifiedAt) == 0 {
+		return false
+	}
+	if bytes.Equal(ims, modifiedAt) {
 		return true
 	}
 	since, ok1 := policy.ParseHTTPDate(ims)
-	modified, ok2 := policy.ParseHTTPDate(e.LastModified)
+	modified, ok2 := policy.ParseHTTPDate(modifiedAt)
 	return ok1 && ok2 && !modified.After(since)
 }
 

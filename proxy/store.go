@@ -3,6 +3,8 @@ package proxy
 import (
 	"fmt"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/ramjet-proxy/ramjet/proxy/policy"
 )
 
@@ -66,22 +68,25 @@ func (f *fill) body(fwd string) (body []byte, instead result, ok bool) {
 	return body, result{}, true
 }
 
-// storeRevalidated refreshes the stale copy from a 304: same body, new
-// freshness and headers.
+// storeRevalidated refreshes the stale copy from a 304: the stored body
+// with the stored fields updated by the 304's (RFC 9111 4.3.4), decided
+// afresh from the merged response; one the decision refuses to store is
+// served this once.
 func (f *fill) storeRevalidated() result {
-	in := policyInput(f.req, f.resp, f.s, f.now, false)
-	in.Status = f.stale.Status
-	f.d = policy.Decide(&in)
-	if !f.d.Store {
-		// The 304 took freshness away: serve the validated body once.
-		releaseResponse(f.resp)
-		return result{entry: f.stale, status: csValidated}
-	}
-	e := revalidated(f.stale, f.resp, &f.d, f.now)
-	e.Born = f.born
+	merged := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseResponse(merged)
+	mergeStored(&merged.Header, f.stale, &f.resp.Header)
+	merged.SetStatusCode(f.stale.Status)
 	releaseResponse(f.resp)
-	vary := varySpec(f.s, &f.d)
-	f.p.cache.Insert(f.h, f.key, vary, e)
+	f.resp, f.bodies = merged, f.stale
+	in := policyInput(f.req, merged, f.s, f.now)
+	f.d = policy.Decide(&in)
+	e := f.newEntry(f.stale.Body)
+	e.Variant = f.stale.Variant
+	if !f.d.Store {
+		return result{entry: e, status: csValidated}
+	}
+	f.p.cache.Insert(f.h, f.key, varySpec(f.s, &f.d), e)
 	f.p.metrics.stored.Inc()
 	return result{entry: e, status: csRevalidated, stored: true}
 }
@@ -91,8 +96,8 @@ func (f *fill) storeRevalidated() result {
 // (usually transient), nor the misses of private includes (the URL may
 // well be cacheable for everyone else).
 func (f *fill) rememberUncacheable(code int) {
-	if f.g.cfg.HitForPass <= 0 || code >= 500 || f.private {
-		return
+	if f.g.cfg.HitForPass <= 0 || code >= 500 || f.private || f.d.Reason == policy.ReasonAuthorization {
+		return // an answer for one user's credentials says nothing of the URL's
 	}
 	f.p.cache.MarkPass(f.h, f.key, f.now+int64(f.g.cfg.HitForPass))
 }

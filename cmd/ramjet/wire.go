@@ -132,6 +132,7 @@ func site(names []string, s conf.Site) proxy.Site {
 		Cache:           s.Cache,
 		ESI:             s.ESI,
 		DefaultTTL:      time.Duration(s.DefaultTTL),
+		Heuristic:       s.Heuristic,
 		Grace:           time.Duration(s.Grace),
 		CacheSetCookie:  s.CacheSetCookie,
 		DebugHeaders:    s.DebugHeaders,

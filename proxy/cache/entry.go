@@ -26,6 +26,10 @@ type Entry struct {
 	// strong validator becomes weak).
 	ETag, ETagWeak []byte
 	LastModified   []byte
+	// Date is the response's Date, kept for If-Modified-Since against a
+	// response without Last-Modified (RFC 9111 4.3.2); fasthttp's server
+	// writes its own Date.
+	Date []byte
 	// ContentType is kept apart because fasthttp treats it specially.
 	ContentType []byte
 	Body        []byte
@@ -52,6 +56,18 @@ type Entry struct {
 	// because the origin failed.
 	StaleUntil int64
 	ErrorUntil int64
+	// KeepUntil ends the window in which a copy past every other window is
+	// still kept, to be revalidated with its validators (a 304 keeps its
+	// body) rather than fetched again; 0 keeps none.
+	KeepUntil int64
+	// MustRevalidate: once not fresh, the entry is never served without a
+	// successful revalidation — not stale, not after a soft purge, not
+	// when the origin fails (must-revalidate, proxy-revalidate, s-maxage,
+	// no-cache; RFC 9111 4.2.4).
+	MustRevalidate bool
+	// Shared: may answer a request with Authorization (the response said
+	// public, s-maxage or must-revalidate; RFC 9111 3.5).
+	Shared bool
 }
 
 // Fresh reports whether e may be served without revalidation at now.
@@ -71,7 +87,7 @@ func (e *Entry) Age(now int64) int64 {
 // Size is the number of bytes e holds, as charged against the cache size.
 func (e *Entry) Size() int {
 	n := entryOverhead + len(e.Variant) + len(e.Body) + len(e.Gzip) + len(e.Brotli) +
-		len(e.ETag) + len(e.ETagWeak) + len(e.LastModified) + len(e.ContentType)
+		len(e.ETag) + len(e.ETagWeak) + len(e.LastModified) + len(e.Date) + len(e.ContentType)
 	for _, f := range e.Header {
 		n += len(f.Name) + len(f.Value) + fieldOverhead
 	}
@@ -86,7 +102,7 @@ func (e *Entry) Size() int {
 
 // expires is when e can no longer be served in any way.
 func (e *Entry) expires() int64 {
-	return max(e.FreshUntil, e.StaleUntil, e.ErrorUntil)
+	return max(e.FreshUntil, e.StaleUntil, e.ErrorUntil, e.KeepUntil)
 }
 
 // Overheads approximate Go's bookkeeping so the byte bound holds for RSS.

@@ -15,6 +15,10 @@ const (
 	ErrorOnly
 	// Purged: hard-purged; never served.
 	Purged
+	// Revalidate: not servable until the origin validates it (a 304
+	// refreshes it): past every serving window but kept, or a
+	// must-revalidate entry that is not fresh.
+	Revalidate
 )
 
 // Status says how e may be served at now. A soft purge makes an entry
@@ -32,10 +36,16 @@ func (c *Cache) Status(e *Entry, now int64) Status {
 	switch {
 	case now < fresh:
 		return Fresh
+	case e.MustRevalidate:
+		if now < max(e.KeepUntil, e.FreshUntil) {
+			return Revalidate
+		}
 	case now < stale:
 		return Stale
 	case now < e.ErrorUntil:
 		return ErrorOnly
+	case now < e.KeepUntil:
+		return Revalidate
 	}
 	return Gone
 }

@@ -16,13 +16,20 @@ type Input struct {
 	CacheControl     []byte
 	Expires          []byte
 	Date             []byte
+	LastModified     []byte
 	Age              []byte
 	Vary             []byte        // response Vary
 	LSVary           []byte        // X-LiteSpeed-Vary (e.g. "cookie=wp-postpass_abc, cookie=x")
 	TagHeaders       [][]byte      // values of X-LiteSpeed-Tag, Surrogate-Key, Cache-Tag, xkey
 	DefaultTTL       time.Duration // site default for responses with no freshness info (0 = don't store those)
-	Grace            time.Duration // site default stale window (used when the response gives none)
-	CacheSetCookie   bool          // LSCache respCookieCache
+	// Heuristic allows a lifetime of 10 % of the Last-Modified age for
+	// responses with no explicit freshness (RFC 9111 4.2.2).
+	Heuristic      bool
+	Grace          time.Duration // site default stale window (used when the response gives none)
+	CacheSetCookie bool          // LSCache respCookieCache
+	// Validators: the response has an ETag or a Last-Modified, so a copy
+	// can be revalidated with a conditional request.
+	Validators bool
 }
 
 // Decision is what Decide makes of one response.
@@ -31,7 +38,7 @@ type Decision struct {
 	Reason string // when !Store: one of the Reason constants
 
 	// TTL is the remaining freshness at Input.Now (Age already subtracted);
-	// > 0 when Store.
+	// > 0 when Store, except for no-cache (0: revalidated on every use).
 	TTL time.Duration
 	// StaleWhileRevalidate is how long after TTL the entry may be served
 	// while it is refreshed: the response's stale-while-revalidate (or LS
@@ -41,6 +48,18 @@ type Decision struct {
 	// origin fails: the response's stale-if-error (or Surrogate-Control
 	// max-age=N+M), else Input.Grace. 0 with must-revalidate/proxy-revalidate.
 	StaleIfError time.Duration
+
+	// MustRevalidate: once not fresh the entry may only be used after a
+	// successful revalidation (must-revalidate, proxy-revalidate,
+	// s-maxage, or no-cache, whose TTL is then 0).
+	MustRevalidate bool
+	// Shared: the response says a shared cache may give it to requests
+	// with Authorization (public, s-maxage, must-revalidate; RFC 9111
+	// 3.5), whatever request stored it.
+	Shared bool
+	// Keep is how long past its last serving window a copy with
+	// validators is kept to be revalidated instead of fetched again.
+	Keep time.Duration
 
 	// Private is an LSCache private response: Store=false (the shared
 	// cache must not keep it), Reason "private", and TTL, stale windows and
@@ -63,7 +82,7 @@ const (
 	ReasonStatus        = "status"        // status never stored, or not 200 under LS without max-age
 	ReasonVaryStar      = "vary-star"     // Vary: *
 	ReasonNoStore       = "no-store"      // no-store in the governing header
-	ReasonNoCache       = "no-cache"      // no-cache in the governing header
+	ReasonNoCache       = "no-cache"      // no-cache in the governing header (Cache-Control's: without validators to revalidate with)
 	ReasonPrivate       = "private"       // private in the governing header
 	ReasonAuthorization = "authorization" // request had Authorization, response not explicitly shared
 	ReasonSetCookie     = "set-cookie"    // Set-Cookie and !CacheSetCookie
@@ -89,11 +108,18 @@ func Decide(in *Input) Decision {
 		}
 		return d
 	}
-	if d.TTL, d.Reason = r.ttl(in); d.Reason != "" {
+	if d.TTL, d.Reason = r.ttl(in); d.Reason != "" && !r.revalidateAlways {
 		return d
 	}
-	d.Store = true
+	d.Store, d.Reason = true, ""
+	if r.revalidateAlways {
+		d.TTL = 0
+	}
+	d.MustRevalidate, d.Shared = r.noStale, r.shared
 	d.StaleWhileRevalidate, d.StaleIfError = r.stale(in.Grace)
+	if in.Validators {
+		d.Keep = keepWindow
+	}
 	d.Tags = tagsOf(in.TagHeaders)
 	d.VaryHeaders = varyHeaders(in.Vary)
 	d.VaryCookies = varyCookies(in.LSVary)
@@ -143,14 +169,16 @@ func refusal(in *Input, r *rules) string {
 	return ""
 }
 
+// keepWindow is how long a copy with validators outlives its serving
+// windows, to be revalidated (a 304 costs the origin no body).
+const keepWindow = 10 * time.Minute
+
 // storableStatus reports whether a response with this status may be stored
-// given explicit freshness.
+// given explicit freshness: any final status (RFC 9111 3), but a partial
+// answer (the cache asks for whole bodies) and a 304 (not a
+// representation).
 func storableStatus(status int) bool {
-	switch status {
-	case 200, 203, 204, 300, 301, 302, 307, 308, 404, 405, 410, 414, 501:
-		return true
-	}
-	return false
+	return status >= 200 && status <= 599 && status != 206 && status != 304
 }
 
 // defaultTTLStatus reports whether a response with this status and no

@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -38,13 +40,24 @@ func TestDecideStoresOrRefuses(t *testing.T) {
 		{name: "POST is never stored", in: Input{Method: "POST", CacheControl: b("public, max-age=60")}, reason: "method"},
 		{name: "206 is never stored", in: Input{Status: 206, CacheControl: b("max-age=60")}, reason: "status"},
 		{name: "304 is never stored", in: Input{Status: 304, CacheControl: b("max-age=60")}, reason: "status"},
-		{name: "500 is never stored", in: Input{Status: 500, CacheControl: b("max-age=60")}, reason: "status"},
+		{name: "500 is stored with explicit freshness", in: Input{Status: 500, CacheControl: b("max-age=60")}, store: true, ttl: time.Minute},
+		{name: "599 is stored with explicit freshness", in: Input{Status: 599, CacheControl: b("max-age=60")}, store: true, ttl: time.Minute},
+		{name: "500 without freshness ignores DefaultTTL", in: Input{Status: 500, DefaultTTL: time.Hour}, reason: "no-ttl"},
+		{name: "no-cache with a validator is stored, revalidated on every use", in: Input{CacheControl: b("no-cache"), Validators: true}, store: true},
+		{name: "no-cache without validators is not stored", in: Input{CacheControl: b("no-cache, max-age=60")}, reason: "no-cache"},
 		{name: "101 is never stored", in: Input{Status: 101, CacheControl: b("max-age=60")}, reason: "status"},
 		{name: "501 is stored with explicit freshness", in: Input{Status: 501, CacheControl: b("max-age=60")}, store: true, ttl: time.Minute},
 		{name: "302 is stored with explicit freshness", in: Input{Status: 302, CacheControl: b("max-age=60")}, store: true, ttl: time.Minute},
 		{name: "302 without freshness ignores DefaultTTL", in: Input{Status: 302, DefaultTTL: time.Hour}, reason: "no-ttl"},
 		{name: "204 without freshness ignores DefaultTTL", in: Input{Status: 204, DefaultTTL: time.Hour}, reason: "no-ttl"},
 		{name: "404 without freshness gets DefaultTTL", in: Input{Status: 404, DefaultTTL: time.Hour}, store: true, ttl: time.Hour},
+		{name: "heuristic freshness is off by default", in: Input{LastModified: b(testNow.Add(-10 * time.Hour).Format(http.TimeFormat))}, reason: "no-ttl"},
+		{name: "heuristic freshness is 10 % of the Last-Modified age", in: Input{Heuristic: true, LastModified: b(testNow.Add(-10 * time.Hour).Format(http.TimeFormat))}, store: true, ttl: time.Hour},
+		{name: "heuristic freshness is capped at a day", in: Input{Heuristic: true, LastModified: b(testNow.Add(-100 * 24 * time.Hour).Format(http.TimeFormat))}, store: true, ttl: 24 * time.Hour},
+		{name: "heuristic freshness yields to explicit freshness", in: Input{Heuristic: true, CacheControl: b("max-age=60"), LastModified: b(testNow.Add(-10 * time.Hour).Format(http.TimeFormat))}, store: true, ttl: time.Minute},
+		{name: "heuristic freshness not for 302", in: Input{Status: 302, Heuristic: true, LastModified: b(testNow.Add(-10 * time.Hour).Format(http.TimeFormat))}, reason: "no-ttl"},
+		{name: "Expires with extra spaces is already expired", in: Input{Expires: b(testNow.Add(time.Hour).Format("Mon,  02 Jan 2006 15:04:05 GMT"))}, reason: "expired"},
+		{name: "Expires in lower-case gmt is valid", in: Input{Expires: b(strings.Replace(testNow.Add(time.Hour).Format(http.TimeFormat), "GMT", "gmt", 1))}, store: true, ttl: time.Hour},
 		{name: "Vary star is never stored", in: Input{Vary: b("Accept, *"), LSCacheControl: b("public, max-age=60")}, reason: "vary-star"},
 		{name: "Set-Cookie never stored by default", in: Input{SetCookie: true, CacheControl: b("public, max-age=60")}, reason: "set-cookie"},
 		{name: "Set-Cookie stored with CacheSetCookie", in: Input{SetCookie: true, CacheSetCookie: true, CacheControl: b("max-age=60")}, store: true, ttl: time.Minute},
@@ -140,7 +153,7 @@ func TestDecideStaleWindows(t *testing.T) {
 		{name: "must-revalidate allows no stale", in: Input{CacheControl: b("max-age=60, must-revalidate, stale-while-revalidate=5")}, swr: 0, sie: 0},
 		{name: "proxy-revalidate allows no stale", in: Input{CacheControl: b("max-age=60, proxy-revalidate, stale-if-error=5")}, swr: 0, sie: 0},
 		{name: "s-maxage drops Grace", in: Input{CacheControl: b("s-maxage=60")}, swr: 0, sie: 0},
-		{name: "s-maxage keeps explicit windows", in: Input{CacheControl: b("s-maxage=60, stale-while-revalidate=10")}, swr: 10 * time.Second, sie: 0},
+		{name: "s-maxage carries proxy-revalidate: no stale at all", in: Input{CacheControl: b("s-maxage=60, stale-while-revalidate=10")}, swr: 0, sie: 0},
 		{name: "LS max-stale is the SWR window", in: Input{LSCacheControl: b("public, max-age=60, max-stale=120")}, swr: 2 * time.Minute, sie: grace},
 		{name: "LS header ignores Cache-Control must-revalidate", in: Input{LSCacheControl: b("public, max-age=60"), CacheControl: b("max-age=0, must-revalidate")}, swr: grace, sie: grace},
 		{name: "Surrogate-Control +M is the SIE window", in: Input{SurrogateControl: b("max-age=60+300")}, swr: grace, sie: 5 * time.Minute},

@@ -16,8 +16,13 @@
 //     Expires minus Date, then Input.DefaultTTL for the statuses that are
 //     heuristically cacheable.
 //
-// Input.Grace fills the stale windows the response leaves open, except
-// after must-revalidate, proxy-revalidate (no stale at all) or s-maxage
-// (only the response's own windows; RFC 9111 4.2.4). Numbers above a year
-// are clamped to a year; invalid ones are ignored.
+// Input.Grace (an operator's opt-in beyond RFC 9111, 0 by default) fills
+// the stale windows the response leaves open, except after
+// must-revalidate, proxy-revalidate or s-maxage, which allow no stale at
+// all (Decision.MustRevalidate; s-maxage carries proxy-revalidate for a
+// shared cache, RFC 9111 5.2.2.10). Cache-Control no-cache with a
+// validator is stored with no freshness and revalidated on every use. A
+// response with validators is kept Decision.Keep past its windows to be
+// revalidated. Numbers above a year are clamped to a year; invalid ones
+// are ignored.
 package policy

@@ -9,11 +9,12 @@ var (
 )
 
 // ParseHTTPDate parses an HTTP date in any of the three formats of RFC 9110
-// 5.6.7, as http.ParseTime does (names case-insensitive, the weekday not
-// checked against the date, runs of spaces where one is expected, two-digit
-// years 69-99 in the 1900s), without allocating. Unlike http.ParseTime it
-// ignores surrounding white space and rejects fractional seconds, signed
-// years and RFC 850 zones other than GMT and UTC. The result is UTC.
+// 5.6.7, to their grammar: one space where the grammar has one, two-digit
+// hours, minutes and seconds, "GMT" (RFC 850 dates also "UTC"). Names and
+// the zone are matched ignoring case, the weekday is not checked against
+// the date, surrounding white space is ignored and two-digit years 69-99
+// are in the 1900s. Anything else is invalid, which for Expires means
+// already expired (RFC 9111 5.3). It does not allocate; the result is UTC.
 func ParseHTTPDate(b []byte) (time.Time, bool) {
 	b = trimOWS(b)
 	if t, ok := parseIMFFixdate(b); ok {
@@ -37,9 +38,12 @@ func parseIMFFixdate(b []byte) (time.Time, bool) {
 	year := s.number(4, 4)
 	s.literal(" ")
 	h, m, sec := s.clock()
-	s.literal(" GMT")
+	s.literal(" ")
+	s.name(gmt)
 	return s.time(year, month, day, h, m, sec)
 }
+
+var gmt = []string{"gmt"}
 
 // parseRFC850 parses "Sunday, 06-Nov-94 08:49:37 GMT".
 func parseRFC850(b []byte) (time.Time, bool) {
@@ -70,12 +74,21 @@ func parseASCTime(b []byte) (time.Time, bool) {
 	s.literal(" ")
 	month := s.name(months) + 1
 	s.literal(" ")
-	day := s.number(1, 2)
+	day := s.asctimeDay()
 	s.literal(" ")
 	h, m, sec := s.clock()
 	s.literal(" ")
 	year := s.number(4, 4)
 	return s.time(year, month, day, h, m, sec)
+}
+
+// asctimeDay consumes asctime's day: two digits, or a space and one.
+func (s *dateScanner) asctimeDay() int {
+	if s.ok && len(s.rest) > 0 && s.rest[0] == ' ' {
+		s.rest = s.rest[1:]
+		return s.number(1, 1)
+	}
+	return s.number(2, 2)
 }
 
 // dateScanner consumes a date from the front of rest; ok turns false at
@@ -85,26 +98,15 @@ type dateScanner struct {
 	ok   bool
 }
 
-// literal consumes lit, where a space matches a run of spaces (as in
-// time.Parse).
+// literal consumes lit exactly.
 func (s *dateScanner) literal(lit string) {
 	for i := 0; s.ok && i < len(lit); i++ {
-		switch {
-		case lit[i] == ' ' && len(s.rest) > 0 && s.rest[0] == ' ':
-			s.rest = trimLeadingSpaces(s.rest)
-		case len(s.rest) > 0 && s.rest[0] == lit[i] && lit[i] != ' ':
-			s.rest = s.rest[1:]
-		default:
+		if len(s.rest) == 0 || s.rest[0] != lit[i] {
 			s.ok = false
+			return
 		}
+		s.rest = s.rest[1:]
 	}
-}
-
-func trimLeadingSpaces(b []byte) []byte {
-	for len(b) > 0 && b[0] == ' ' {
-		b = b[1:]
-	}
-	return b
 }
 
 // name consumes one of names (lower case), ignoring case, and returns its index.
@@ -132,9 +134,9 @@ func (s *dateScanner) number(minDigits, maxDigits int) int {
 	return n
 }
 
-// clock consumes "15:04:05", the hour possibly one digit.
+// clock consumes "15:04:05".
 func (s *dateScanner) clock() (h, m, sec int) {
-	h = s.number(1, 2)
+	h = s.number(2, 2)
 	s.literal(":")
 	m = s.number(2, 2)
 	s.literal(":")
@@ -142,17 +144,10 @@ func (s *dateScanner) clock() (h, m, sec int) {
 	return h, m, sec
 }
 
-// zone consumes the zone of an RFC 850 date: GMT or UTC.
-func (s *dateScanner) zone() {
-	if s.ok && len(s.rest) >= 3 {
-		switch string(s.rest[:3]) {
-		case "GMT", "UTC":
-			s.rest = s.rest[3:]
-			return
-		}
-	}
-	s.ok = false
-}
+// zone consumes the zone of an RFC 850 date: GMT or UTC, in any case.
+func (s *dateScanner) zone() { s.name(rfc850Zones) }
+
+var rfc850Zones = []string{"gmt", "utc"}
 
 // time validates the fields and that all input was consumed.
 func (s *dateScanner) time(year, month, day, h, m, sec int) (time.Time, bool) {

@@ -18,12 +18,13 @@ func TestParseHTTPDate(t *testing.T) {
 		{name: "RFC 850", in: "Sunday, 06-Nov-94 08:49:37 GMT", want: rfcExample},
 		{name: "asctime", in: "Sun Nov  6 08:49:37 1994", want: rfcExample},
 		{name: "asctime two-digit day", in: "Sun Nov 16 08:49:37 1994", want: rfcExample.AddDate(0, 0, 10)},
-		{name: "asctime one space one digit", in: "Sun Nov 6 08:49:37 1994", want: rfcExample},
+		{name: "asctime one space one digit", in: "Sun Nov 6 08:49:37 1994"},
 		{name: "names ignore case", in: "sUN, 06 nov 1994 08:49:37 GMT", want: rfcExample},
+		{name: "zone ignores case", in: "Sun, 06 Nov 1994 08:49:37 gmt", want: rfcExample},
 		{name: "weekday not checked against the date", in: "Mon, 06 Nov 1994 08:49:37 GMT", want: rfcExample},
-		{name: "runs of spaces where one is expected", in: "Sun,  06 Nov   1994  08:49:37   GMT", want: rfcExample},
-		{name: "asctime padded day and hour", in: "Sun Nov   6  8:49:37 1994", want: rfcExample},
-		{name: "one-digit hour", in: "Sun, 06 Nov 1994 8:49:37 GMT", want: rfcExample},
+		{name: "runs of spaces where one is expected", in: "Sun,  06 Nov   1994  08:49:37   GMT"},
+		{name: "asctime padded day and hour", in: "Sun Nov   6  8:49:37 1994"},
+		{name: "one-digit hour", in: "Sun, 06 Nov 1994 8:49:37 GMT"},
 		{name: "RFC 850 year 68 is 2068", in: "Friday, 06-Jan-68 00:00:00 GMT", want: time.Date(2068, time.January, 6, 0, 0, 0, 0, time.UTC)},
 		{name: "RFC 850 year 69 is 1969", in: "Monday, 06-Jan-69 00:00:00 UTC", want: time.Date(1969, time.January, 6, 0, 0, 0, 0, time.UTC)},
 		{name: "surrounding spaces", in: "  Sun, 06 Nov 1994 08:49:37 GMT ", want: rfcExample},
@@ -34,7 +35,6 @@ func TestParseHTTPDate(t *testing.T) {
 		{name: "hour 24", in: "Sun, 06 Nov 1994 24:00:00 GMT"},
 		{name: "second 60", in: "Sun, 06 Nov 1994 08:49:60 GMT"},
 		{name: "other zone", in: "Sun, 06 Nov 1994 08:49:37 CET"},
-		{name: "lower-case zone", in: "Sun, 06 Nov 1994 08:49:37 gmt"},
 		{name: "trailing text", in: "Sun, 06 Nov 1994 08:49:37 GMT, Mon, 07 Nov 1994 08:49:37 GMT"},
 		{name: "missing space", in: "Sun,06 Nov 1994 08:49:37 GMT"},
 		{name: "one-digit day in IMF", in: "Sun, 6 Nov 1994 08:49:37 GMT"},
@@ -72,18 +72,17 @@ func TestParseHTTPDateRoundTripsStdlibFormats(t *testing.T) {
 	}
 }
 
-// checkAgainstStdlib asserts that ParseHTTPDate accepts what http.ParseTime
-// accepts, as the same instant, except the forms it leaves out on purpose:
-// zones other than GMT and UTC, fractional seconds and signed years.
+// checkAgainstStdlib asserts that what ParseHTTPDate accepts,
+// http.ParseTime (which is laxer: runs of spaces, one-digit hours) accepts
+// too, as the same instant, but for a zone in another case than GMT's.
 func checkAgainstStdlib(t *testing.T, in []byte, got time.Time, ok bool) {
 	t.Helper()
 	s := string(trimOWS(in))
-	want, err := http.ParseTime(s)
-	if zone, _ := want.Zone(); !ok && (err != nil || zone != "UTC" && zone != "GMT" ||
-		want.Nanosecond() != 0 || strings.Contains(s, "-+") || strings.Contains(s, "--")) {
+	if !ok || strings.Contains(s, "gmt") || strings.Contains(s, "Gmt") {
 		return
 	}
-	if ok != (err == nil) || !want.Equal(got) {
+	want, err := http.ParseTime(s)
+	if err != nil || !want.Equal(got) {
 		t.Errorf("ParseHTTPDate(%q) = %v, %v but http.ParseTime = %v, %v", in, got, ok, want, err)
 	}
 }

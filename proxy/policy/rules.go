@@ -15,8 +15,10 @@ type rules struct {
 
 	swr, sie       time.Duration // explicit stale windows, when hasSWR / hasSIE
 	hasSWR, hasSIE bool
-	noStale        bool // must-revalidate / proxy-revalidate: never serve stale
-	noGrace        bool // s-maxage: serve stale only where the response allows it
+	noStale        bool // must-revalidate / proxy-revalidate / s-maxage: never serve stale
+	// revalidateAlways: Cache-Control no-cache with validators: stored,
+	// but every use is revalidated (RFC 9111 5.2.2.4).
+	revalidateAlways bool
 }
 
 func governingRules(in *Input, ls *LSCacheControl, sc *SurrogateControl) rules {
@@ -82,14 +84,16 @@ func cacheControlRules(in *Input, sc *SurrogateControl, cc *CacheControl) rules 
 	switch {
 	case sc.NoStore || cc.NoStore:
 		r.reason = ReasonNoStore
-	case cc.NoCache:
-		r.reason = ReasonNoCache
 	case cc.Private:
 		r.reason = ReasonPrivate
+	case cc.NoCache && !in.Validators:
+		r.reason = ReasonNoCache // nothing to revalidate with: storing gains nothing
+	case cc.NoCache:
+		r.revalidateAlways = true
 	}
 	r.shared = sharedByCacheControl(cc)
-	r.noStale = cc.MustRevalidate || cc.ProxyRevalidate
-	r.noGrace = cc.HasSMaxAge // RFC 9111 4.2.4: s-maxage forbids serving stale
+	// s-maxage carries proxy-revalidate for a shared cache (RFC 9111 5.2.2.10).
+	r.noStale = cc.MustRevalidate || cc.ProxyRevalidate || cc.HasSMaxAge || r.revalidateAlways
 	r.swr, r.hasSWR = seconds(cc.StaleWhileRevalidate), cc.HasSWR
 	r.sie, r.hasSIE = seconds(cc.StaleIfError), cc.HasSIE
 	switch {
@@ -130,10 +134,10 @@ func expiresLifetime(in *Input) time.Duration {
 func (r *rules) ttl(in *Input) (time.Duration, string) {
 	life := r.lifetime
 	if !r.hasLifetime {
-		if in.DefaultTTL <= 0 || !defaultTTLStatus(in.Status) {
+		var ok bool
+		if life, ok = implicitLifetime(in); !ok {
 			return 0, ReasonNoTTL
 		}
-		life = min(in.DefaultTTL, seconds(maxSeconds))
 	}
 	ttl := life - age(in.Age)
 	if ttl <= 0 {
@@ -142,15 +146,47 @@ func (r *rules) ttl(in *Input) (time.Duration, string) {
 	return ttl, ""
 }
 
+// maxHeuristic caps a heuristic lifetime.
+const maxHeuristic = 24 * time.Hour
+
+// implicitLifetime is the lifetime of a response without explicit
+// freshness: heuristic (10 % of the Last-Modified age, when the site asks
+// for it), else the site's DefaultTTL, for the statuses each applies to.
+func implicitLifetime(in *Input) (time.Duration, bool) {
+	if in.Heuristic && heuristicStatus(in.Status) {
+		if lm, ok := ParseHTTPDate(in.LastModified); ok {
+			date, ok := ParseHTTPDate(in.Date)
+			if !ok {
+				date = in.Now
+			}
+			if age := date.Sub(lm); age > 0 {
+				return min(age/10, maxHeuristic), true
+			}
+		}
+	}
+	if in.DefaultTTL <= 0 || !defaultTTLStatus(in.Status) {
+		return 0, false
+	}
+	return min(in.DefaultTTL, seconds(maxSeconds)), true
+}
+
+// heuristicStatus reports whether RFC 9111 4.2.2 lets a response with
+// this status be given a heuristic lifetime (206 aside: the cache keeps
+// whole bodies only).
+func heuristicStatus(status int) bool {
+	switch status {
+	case 200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501:
+		return true
+	}
+	return false
+}
+
 // stale returns the stale-while-revalidate and stale-if-error windows.
 func (r *rules) stale(grace time.Duration) (swr, sie time.Duration) {
 	if r.noStale {
 		return 0, 0
 	}
 	grace = max(grace, 0)
-	if r.noGrace {
-		grace = 0
-	}
 	swr, sie = grace, grace
 	if r.hasSWR {
 		swr = r.swr
