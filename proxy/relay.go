@@ -25,7 +25,11 @@ func (r *request) relay(resp *fasthttp.Response, prefix, status []byte) {
 func streamResponse(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, prefix []byte, status []byte) {
 	out := &ctx.Response
 	out.SetStatusCode(resp.StatusCode())
+	named := resp.Header.Peek("Connection")
 	for k, v := range resp.Header.All() {
+		if len(named) > 0 && listed(named, k) {
+			continue // a hop-by-hop field the Connection header names
+		}
 		switch classify(k) {
 		case headerDrop:
 		case headerInternal:

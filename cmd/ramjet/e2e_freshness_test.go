@@ -267,8 +267,9 @@ func TestHeadersNamedInConnectionAreNotStoredOrForwarded(t *testing.T) {
 	t.Parallel()
 	o, rj, c := freshSetup(t, "")
 	o.set("/hop", freshAnswer{header: []string{"Cache-Control: max-age=300", "Connection: X-Hop", "X-Hop: 1", "X-Kept: 1"}})
-	for _, what := range []string{"miss", "hit"} {
-		r := get(t, c, rj.URL+"/hop")
+	o.set("/hop-relayed", freshAnswer{header: []string{"Cache-Control: no-store", "Connection: X-Hop", "X-Hop: 1", "X-Kept: 1"}})
+	for _, what := range []string{"/hop", "/hop", "/hop-relayed"} {
+		r := get(t, c, rj.URL+what)
 		if r.Header.Get("X-Hop") != "" || r.Header.Get("X-Kept") != "1" {
 			t.Fatalf("%s: X-Hop %q X-Kept %q, want the Connection-named field dropped, the other kept", what, r.Header.Get("X-Hop"), r.Header.Get("X-Kept"))
 		}
