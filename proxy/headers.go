@@ -134,7 +134,7 @@ func varySpec(s *site, d *policy.Decision) cache.VarySpec {
 // It does not allocate when dst has room.
 func appendVariant(dst []byte, h *fasthttp.RequestHeader, v *cache.VarySpec) []byte {
 	for _, name := range v.Headers {
-		dst = append(dst, h.Peek(name)...)
+		dst = appendSelecting(dst, name, h.Peek(name))
 		dst = append(dst, 0)
 	}
 	if len(v.Cookies) == 0 {
@@ -145,6 +145,100 @@ func appendVariant(dst []byte, h *fasthttp.RequestHeader, v *cache.VarySpec) []b
 		dst = append(dst, 0)
 	}
 	return dst
+}
+
+// appendSelecting appends a selecting request field's value as it keys a
+// variant, normalised as RFC 9111 4.1 allows so that equivalent requests
+// share one: white space removed; Accept-Language also lower-cased, its
+// items in preference order and q=1 left out.
+func appendSelecting(dst []byte, name string, v []byte) []byte {
+	if name == "accept-language" {
+		if out, ok := appendLanguages(dst, v); ok {
+			return out
+		}
+	}
+	for _, c := range v {
+		if c != ' ' && c != '\t' {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// language is one Accept-Language item: its tag and quality in
+// thousandths.
+type language struct {
+	tag []byte
+	q   int
+}
+
+// appendLanguages appends Accept-Language's items sorted by quality
+// (stable), lower-cased, q=0 items dropped. It reports false, having
+// appended nothing, for more items than it sorts on the stack.
+func appendLanguages(dst, v []byte) ([]byte, bool) {
+	var items [16]language
+	n := 0
+	for len(v) > 0 {
+		var item []byte
+		item, v = cutItem(v, ',')
+		tag, params, _ := bytes.Cut(item, []byte{';'})
+		if tag = bytes.TrimSpace(tag); len(tag) == 0 {
+			continue
+		}
+		if n == len(items) {
+			return dst, false
+		}
+		items[n] = language{tag: tag, q: quality(params)}
+		n++
+	}
+	for i := 1; i < n; i++ { // insertion sort: stable, and n is small
+		for j := i; j > 0 && items[j].q > items[j-1].q; j-- {
+			items[j], items[j-1] = items[j-1], items[j]
+		}
+	}
+	first := true
+	for _, l := range items[:n] {
+		if l.q == 0 {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		for _, c := range l.tag {
+			dst = append(dst, lower(c))
+		}
+		if l.q < 1000 {
+			dst = append(dst, ";q=0."...)
+			dst = append(dst, byte('0'+l.q/100), byte('0'+l.q/10%10), byte('0'+l.q%10))
+		}
+	}
+	return dst, true
+}
+
+// quality parses a q parameter ("q=0.8") into thousandths; absent or
+// invalid is 1000.
+func quality(params []byte) int {
+	i := bytes.Index(params, []byte("q="))
+	if i < 0 {
+		return 1000
+	}
+	v := bytes.TrimSpace(params[i+2:])
+	if len(v) == 0 || (v[0] != '0' && v[0] != '1') {
+		return 1000
+	}
+	q := int(v[0]-'0') * 1000
+	if len(v) > 1 && v[1] == '.' {
+		scale := 100
+		for _, c := range v[2:] {
+			if c < '0' || c > '9' || scale == 0 {
+				break
+			}
+			q += int(c-'0') * scale
+			scale /= 10
+		}
+	}
+	return min(q, 1000)
 }
 
 // mergeVary returns the Vary value sent with a stored response: the

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -199,6 +200,44 @@ func FuzzSplitTargetMatchesURIParser(f *testing.F) {
 		}
 		if want := req.URI().QueryString(); string(query) != string(want) {
 			t.Errorf("%q: query %q, the URI parser's %q", target, query, want)
+		}
+	})
+}
+
+// Equivalent Accept-Language values select one variant; different
+// preferences do not.
+func TestAcceptLanguageIsNormalisedForTheVariant(t *testing.T) {
+	key := func(v string) string { return string(appendSelecting(nil, "accept-language", []byte(v))) }
+	same := [][]string{
+		{"en-US, de;q=0.8", "en-us,de;q=0.8", "de;q=0.8, en-US", "en-US;q=1, de;q=0.80, fr;q=0"},
+		{"de", " DE "},
+	}
+	for _, group := range same {
+		for _, v := range group[1:] {
+			if key(v) != key(group[0]) {
+				t.Errorf("%q keys %q, %q keys %q: want one variant", v, key(v), group[0], key(group[0]))
+			}
+		}
+	}
+	if key("en, de;q=0.5") == key("de, en;q=0.5") {
+		t.Error("different preferences share a variant")
+	}
+	if got := key("x-custom"); got != "x-custom" {
+		t.Errorf("single tag keyed %q", got)
+	}
+	if got := string(appendSelecting(nil, "x-thing", []byte(" a , b "))); got != "a,b" {
+		t.Errorf("other selecting field keyed %q, want white space removed", got)
+	}
+}
+
+func FuzzAppendSelectingNeverPanics(f *testing.F) {
+	f.Add("accept-language", "en-US, de;q=0.8, fr;q=0")
+	f.Add("accept-language", strings.Repeat("a,", 40))
+	f.Add("x", " a b ")
+	f.Fuzz(func(t *testing.T, name, value string) {
+		a := appendSelecting(nil, name, []byte(value))
+		if b := appendSelecting(nil, name, []byte(value)); string(a) != string(b) {
+			t.Fatalf("not deterministic: %q vs %q", a, b)
 		}
 	})
 }

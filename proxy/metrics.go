@@ -63,6 +63,7 @@ func newMetrics(c *cache.Cache) *Metrics {
 	}
 	s.NewGauge("ramjet_cache_objects", func() float64 { return float64(c.Len()) })
 	s.NewGauge("ramjet_cache_bytes", func() float64 { return float64(c.Bytes()) })
+	s.NewGauge("ramjet_cache_variants_dropped_total", func() float64 { return float64(c.VariantsDropped()) })
 	return m
 }
 

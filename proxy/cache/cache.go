@@ -34,6 +34,7 @@ type Cache struct {
 	tags        tagIndex
 	// allHard and allSoft are the times of the last purge of everything.
 	allHard, allSoft atomic.Int64
+	variantsDropped  atomic.Uint64
 }
 
 // New returns an empty cache bounded by cfg.Size bytes.
@@ -88,8 +89,17 @@ func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
 	if !ok || old.Key != key || old.PassUntil > 0 {
 		old = &Object{Key: key}
 	}
-	c.store.Set(h, old.withVariant(vary, e, c.maxVariants))
+	n := old.withVariant(vary, e, c.maxVariants)
+	if dropped := old.capped(n, e.Variant); dropped > 0 {
+		c.variantsDropped.Add(uint64(dropped))
+	}
+	c.store.Set(h, n)
 }
+
+// VariantsDropped counts the variants dropped because a URL had
+// MaxVariants already (a request header with endless values would
+// otherwise grow one object without bound).
+func (c *Cache) VariantsDropped() uint64 { return c.variantsDropped.Load() }
 
 // MarkPass records that key answered uncacheably, dropping its variants;
 // until the given unix-nano time, requests for it skip coalescing.

@@ -685,3 +685,21 @@ func TestConcurrentInsertLookupNeverAnswersWrong(t *testing.T) {
 	})
 	wg.Wait()
 }
+
+// A URL at MaxVariants keeps the newest variants and counts the ones it
+// had to drop.
+func TestVariantsPastTheCapAreDroppedAndCounted(t *testing.T) {
+	c := newTestCache(t, Config{Size: 1 << 20, MaxVariants: 3})
+	vary := VarySpec{Headers: []string{"accept-language"}}
+	for i := range 5 {
+		insert(c, "/a", vary, testEntry(fmt.Sprint("v", i), 10, time.Hour))
+	}
+	insert(c, "/a", vary, testEntry("v4", 10, time.Hour)) // replacing one is not a drop
+	o := c.Lookup(c.Hash([]byte("/a")), []byte("/a"))
+	if got := variants(o); len(got) != 3 || got[0] != "v4" {
+		t.Fatalf("variants %v, want the 3 newest, newest first", got)
+	}
+	if n := c.VariantsDropped(); n != 2 {
+		t.Fatalf("VariantsDropped = %d, want 2", n)
+	}
+}

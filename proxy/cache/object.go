@@ -42,6 +42,8 @@ func (o *Object) Variant(variant []byte) *Entry {
 // withVariant returns a copy of o holding e, replacing the entry of the
 // same variant. A change of vary spec drops the variants stored under the
 // old spec: they were selected by other request values.
+// withVariant is o with e as its newest variant, the oldest dropped past
+// maxVariants.
 func (o *Object) withVariant(vary VarySpec, e *Entry, maxVariants int) *Object {
 	n := &Object{Key: o.Key, Vary: vary}
 	n.Variants = append(n.Variants, e)
@@ -54,6 +56,21 @@ func (o *Object) withVariant(vary VarySpec, e *Entry, maxVariants int) *Object {
 	}
 	n.account()
 	return n
+}
+
+// capped is how many variants of o other than variant n, its successor
+// under the same vary spec, left out for want of room.
+func (o *Object) capped(n *Object, variant string) int {
+	if !o.Vary.Equal(n.Vary) {
+		return 0 // a new vary spec replaces them all: not the cap
+	}
+	others := 0
+	for _, v := range o.Variants {
+		if v.Variant != variant {
+			others++
+		}
+	}
+	return others - (len(n.Variants) - 1)
 }
 
 func (o *Object) account() {
