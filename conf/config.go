@@ -100,8 +100,13 @@ type Cache struct {
 	Size          Size     `yaml:"size"`            // stored bytes, at least 1MiB
 	MaxObjectSize Size     `yaml:"max_object_size"` // at most Size
 	HitForPass    Duration `yaml:"hit_for_pass"`    // how long an uncacheable URL skips coalescing
-	PrivateSize   Size     `yaml:"private_size"`    // memory bound of the per-user private cache; 0 disables it
-	Compress      Compress `yaml:"compress"`
+	// TargetedCacheControl names a response field that addresses ramjet
+	// alone (RFC 9213): it governs ramjet's caching before
+	// CDN-Cache-Control and Cache-Control, and is not sent to clients.
+	// "" names none (CDN-Cache-Control still counts).
+	TargetedCacheControl string   `yaml:"targeted_cache_control"`
+	PrivateSize          Size     `yaml:"private_size"` // memory bound of the per-user private cache; 0 disables it
+	Compress             Compress `yaml:"compress"`
 }
 
 // Compress selects response compression.
@@ -221,10 +226,11 @@ func Default() *Config {
 			},
 		},
 		Cache: Cache{
-			Size:          256 * MiB,
-			MaxObjectSize: 8 * MiB,
-			HitForPass:    Duration(10 * time.Second),
-			PrivateSize:   64 * MiB,
+			Size:                 256 * MiB,
+			MaxObjectSize:        8 * MiB,
+			HitForPass:           Duration(10 * time.Second),
+			TargetedCacheControl: "Ramjet-Cache-Control",
+			PrivateSize:          64 * MiB,
 			Compress: Compress{
 				Gzip:    true,
 				Brotli:  true,

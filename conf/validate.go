@@ -136,6 +136,9 @@ func (c *Cache) validate(p *problems) {
 		p.add("cache.max_object_size", fmt.Sprintf("%s is larger than cache.size (%s)", c.MaxObjectSize, c.Size))
 	}
 	p.nonNegative("cache.hit_for_pass", c.HitForPass)
+	if n := c.TargetedCacheControl; n != "" && !validFieldName(n) {
+		p.add("cache.targeted_cache_control", fmt.Sprintf("%q is not a header field name", n))
+	}
 	p.minSize("cache.compress.min_size", c.Compress.MinSize, 0)
 	for i, t := range c.Compress.Types {
 		if msg := checkMediaType(t); msg != "" {
@@ -246,4 +249,15 @@ func (e *ESI) validate(p *problems) {
 			p.add(fmt.Sprintf("esi.allow_hosts[%d]", i), fmt.Sprintf("%q is not a host name", h))
 		}
 	}
+}
+
+// validFieldName reports whether n is an HTTP field name (a token).
+func validFieldName(n string) bool {
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if c <= ' ' || c >= 0x7f || strings.ContainsRune("()<>@,;:\\\"/[]?={}", rune(c)) {
+			return false
+		}
+	}
+	return n != ""
 }

@@ -34,6 +34,10 @@ type Config struct {
 	// HTTPSPort is the port HTTPS redirects point to; 0 or 443 leave it
 	// out of the URL.
 	HTTPSPort int
+	// Targeted names the response field addressed to this cache alone
+	// (RFC 9213: "Ramjet-Cache-Control"): it governs before
+	// CDN-Cache-Control and Cache-Control and is kept from clients.
+	Targeted string
 	// DrainTimeout bounds how long a replaced generation's requests (its
 	// docroots' and PHP pools') may take to finish after a reload, and
 	// those of the last one at Close; 0 means 30 s. Past it, PHP workers
@@ -109,6 +113,16 @@ type site struct {
 	drop        *patterns
 	varyCookies []string
 	hsts        []byte // HSTS, kept as bytes for the hit path
+	targeted    string // Config.Targeted: the field addressed to ramjet alone
+}
+
+// classify is classify with the field addressed to ramjet alone counted
+// among the application's internal ones (never sent to clients).
+func (s *site) classify(name []byte) headerClass {
+	if s.targeted != "" && len(name) == len(s.targeted) && bytes.EqualFold(name, []byte(s.targeted)) {
+		return headerInternal
+	}
+	return classify(name)
 }
 
 func compileSite(s Site) *site {
@@ -155,9 +169,11 @@ type suffixSite struct {
 
 func newRouter(cfg Config) (*router, error) {
 	r := &router{exact: make(map[string]*site), def: compileSite(cfg.Default)}
+	r.def.targeted = cfg.Targeted
 	var errs []error
 	for _, s := range cfg.Sites {
 		cs := compileSite(s)
+		cs.targeted = cfg.Targeted
 		for _, n := range s.Names {
 			n = strings.ToLower(n)
 			if suf, ok := strings.CutPrefix(n, "*"); ok {

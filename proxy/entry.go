@@ -58,7 +58,7 @@ func (f *fill) newEntry(body []byte) *cache.Entry {
 		if listed(named, k) {
 			continue // a hop-by-hop field the Connection header names
 		}
-		switch classify(k) {
+		switch f.s.classify(k) {
 		case headerKeep:
 			e.Header = append(e.Header, field(k, v))
 		case headerInternal:

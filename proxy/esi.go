@@ -72,7 +72,7 @@ func (r *request) relayAssembled(resp *fasthttp.Response, status []byte) (bool, 
 		return false, body
 	}
 	now := r.p.cache.Now()
-	f := fill{g: r.g, resp: resp, now: now, d: policy.Decision{ESI: true}}
+	f := fill{g: r.g, s: r.s, resp: resp, now: now, d: policy.Decision{ESI: true}}
 	e := f.newEntry(body)
 	e.Stored, e.InitialAge = now, 0
 	cookies := ownCookies(&resp.Header)

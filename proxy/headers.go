@@ -86,6 +86,7 @@ func policyInput(req *fasthttp.Request, resp *fasthttp.Response, s *site, now in
 		SetCookie:        len(h.PeekAll("Set-Cookie")) > 0,
 		LSCacheControl:   joined(h, "X-Litespeed-Cache-Control"),
 		SurrogateControl: joined(h, "Surrogate-Control"),
+		Targeted:         targeted(h, s.targeted),
 		CacheControl:     joined(h, "Cache-Control"),
 		Expires:          joined(h, "Expires"), // two lines make it invalid: expired
 		LastModified:     h.Peek("Last-Modified"),
@@ -103,6 +104,17 @@ func policyInput(req *fasthttp.Request, resp *fasthttp.Response, s *site, now in
 		in.TagHeaders = append(in.TagHeaders, h.PeekAll(name)...)
 	}
 	return in
+}
+
+// targeted is the targeted cache-control field addressed to ramjet: its
+// own name's (own, "" for none), else CDN-Cache-Control (RFC 9213).
+func targeted(h *fasthttp.ResponseHeader, own string) []byte {
+	if own != "" {
+		if v := joined(h, own); len(v) > 0 {
+			return v
+		}
+	}
+	return joined(h, "Cdn-Cache-Control")
 }
 
 func joined(h *fasthttp.ResponseHeader, name string) []byte {

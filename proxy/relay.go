@@ -30,7 +30,7 @@ func streamResponse(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, 
 		if len(named) > 0 && listed(named, k) {
 			continue // a hop-by-hop field the Connection header names
 		}
-		switch classify(k) {
+		switch s.classify(k) {
 		case headerDrop:
 		case headerInternal:
 			if s.DebugHeaders {

@@ -289,3 +289,42 @@ func TestAuthorizedRequestsShareOnlyResponsesThatAllowIt(t *testing.T) {
 		}
 	}
 }
+
+// RFC 9213: a targeted field (ramjet's own, then CDN-Cache-Control)
+// governs ramjet's caching before Cache-Control; ramjet's own is not sent
+// on, CDN-Cache-Control is (it may address caches behind ramjet too).
+func TestTargetedCacheControlGovernsRamjetsCaching(t *testing.T) {
+	t.Parallel()
+	o, rj, c := freshSetup(t, "")
+	o.set("/own", freshAnswer{header: []string{"Ramjet-Cache-Control: max-age=300", "Cache-Control: no-store"}})
+	o.set("/cdn", freshAnswer{header: []string{"CDN-Cache-Control: max-age=300", "Cache-Control: no-store"}})
+	o.set("/cdn-private", freshAnswer{header: []string{"CDN-Cache-Control: private", "Cache-Control: max-age=300"}})
+	o.set("/both", freshAnswer{header: []string{"Ramjet-Cache-Control: no-store", "CDN-Cache-Control: max-age=300"}})
+	o.set("/huge", freshAnswer{header: []string{"CDN-Cache-Control: max-age=99999999999999"}})
+	tests := []struct {
+		path      string
+		reused    bool
+		forwarded string // a field the client must see; "" none
+		hidden    string // a field the client must not see
+	}{
+		{"/own", true, "Cache-Control", "Ramjet-Cache-Control"},
+		{"/cdn", true, "CDN-Cache-Control", ""},
+		{"/cdn-private", false, "", ""},
+		{"/both", false, "", "Ramjet-Cache-Control"},
+		{"/huge", true, "", ""},
+	}
+	for _, tt := range tests {
+		first, second := get(t, c, rj.URL+tt.path), get(t, c, rj.URL+tt.path)
+		if reused := string(first.Body) == string(second.Body); reused != tt.reused {
+			t.Errorf("%s: reused=%v, want %v (%s)", tt.path, reused, tt.reused, second.Header.Get("Cache-Status"))
+		}
+		for _, r := range []result{first, second} {
+			if tt.forwarded != "" && r.Header.Get(tt.forwarded) == "" {
+				t.Errorf("%s: %s not sent to the client", tt.path, tt.forwarded)
+			}
+			if tt.hidden != "" && r.Header.Get(tt.hidden) != "" {
+				t.Errorf("%s: %s reached the client", tt.path, tt.hidden)
+			}
+		}
+	}
+}

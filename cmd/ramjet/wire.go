@@ -93,6 +93,7 @@ func proxyConfig(c *conf.Config) proxy.Config {
 		MaxRequestBody: int64(c.Server.MaxRequestBody),
 		HTTPSPort:      httpsPort(c),
 		HitForPass:     time.Duration(c.Cache.HitForPass),
+		Targeted:       c.Cache.TargetedCacheControl,
 		DrainTimeout:   time.Duration(c.Server.DrainTimeout),
 		Compress: proxy.Compress{
 			Gzip:    c.Cache.Compress.Gzip,

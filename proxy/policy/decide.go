@@ -13,7 +13,10 @@ type Input struct {
 	SetCookie        bool   // response carries Set-Cookie
 	LSCacheControl   []byte // X-LiteSpeed-Cache-Control
 	SurrogateControl []byte
-	CacheControl     []byte
+	// Targeted is the targeted cache-control field that addresses this
+	// cache (RFC 9213): its own, else CDN-Cache-Control; nil when absent.
+	Targeted     []byte
+	CacheControl []byte
 	Expires          []byte
 	Date             []byte
 	LastModified     []byte

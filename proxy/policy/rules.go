@@ -25,11 +25,17 @@ func governingRules(in *Input, ls *LSCacheControl, sc *SurrogateControl) rules {
 	if ls.Present {
 		return lsRules(ls)
 	}
+	if len(trimOWS(in.Targeted)) > 0 {
+		// RFC 9213 2.1: a targeted field replaces Cache-Control and
+		// Expires for the cache it targets.
+		tc := ParseCacheControl(in.Targeted)
+		return cacheControlRules(in, &SurrogateControl{}, &tc, false)
+	}
 	cc := ParseCacheControl(in.CacheControl)
 	if sc.HasMaxAge {
 		return surrogateRules(sc, &cc)
 	}
-	return cacheControlRules(in, sc, &cc)
+	return cacheControlRules(in, sc, &cc, true)
 }
 
 // lsRules follows OpenLiteSpeed: the LSCache header is the whole policy.
@@ -77,9 +83,10 @@ func surrogateRules(sc *SurrogateControl, cc *CacheControl) rules {
 	return r
 }
 
-// cacheControlRules reads Cache-Control as a shared cache (RFC 9111), with
-// Expires as the fallback lifetime.
-func cacheControlRules(in *Input, sc *SurrogateControl, cc *CacheControl) rules {
+// cacheControlRules reads Cache-Control (or a targeted field with its
+// grammar) as a shared cache (RFC 9111), with Expires as the fallback
+// lifetime when useExpires.
+func cacheControlRules(in *Input, sc *SurrogateControl, cc *CacheControl, useExpires bool) rules {
 	var r rules
 	switch {
 	case sc.NoStore || cc.NoStore:
@@ -101,7 +108,7 @@ func cacheControlRules(in *Input, sc *SurrogateControl, cc *CacheControl) rules 
 		r.setLifetime(cc.SMaxAge)
 	case cc.HasMaxAge:
 		r.setLifetime(cc.MaxAge)
-	case len(in.Expires) > 0:
+	case useExpires && len(in.Expires) > 0:
 		r.lifetime, r.hasLifetime = expiresLifetime(in), true
 	}
 	return r
