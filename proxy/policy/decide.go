@@ -17,14 +17,14 @@ type Input struct {
 	// cache (RFC 9213): its own, else CDN-Cache-Control; nil when absent.
 	Targeted     []byte
 	CacheControl []byte
-	Expires          []byte
-	Date             []byte
-	LastModified     []byte
-	Age              []byte
-	Vary             []byte        // response Vary
-	LSVary           []byte        // X-LiteSpeed-Vary (e.g. "cookie=wp-postpass_abc, cookie=x")
-	TagHeaders       [][]byte      // values of X-LiteSpeed-Tag, Surrogate-Key, Cache-Tag, xkey
-	DefaultTTL       time.Duration // site default for responses with no freshness info (0 = don't store those)
+	Expires      []byte
+	Date         []byte
+	LastModified []byte
+	Age          []byte
+	Vary         []byte        // response Vary
+	LSVary       []byte        // X-LiteSpeed-Vary (e.g. "cookie=wp-postpass_abc, cookie=x")
+	TagHeaders   [][]byte      // values of X-LiteSpeed-Tag, Surrogate-Key, Cache-Tag, xkey
+	DefaultTTL   time.Duration // site default for responses with no freshness info (0 = don't store those)
 	// Heuristic allows a lifetime of 10 % of the Last-Modified age for
 	// responses with no explicit freshness (RFC 9111 4.2.2).
 	Heuristic      bool
