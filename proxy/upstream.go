@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net"
 	"strconv"
+	"sync"
 
 	"github.com/valyala/fasthttp"
 
@@ -58,7 +60,7 @@ var fillOnly = []string{
 // connection's ports and addresses for PHP.
 func newUpstreamRequest(ctx *fasthttp.RequestCtx, s *site, fill bool, bodyLimit int64) *fasthttp.Request {
 	req := fasthttp.AcquireRequest()
-	ctx.Request.Header.CopyTo(&req.Header)
+	copyClientHeader(&ctx.Request.Header, &req.Header)
 	req.SetRequestURIBytes(ctx.Request.Header.RequestURI())
 	stripHopByHop(&req.Header, ctx.Request.Header.Peek("Connection"))
 	setForwarded(ctx, &req.Header)
@@ -83,6 +85,52 @@ func newUpstreamRequest(ctx *fasthttp.RequestCtx, s *site, fill bool, bodyLimit 
 		req.SetBodyRaw(ctx.Request.Body())
 	}
 	return req
+}
+
+// copyClientHeader copies the client's request header for the upstream.
+// Once ramjet has read the cookies (bypass, identity, vary), fasthttp
+// writes them re-serialised ("a=1;b=2" becomes "a=1; b=2"), so a header
+// that came with cookies is parsed again from the bytes the client sent:
+// the origin and PHP get them byte for byte. HTTP/2 requests have no such
+// bytes (their fields were decoded) and are copied.
+func copyClientHeader(src, dst *fasthttp.RequestHeader) {
+	raw := src.RawHeaders()
+	if len(raw) == 0 || !hasCookieLine(raw) {
+		src.CopyTo(dst)
+		return
+	}
+	b := rawHeaderBufs.Get().(*rawHeaderBuf)
+	defer rawHeaderBufs.Put(b)
+	b.buf = append(append(append(append(b.buf[:0], src.Method()...), " / HTTP/1.1\r\n"...), raw...), "\r\n"...)
+	b.rd.Reset(b.buf)
+	b.br.Reset(&b.rd)
+	if err := dst.Read(&b.br); err != nil {
+		src.CopyTo(dst) // what fasthttp parsed once parses again; a failure only costs the bytes
+	}
+}
+
+type rawHeaderBuf struct {
+	buf []byte
+	rd  bytes.Reader
+	br  bufio.Reader
+}
+
+var rawHeaderBufs = sync.Pool{New: func() any {
+	b := &rawHeaderBuf{}
+	b.br = *bufio.NewReaderSize(nil, 16<<10) // the default max_header_bytes; a larger header is copied
+	return b
+}}
+
+// hasCookieLine reports whether raw header lines hold a Cookie field.
+func hasCookieLine(raw []byte) bool {
+	for len(raw) > 0 {
+		line, rest, _ := bytes.Cut(raw, []byte{'\n'})
+		if len(line) > 7 && line[6] == ':' && bytes.EqualFold(line[:6], []byte("cookie")) {
+			return true
+		}
+		raw = rest
+	}
+	return false
 }
 
 func stripHopByHop(h *fasthttp.RequestHeader, connection []byte) {

@@ -128,9 +128,14 @@ func (h *Handler) params(req *fasthttp.Request, t *target, contentLength int64) 
 // could pose as a dashed header). The forwarding headers the proxy added
 // are taken back out: here ramjet is the web server.
 func appendHTTPParams(ps []phppool.Param, req *fasthttp.Request, c client) []phppool.Param {
+	// Read before All, which parses the cookies and yields them
+	// re-serialised: PHP gets the Cookie header as the client sent it.
+	rawCookie := string(req.Header.Peek("Cookie"))
 	for k, v := range req.Header.All() {
 		name := string(k)
 		switch {
+		case strings.EqualFold(name, "Cookie") && rawCookie != "":
+			v = []byte(rawCookie)
 		case strings.EqualFold(name, "Content-Type"), strings.EqualFold(name, "Content-Length"),
 			strings.EqualFold(name, "Proxy"), strings.IndexByte(name, '_') >= 0,
 			strings.EqualFold(name, "X-Forwarded-Proto"), strings.EqualFold(name, "X-Forwarded-Host"),

@@ -10,3 +10,4 @@ echo 'remote_port: ', $_SERVER['REMOTE_PORT'] ?? '', "\n";
 echo 'server_addr: ', $_SERVER['SERVER_ADDR'] ?? '', "\n";
 echo 'server_port: ', $_SERVER['SERVER_PORT'], "\n";
 echo 'lscache: ', $_SERVER['HTTP_X_LSCACHE'] ?? '', "\n";
+echo 'cookie: ', $_SERVER['HTTP_COOKIE'] ?? '', "\n";
