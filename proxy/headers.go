@@ -35,7 +35,10 @@ var droppedHeaders = []string{
 	"Cache-Status",
 }
 
-var ownHeaders = []string{"Set-Cookie", "Age"}
+// ownHeaders are relayed to the client whose request fetched them and
+// never stored; RFC 9111 3.1 forbids storing the proxy authentication
+// fields.
+var ownHeaders = []string{"Set-Cookie", "Age", "Proxy-Authentication-Info", "Proxy-Authorization"}
 
 var specialHeaders = []string{"Etag", "Last-Modified", "Content-Type", "Vary", "Date"}
 

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
+	"github.com/ramjet-proxy/ramjet/proxy/policy"
 )
 
 // upstream answers what the cache cannot: the origin pool, or a site's
@@ -27,6 +28,13 @@ func doUpstream(s *site, req *fasthttp.Request, resp *fasthttp.Response) error {
 	if s.LSCacheHeader {
 		req.Header.Set("X-LSCACHE", "on")
 	}
+	// Edge Architecture: what this surrogate can do, so an application
+	// may target Surrogate-Control at it and send ESI only when on.
+	if s.ESI {
+		req.Header.SetBytesV("Surrogate-Capability", capabilityESI)
+	} else {
+		req.Header.SetBytesV("Surrogate-Capability", capabilityPlain)
+	}
 	return s.up.Do(req, resp)
 }
 
@@ -38,6 +46,11 @@ func (r *request) upstreamRequest() *fasthttp.Request {
 	}
 	return newUpstreamRequest(r.ctx, r.s, true, 0)
 }
+
+var (
+	capabilityESI   = []byte(policy.Device + `="Surrogate/1.0 ESI/1.0"`)
+	capabilityPlain = []byte(policy.Device + `="Surrogate/1.0"`)
+)
 
 // hopByHop headers concern one connection and never cross the proxy.
 var hopByHop = []string{

@@ -110,6 +110,10 @@ func TestDecideStoresOrRefuses(t *testing.T) {
 		{name: "Surrogate-Control max-age overrides Cache-Control no-cache", in: Input{SurrogateControl: b("max-age=300"), CacheControl: b("no-cache")}, store: true, ttl: 5 * time.Minute},
 		{name: "Surrogate-Control max-age does not override Cache-Control private", in: Input{SurrogateControl: b("max-age=300"), CacheControl: b("private")}, reason: "private"},
 		{name: "Surrogate-Control no-store", in: Input{SurrogateControl: b("no-store"), CacheControl: b("max-age=60")}, reason: "no-store"},
+		{name: "Surrogate-Control max-age targeted at ramjet wins", in: Input{SurrogateControl: b("max-age=60, max-age=300;ramjet")}, store: true, ttl: 5 * time.Minute},
+		{name: "Surrogate-Control targeted at another device does not count", in: Input{SurrogateControl: b("max-age=300;other"), CacheControl: b("max-age=60")}, store: true, ttl: time.Minute},
+		{name: "Surrogate-Control no-store targeted at ramjet", in: Input{SurrogateControl: b("no-store;ramjet, max-age=300")}, reason: "no-store"},
+		{name: "Surrogate-Control max-age overrides Cache-Control no-store", in: Input{SurrogateControl: b("max-age=300"), CacheControl: b("no-store")}, store: true, ttl: 5 * time.Minute},
 		{name: "Surrogate-Control without max-age leaves Cache-Control in charge", in: Input{SurrogateControl: b(`content="ESI/1.0"`), CacheControl: b("max-age=60")}, store: true, ttl: time.Minute},
 
 		{name: "s-maxage beats max-age", in: Input{CacheControl: b("max-age=10, s-maxage=20")}, store: true, ttl: 20 * time.Second},
@@ -274,4 +278,39 @@ func TestDecideFillsPrivateLifetimeAndLists(t *testing.T) {
 	if len(d.Tags) != 2 || len(d.VaryHeaders) != 1 || len(d.VaryCookies) != 1 {
 		t.Errorf("private lists: %q %q %q", d.Tags, d.VaryHeaders, d.VaryCookies)
 	}
+}
+
+func TestTargetedFieldMustBeAStructuredDictionary(t *testing.T) {
+	tests := []struct {
+		value string
+		valid bool
+	}{
+		{"max-age=60", true},
+		{"max-age=60, private", true},
+		{"no-store", true},
+		{"max-age=99999999999999", true},
+		{`max-age=60, foo="bar";a=1, baz=(a b);c`, true},
+		{"max-age=10000, &&&&&", false},
+		{`max-age="10000"`, false},
+		{"max-age=1.5", false},
+		{"Max-Age=60", false},
+		{"max-age=60,", false},
+		{"max-age=9999999999999999", false},
+	}
+	for _, tt := range tests {
+		if got := validTargeted([]byte(tt.value)); got != tt.valid {
+			t.Errorf("validTargeted(%q) = %v, want %v", tt.value, got, tt.valid)
+		}
+	}
+	d := Decide(input(Input{Targeted: b(`max-age="10000"`), CacheControl: b("no-store")}))
+	if d.Store || d.Reason != "no-store" {
+		t.Errorf("an invalid targeted field: Store=%v reason %q, want Cache-Control's no-store to govern", d.Store, d.Reason)
+	}
+}
+
+func FuzzValidTargetedNeverPanics(f *testing.F) {
+	for _, s := range []string{"max-age=60", `a="x\"y"`, "a=(b c);d", ":aGk=:", "?1", "-1.5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { validTargeted([]byte(s)) })
 }

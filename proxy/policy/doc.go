@@ -9,9 +9,13 @@
 //     policy: Surrogate-Control and Cache-Control are then ignored, except
 //     the Surrogate-Control content="ESI/1.0" flag. Without max-age or
 //     s-maxage only status 200 is stored, for Input.DefaultTTL.
+//   - Else a targeted field (RFC 9213: the configured own name, then
+//     CDN-Cache-Control), valid as a Structured Field Dictionary, read
+//     with Cache-Control's directives in place of Cache-Control and
+//     Expires.
 //   - Else Surrogate-Control max-age=N[+M]: N is the lifetime and M the
-//     stale-if-error window. Of Cache-Control only private and no-store
-//     still forbid storing (its no-cache is taken as meant for browsers).
+//     stale-if-error window. Of Cache-Control only private still forbids
+//     storing (its no-cache and no-store are taken as meant for browsers).
 //   - Else Cache-Control read as a shared cache does (RFC 9111), then
 //     Expires minus Date, then Input.DefaultTTL for the statuses that are
 //     heuristically cacheable.

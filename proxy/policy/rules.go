@@ -25,7 +25,7 @@ func governingRules(in *Input, ls *LSCacheControl, sc *SurrogateControl) rules {
 	if ls.Present {
 		return lsRules(ls)
 	}
-	if len(trimOWS(in.Targeted)) > 0 {
+	if t := trimOWS(in.Targeted); len(t) > 0 && validTargeted(t) {
 		// RFC 9213 2.1: a targeted field replaces Cache-Control and
 		// Expires for the cache it targets.
 		tc := ParseCacheControl(in.Targeted)
@@ -65,12 +65,13 @@ func lsRules(ls *LSCacheControl) rules {
 }
 
 // surrogateRules: Surrogate-Control max-age overrides Cache-Control's
-// freshness and no-cache (which then addresses browsers), but not its
-// private or no-store.
+// freshness, no-cache and no-store (which then address browsers, as the
+// Edge Architecture has it), but not its private: a response marked for
+// one user is never shared.
 func surrogateRules(sc *SurrogateControl, cc *CacheControl) rules {
 	var r rules
 	switch {
-	case sc.NoStore || cc.NoStore:
+	case sc.NoStore:
 		r.reason = ReasonNoStore
 	case cc.Private:
 		r.reason = ReasonPrivate

@@ -12,17 +12,43 @@ type SurrogateControl struct {
 	ESI       bool
 }
 
+// Device is the name ramjet gives itself in the Surrogate-Capability
+// request field; Surrogate-Control directives targeted at it
+// ("max-age=60;ramjet") are addressed to it.
+const Device = "ramjet"
+
 // ParseSurrogateControl parses b: no-store, max-age=N[+M] (first valid one
-// counts) and content="…" listing ESI/1.0. Directives targeted at a device
-// (";token") are not addressed to us and do not match.
+// counts) and content="…" listing ESI/1.0. A directive targeted at Device
+// wins over an untargeted one; one targeted at another device is not
+// addressed to us and does not match (Edge Architecture 1.0).
 func ParseSurrogateControl(b []byte) SurrogateControl {
 	var s SurrogateControl
-	for i := 0; i < len(b); {
-		var name, value []byte
-		name, value, i = nextDirective(b, i)
-		s.apply(name, value)
+	for _, targeted := range [2]bool{true, false} {
+		for i := 0; i < len(b); {
+			var name, value []byte
+			name, value, i = nextDirective(b, i)
+			name, value, device := cutDevice(name, value)
+			if (device != nil) == targeted && (device == nil || eqFold(device, Device)) {
+				s.apply(name, value)
+			}
+		}
 	}
 	return s
+}
+
+// cutDevice splits a directive's ";device" target off its value (or off
+// its name, for one without a value).
+func cutDevice(name, value []byte) (n, v, device []byte) {
+	if value == nil {
+		if i := bytes.IndexByte(name, ';'); i >= 0 {
+			return trimOWS(name[:i]), nil, trimOWS(name[i+1:])
+		}
+		return name, nil, nil
+	}
+	if i := bytes.LastIndexByte(value, ';'); i >= 0 && !bytes.ContainsRune(value[i:], '"') {
+		return name, trimOWS(value[:i]), trimOWS(value[i+1:])
+	}
+	return name, value, nil
 }
 
 func (s *SurrogateControl) apply(name, v []byte) {
