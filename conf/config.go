@@ -82,8 +82,13 @@ type Origin struct {
 	ConnectTimeout Duration `yaml:"connect_timeout"`
 	HeaderTimeout  Duration `yaml:"header_timeout"` // until response headers
 	BodyTimeout    Duration `yaml:"body_timeout"`   // idle time between body reads
-	MaxConns       int      `yaml:"max_conns"`      // per server
-	Health         Health   `yaml:"health"`
+	// IdleTimeout closes a keep-alive connection unused this long; it is
+	// never "none" and must stay under the origin's own keep-alive
+	// timeout (Apache and node: 5s), so that the origin does not close a
+	// connection just as ramjet reuses it.
+	IdleTimeout Duration `yaml:"idle_timeout"`
+	MaxConns    int      `yaml:"max_conns"` // per server
+	Health      Health   `yaml:"health"`
 }
 
 // Health configures origin health checks.
@@ -217,6 +222,7 @@ func Default() *Config {
 			ConnectTimeout: Duration(2 * time.Second),
 			HeaderTimeout:  Duration(30 * time.Second),
 			BodyTimeout:    Duration(60 * time.Second),
+			IdleTimeout:    Duration(4 * time.Second),
 			MaxConns:       512,
 			Health: Health{
 				Interval: Duration(5 * time.Second),

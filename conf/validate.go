@@ -83,6 +83,7 @@ func (o *Origin) validate(p *problems) {
 	p.nonNegative("origin.connect_timeout", o.ConnectTimeout)
 	p.nonNegative("origin.header_timeout", o.HeaderTimeout)
 	p.nonNegative("origin.body_timeout", o.BodyTimeout)
+	p.positive("origin.idle_timeout", o.IdleTimeout)
 	p.minInt("origin.max_conns", o.MaxConns, 1)
 	o.Health.validate(p)
 }

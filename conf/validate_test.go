@@ -104,6 +104,8 @@ func TestValidateRejectsBadValues(t *testing.T) {
 			`origin.health.path: "healthz" must start with "/" and contain no spaces`},
 		{"active health needs interval", func(c *Config) { c.Origin.Health.Path = "/h"; c.Origin.Health.Interval = 0 },
 			`origin.health.interval: must be positive, got 0s`},
+		{"origin idle timeout of none", func(c *Config) { c.Origin.IdleTimeout = 0 },
+			`origin.idle_timeout: must be positive, got 0s`},
 		{"zero fall", func(c *Config) { c.Origin.Health.Fall = 0 },
 			`origin.health.fall: must be at least 1, got 0`},
 		{"tiny cache", func(c *Config) { c.Cache.Size = MiB - 1 },

@@ -24,6 +24,7 @@ type Metrics struct {
 	esiMalformed                     *metrics.Counter
 	stored, notStored                *metrics.Counter
 	originErrors, originTimeouts     *metrics.Counter
+	originRetries                    *metrics.Counter
 	refreshes, reloads, reloadErrors *metrics.Counter
 	badPurgeHeaders                  *metrics.Counter
 	phpBusy                          *metrics.Counter
@@ -55,6 +56,7 @@ func newMetrics(c *cache.Cache) *Metrics {
 		notStored:         s.NewCounter("ramjet_cache_uncacheable_total"),
 		originErrors:      s.NewCounter(`ramjet_origin_errors_total{kind="unavailable"}`),
 		originTimeouts:    s.NewCounter(`ramjet_origin_errors_total{kind="timeout"}`),
+		originRetries:     s.NewCounter("ramjet_origin_retries_total"),
 		refreshes:         s.NewCounter("ramjet_background_refreshes_total"),
 		reloads:           s.NewCounter(`ramjet_reloads_total{result="ok"}`),
 		reloadErrors:      s.NewCounter(`ramjet_reloads_total{result="error"}`),

@@ -133,6 +133,7 @@ func (p *Proxy) newGeneration(cfg Config, old *generation) (*generation, error) 
 	if cfg.MaxObjectSize <= 0 {
 		cfg.MaxObjectSize = 8 << 20
 	}
+	cfg.Origin.Retried = p.metrics.originRetries.Inc
 	r, err := newRouter(cfg)
 	if err != nil {
 		return nil, err
@@ -166,7 +167,8 @@ func sameOrigin(a, b origin.Config) bool {
 	}
 	a.Servers, b.Servers = nil, nil
 	return a.ConnectTimeout == b.ConnectTimeout && a.HeaderTimeout == b.HeaderTimeout &&
-		a.BodyTimeout == b.BodyTimeout && a.MaxConns == b.MaxConns && a.Health == b.Health
+		a.BodyTimeout == b.BodyTimeout && a.IdleTimeout == b.IdleTimeout &&
+		a.MaxConns == b.MaxConns && a.Health == b.Health
 }
 
 // Close waits, within the drain timeout, for the docroots' requests and

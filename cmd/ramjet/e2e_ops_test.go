@@ -193,6 +193,7 @@ func TestCheckCommand(t *testing.T) {
 		{"bad duration", "defaults:\n  grace: 5s\n  default_ttl: banana\n", []int{3}},
 		{"bad size", "cache:\n  size: lots\n", []int{2}},
 		{"syntax error", "defaults:\n  default_ttl: 30s\n  grace: 5s: 6s\n", []int{3}},
+		{"origin idle timeout of none", "origin:\n  servers: [\"http://127.0.0.1:8081\"]\n  idle_timeout: 0s\n", []int{3}},
 		{"two problems", "cache:\n  size: 100\ndefaults:\n  default_ttl: 30s\norigin:\n  servers: [\"ftp://127.0.0.1:21\"]\n", []int{2, 6}},
 	}
 	for _, tt := range tests {

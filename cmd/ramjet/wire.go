@@ -72,6 +72,7 @@ func proxyConfig(c *conf.Config) proxy.Config {
 			ConnectTimeout: timeout(c.Origin.ConnectTimeout),
 			HeaderTimeout:  timeout(c.Origin.HeaderTimeout),
 			BodyTimeout:    timeout(c.Origin.BodyTimeout),
+			IdleTimeout:    time.Duration(c.Origin.IdleTimeout), // positive: validated
 			MaxConns:       c.Origin.MaxConns,
 			Health: origin.HealthConfig{
 				Path:     c.Origin.Health.Path,

@@ -4,8 +4,9 @@
 // each on ephemeral 127.0.0.1 ports and in private temporary directories,
 // each stopped by t.Cleanup. It also owns what those tests share around
 // them: free ports, waiting for a listener or a condition with a deadline,
-// the captured output of every child (to wait for a log line), and small
-// readers of /proc (RSS, process state, sockets, children).
+// the captured output of every child (to wait for a log line), small
+// readers of /proc (RSS, process state, sockets, children), and wrk runs
+// counted (Wrk).
 //
 // It is test support only: production packages must not import it, and it
 // imports no ramjet package (it talks to ramjet through its binary, its

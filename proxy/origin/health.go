@@ -73,7 +73,8 @@ func (p *Pool) probe(s *server) bool {
 	req.SetRequestURI("http://" + s.addr + p.cfg.Health.Path)
 	req.Header.Set("User-Agent", "ramjet-health")
 	resp.SkipBody = true
-	if err := s.hc.DoTimeout(req, resp, p.cfg.Health.Timeout); err != nil {
+	req.SetTimeout(p.cfg.Health.Timeout)
+	if err := p.send(s, req, resp, replayable(req)); err != nil {
 		return false
 	}
 	_ = resp.CloseBodyStream() // nothing to report: the probe only reads the status

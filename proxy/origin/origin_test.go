@@ -55,7 +55,7 @@ func FuzzScanHeaderEnd(f *testing.F) {
 	})
 }
 
-func newTestPool(t *testing.T, cfg Config) *Pool {
+func newTestPool(t testing.TB, cfg Config) *Pool {
 	t.Helper()
 	p, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -29,9 +28,20 @@ type Config struct {
 	// BodyTimeout bounds each idle gap while a body streams either way;
 	// default 60s.
 	BodyTimeout time.Duration
-	// MaxConns bounds connections per server; 0 means 512.
+	// IdleTimeout closes a pooled connection idle this long; 0 (or
+	// negative) means 4s: under the 5s keep-alive timeout of Apache and
+	// node, so that ramjet rather than the origin ends an idle
+	// connection, and the origin rarely closes one just as it is reused.
+	IdleTimeout time.Duration
+	// MaxConns bounds the pooled connections per server, and apart from
+	// them the new connections of retries; 0 means 512.
 	MaxConns int
 	Health   HealthConfig
+	// Retried, when set, is called each time a request is sent again on
+	// a new connection because the origin had closed the pooled one it
+	// went out on (retry.go). It must be cheap and safe for concurrent
+	// use: a metric's counter.
+	Retried func()
 }
 
 // HealthConfig drives health checks. With an empty Path only passive
@@ -88,6 +98,9 @@ func withDefaults(c Config) Config {
 	def(&c.BodyTimeout, 60*time.Second)
 	def(&c.Health.Interval, 5*time.Second)
 	def(&c.Health.Timeout, 2*time.Second)
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 4 * time.Second
+	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = 512
 	}
@@ -100,10 +113,13 @@ func withDefaults(c Config) Config {
 	return c
 }
 
-// server is one origin address with its client and health state.
+// server is one origin address with its clients and health state.
 type server struct {
 	addr string
-	hc   *fasthttp.HostClient
+	// hc keeps connections alive between requests; fresh dials one for
+	// each request and closes it after, for the retry of a request whose
+	// pooled connection the origin had closed.
+	hc, fresh *fasthttp.HostClient
 
 	fails     atomic.Int32
 	oks       atomic.Int32
@@ -120,13 +136,17 @@ func newServer(raw string, cfg Config) (*server, error) {
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "80")
 	}
+	return &server{addr: addr, hc: newHostClient(addr, cfg), fresh: newHostClient(addr, cfg)}, nil
+}
+
+func newHostClient(addr string, cfg Config) *fasthttp.HostClient {
 	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout}
-	hc := &fasthttp.HostClient{
+	return &fasthttp.HostClient{
 		Addr:                          addr,
 		MaxConns:                      cfg.MaxConns,
 		MaxConnWaitTimeout:            cfg.ConnectTimeout,
 		ReadTimeout:                   cfg.HeaderTimeout,
-		MaxIdleConnDuration:           30 * time.Second,
+		MaxIdleConnDuration:           cfg.IdleTimeout,
 		StreamResponseBody:            true,
 		NoDefaultUserAgentHeader:      true,
 		DisableHeaderNamesNormalizing: false,
@@ -136,31 +156,17 @@ func newServer(raw string, cfg Config) (*server, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &deadlineConn{Conn: c, bodyIdle: cfg.BodyTimeout}, nil
+			return newDeadlineConn(c, cfg.BodyTimeout), nil
 		},
-		RetryIfErr: retryStaleConn,
+		RetryIfErr: noRetry,
 	}
-	return &server{addr: addr, hc: hc}, nil
-}
-
-// retryStaleConn retries only a request that found its pooled keep-alive
-// connection closed by the origin, and only when it can be replayed:
-// a timeout is never retried (it would double the wait).
-func retryStaleConn(req *fasthttp.Request, attempts int, err error) (bool, bool) {
-	if attempts > 1 || req.IsBodyStream() {
-		return false, false
-	}
-	if !errors.Is(err, io.EOF) && !errors.Is(err, fasthttp.ErrConnectionClosed) {
-		return false, false
-	}
-	m := req.Header.Method()
-	return false, string(m) == fasthttp.MethodGet || string(m) == fasthttp.MethodHead
 }
 
 // Do sends req to a healthy server and reads the response header into
 // resp; the body streams (resp.BodyStream) when the origin sends one.
 // The caller owns req and resp and must close resp's body stream.
 func (p *Pool) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
+	replay := replayable(req) // before a first attempt consumes a streamed body
 	n := len(p.servers)
 	start := int(p.next.Add(1)) % n
 	var lastErr error
@@ -176,7 +182,7 @@ func (p *Pool) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
 			if len(req.Header.Host()) == 0 { // HTTP/1.0 clients may send none
 				req.Header.SetHost(s.addr)
 			}
-			err := s.hc.Do(req, resp)
+			err := p.send(s, req, resp, replay)
 			if err == nil {
 				s.succeeded()
 				return nil
