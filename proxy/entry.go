@@ -32,7 +32,8 @@ func readBody(resp *fasthttp.Response, limit int64) (body []byte, complete bool,
 	return buf.Bytes(), n <= limit, nil
 }
 
-// newEntry builds the immutable stored form of the fill's response.
+// newEntry builds the immutable stored form of the fill's response,
+// whose body is body, decoded (decodeBody), without Content-Encoding.
 func (f *fill) newEntry(body []byte) *cache.Entry {
 	resp, d := f.resp, &f.d
 	e := &cache.Entry{
@@ -42,11 +43,10 @@ func (f *fill) newEntry(body []byte) *cache.Entry {
 		Born:   f.born,
 	}
 	setTimes(e, d, resp.Header.Peek("Age"), f.now)
-	encoded := len(resp.Header.ContentEncoding()) > 0 &&
-		!bytes.EqualFold(resp.Header.ContentEncoding(), []byte("identity"))
-	// An ESI page is compressed, if ever, after assembly; a fragment only
-	// ever is as part of its page.
-	if !encoded && !d.ESI && !f.fragment {
+	// body is the identity body (decoded by the caller). An ESI page is
+	// compressed, if ever, after assembly; a fragment only ever is as part
+	// of its page.
+	if !d.ESI && !f.fragment {
 		compress(f.g, e, resp.Header.ContentType())
 	}
 	compressed := e.Gzip != nil || e.Brotli != nil
@@ -144,7 +144,8 @@ func revalidated(stale *cache.Entry, resp *fasthttp.Response, d *policy.Decision
 	e.Header = nil
 	updated := map[string][]byte{}
 	for k, v := range resp.Header.All() {
-		if classify(k) == headerKeep {
+		// The stored body is the identity body whatever a 304 says.
+		if classify(k) == headerKeep && !bytes.EqualFold(k, hdrContentEncoding) {
 			updated[string(bytes.ToLower(k))] = v
 		}
 	}

@@ -3,6 +3,8 @@ package proxy
 import (
 	"fmt"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/ramjet-proxy/ramjet/proxy/policy"
 )
 
@@ -50,9 +52,11 @@ func (f *fill) storePrivate() result {
 	return result{entry: e, status: csStoredPrivate, setCookies: cookies}
 }
 
-// body reads the body to store. When it cannot (ok false), instead is the
-// answer: the error, or the response to relay when it is over the size
-// limit, with what was read of it.
+// body reads the body to store, decoded: a stored body is always the
+// identity body (decode.go). When it cannot (ok false), instead is the
+// answer: the error, or the response to relay as it came, with what was
+// read of it, when it is over the size limit or in a coding ramjet cannot
+// undo (a fragment's fails instead: its page cannot use it).
 func (f *fill) body(fwd string) (body []byte, instead result, ok bool) {
 	body, complete, err := readBody(f.resp, f.g.cfg.MaxObjectSize)
 	switch {
@@ -63,7 +67,19 @@ func (f *fill) body(fwd string) (body []byte, instead result, ok bool) {
 		f.p.metrics.notStored.Inc()
 		return nil, result{resp: f.resp, prefix: body, status: missStatus(fwd, "too-large")}, false
 	}
-	return body, result{}, true
+	decoded, err := decodeBody(body, f.resp.Header.ContentEncoding(), f.g.cfg.MaxObjectSize)
+	switch {
+	case err != nil && f.fragment:
+		releaseResponse(f.resp)
+		return nil, result{err: fmt.Errorf("proxy: fill %s: %w", f.key, err)}, false
+	case err != nil:
+		f.p.metrics.notStored.Inc()
+		f.p.log.Info("not stored: body ramjet cannot decode", "key", f.key, "err", err)
+		return nil, result{resp: f.resp, prefix: body, status: missStatus(fwd, "undecodable")}, false
+	}
+	// The stored headers describe the decoded body.
+	f.resp.Header.Del(fasthttp.HeaderContentEncoding)
+	return decoded, result{}, true
 }
 
 // storeRevalidated refreshes the stale copy from a 304: same body, new
