@@ -77,7 +77,7 @@ func (r *request) relayAssembled(resp *fasthttp.Response, status []byte) (bool, 
 		return false, body
 	}
 	body = decoded
-	resp.Header.Del(fasthttp.HeaderContentEncoding)
+	describeDecoded(&resp.Header)
 	now := r.p.cache.Now()
 	f := fill{g: r.g, resp: resp, now: now, d: policy.Decision{ESI: true}}
 	e := f.newEntry(body)

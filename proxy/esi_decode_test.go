@@ -41,6 +41,7 @@ func newCodedOrigin(t *testing.T) *codedOrigin {
 		case "/plain":
 			body = strings.Repeat("<p>plain page</p>", 50)
 			w.Header().Set("Cache-Control", "public, max-age=300")
+			w.Header().Set("ETag", `"p1"`)
 		case "/bomb":
 			body = strings.Repeat("a", 4<<20)
 			w.Header().Set("Cache-Control", "public, max-age=300")
@@ -203,6 +204,8 @@ func TestPageFromACompressingOriginIsStoredDecoded(t *testing.T) {
 		get(t, u)
 		if r := get(t, u); r.cacheStatus != "ramjet; hit" || r.body != want || r.header.Get("Content-Encoding") != "" {
 			t.Fatalf("%s origin, identity client: %q Content-Encoding %q", enc, r.cacheStatus, r.header.Get("Content-Encoding"))
+		} else if etag := r.header.Get("ETag"); etag != `W/"p1"` {
+			t.Fatalf("%s origin: ETag %s on the decoded body, want the origin's made weak", enc, etag)
 		}
 		if r := get(t, u, "Accept-Encoding", "gzip"); r.header.Get("Content-Encoding") != "gzip" || gunzipped(t, r) != want {
 			t.Fatalf("%s origin, gzip client: Content-Encoding %q", enc, r.header.Get("Content-Encoding"))

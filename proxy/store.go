@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/valyala/fasthttp"
@@ -77,9 +78,19 @@ func (f *fill) body(fwd string) (body []byte, instead result, ok bool) {
 		f.p.log.Info("not stored: body ramjet cannot decode", "key", f.key, "err", err)
 		return nil, result{resp: f.resp, prefix: body, status: missStatus(fwd, "undecodable")}, false
 	}
-	// The stored headers describe the decoded body.
-	f.resp.Header.Del(fasthttp.HeaderContentEncoding)
+	describeDecoded(&f.resp.Header)
 	return decoded, result{}, true
+}
+
+// describeDecoded makes an origin's headers describe its body decoded:
+// no Content-Encoding, and when a coding was undone a strong ETag made
+// weak, as it named the coded bytes (nginx's gunzip does the same).
+func describeDecoded(h *fasthttp.ResponseHeader) {
+	coded := countCodings(h.ContentEncoding()) > 0
+	h.Del(fasthttp.HeaderContentEncoding)
+	if etag := h.Peek(fasthttp.HeaderETag); coded && len(etag) > 0 && !bytes.HasPrefix(etag, []byte("W/")) {
+		h.SetBytesV(fasthttp.HeaderETag, weakETag(etag))
+	}
 }
 
 // storeRevalidated refreshes the stale copy from a 304: same body, new
