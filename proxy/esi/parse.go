@@ -115,15 +115,16 @@ func (p *parser) scan(lo, hi int, inComment bool) {
 		}
 		i += j
 		rest := p.body[i:hi]
+		esiOpen := isEsiCommentOpen(rest)
 		switch {
-		case isEsiCommentOpen(rest) && inComment:
-			// Varnish drops a nested opener too; left in, it would open an
-			// HTML comment that hides the rest of the page.
+		case esiOpen && !inComment:
+			i = p.esiComment(i, hi)
+		case esiOpen:
+			// Nested: Varnish drops the opener too; left in, it would open
+			// an HTML comment that hides the rest of the page.
 			p.stats.Malformed++
 			p.drop(i, i+7)
 			i += 7
-		case isEsiCommentOpen(rest):
-			i = p.esiComment(i, hi)
 		case hasPrefixFold(rest, "<!--"):
 			i = p.htmlComment(i, hi)
 		case hasPrefixFold(rest, "<esi:"):
