@@ -74,8 +74,6 @@ const (
 	patCount
 )
 
-var literalPatterns = [patCount]string{patCommentEnd: "-->", patCDATAEnd: "]]>"}
-
 // missRange records that a pattern does not occur in body[from:hi]. One is
 // kept per pattern for the whole body and one for the current <!--esi
 // region; searches in each have a fixed hi and rising from, so the first
@@ -115,6 +113,10 @@ func (p *parser) scan(lo, hi int, inComment bool) {
 		}
 		i += j
 		rest := p.body[i:hi]
+		if plainTag(rest) {
+			i++
+			continue
+		}
 		esiOpen := isEsiCommentOpen(rest)
 		switch {
 		case esiOpen && !inComment:
@@ -135,6 +137,18 @@ func (p *parser) scan(lo, hi int, inComment bool) {
 			i++
 		}
 	}
+}
+
+// plainTag reports cheaply that the '<' starting b starts nothing scan
+// acts on ("<!", "<e", "</e" in any case): most tags of a page.
+func plainTag(b []byte) bool {
+	switch {
+	case len(b) < 2:
+		return true
+	case b[1] == '/':
+		return len(b) < 3 || b[2]|0x20 != 'e'
+	}
+	return b[1] != '!' && b[1]|0x20 != 'e'
 }
 
 // isEsiCommentOpen reports whether b starts with the "<!--esi" opener.
@@ -182,11 +196,10 @@ func (p *parser) find(pat, from, hi int) int {
 	}
 	var at int
 	switch pat {
-	case patCommentEnd, patCDATAEnd:
-		at = bytes.Index(p.body[from:hi], []byte(literalPatterns[pat]))
-		if at >= 0 {
-			at += from
-		}
+	case patCommentEnd:
+		at = indexFrom(p.body[:hi], from, "-->")
+	case patCDATAEnd:
+		at = indexFrom(p.body[:hi], from, "]]>")
 	case patRemove:
 		at, _ = p.findClose("remove", from, hi)
 	case patInline:
@@ -196,6 +209,14 @@ func (p *parser) find(pat, from, hi int) int {
 		*m = missRange{from: from, hi: hi}
 	}
 	return at
+}
+
+// indexFrom is the index of pat in b[from:], counted from the start of b, or -1.
+func indexFrom(b []byte, from int, pat string) int {
+	if at := bytes.Index(b[from:], []byte(pat)); at >= 0 {
+		return from + at
+	}
+	return -1
 }
 
 // findClose finds "</esi:name" ws* ">" in body[from:hi], outside CDATA
