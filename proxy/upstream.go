@@ -72,7 +72,7 @@ func newUpstreamRequest(ctx *fasthttp.RequestCtx, s *site, fill bool, bodyLimit 
 		req.Header.SetMethod(fasthttp.MethodGet)
 		return req
 	}
-	if s.ESI && (req.Header.IsGet() || req.Header.IsHead()) {
+	if s.ESI {
 		// The answer may be an ESI page to assemble: ask only for codings
 		// ramjet can undo.
 		keepDecodableCodings(&req.Header)
