@@ -32,7 +32,8 @@ func readBody(resp *fasthttp.Response, limit int64) (body []byte, complete bool,
 	return buf.Bytes(), n <= limit, nil
 }
 
-// newEntry builds the immutable stored form of the fill's response.
+// newEntry builds the immutable stored form of the fill's response,
+// whose body is body, decoded (decodeBody), without Content-Encoding.
 func (f *fill) newEntry(body []byte) *cache.Entry {
 	resp, d := f.resp, &f.d
 	e := &cache.Entry{
@@ -42,14 +43,13 @@ func (f *fill) newEntry(body []byte) *cache.Entry {
 		Born:   f.born,
 	}
 	setTimes(e, d, resp.Header.Peek("Age"), f.now)
-	encoded := len(resp.Header.ContentEncoding()) > 0 &&
-		!bytes.EqualFold(resp.Header.ContentEncoding(), []byte("identity"))
-	// An ESI page is compressed, if ever, after assembly; a fragment only
-	// ever is as part of its page.
+	// body is the identity body (decoded by the caller). An ESI page is
+	// compressed, if ever, after assembly; a fragment only ever is as part
+	// of its page.
 	switch {
 	case f.bodies != nil: // a 304's refresh keeps what was stored
 		e.Gzip, e.Brotli, e.Doc = f.bodies.Gzip, f.bodies.Brotli, f.bodies.Doc
-	case !encoded && !d.ESI && !f.fragment:
+	case !d.ESI && !f.fragment && !f.asCame:
 		compress(f.g, e, resp.Header.ContentType())
 	}
 	compressed := e.Gzip != nil || e.Brotli != nil

@@ -57,10 +57,10 @@ func wantsESI(h *fasthttp.ResponseHeader) bool {
 }
 
 // relayAssembled answers with an ESI page the cache does not keep (a
-// logged-in user's page, a no-cache page): assembled all the same, so the
-// client never sees markup. It reports false when the body is too large
-// to assemble, with the bytes already read, and the caller streams it as
-// it is.
+// logged-in user's page, a no-cache page): decoded and assembled all the
+// same, so the client never sees markup. It reports false when the body
+// is too large to assemble or in a coding ramjet cannot undo, with the
+// bytes already read, and the caller relays it as it came.
 func (r *request) relayAssembled(resp *fasthttp.Response, status []byte) (bool, []byte) {
 	body, complete, err := readBody(resp, r.g.cfg.MaxObjectSize)
 	switch {
@@ -71,6 +71,13 @@ func (r *request) relayAssembled(resp *fasthttp.Response, status []byte) (bool, 
 	case !complete:
 		return false, body
 	}
+	decoded, err := decodeBody(body, resp.Header.ContentEncoding(), r.g.cfg.MaxObjectSize)
+	if err != nil {
+		r.p.log.Info("ESI page relayed unassembled: body ramjet cannot decode", "uri", string(r.ctx.RequestURI()), "err", err)
+		return false, body
+	}
+	body = decoded
+	describeDecoded(&resp.Header)
 	now := r.p.cache.Now()
 	f := fill{g: r.g, s: r.s, resp: resp, now: now, d: policy.Decision{ESI: true}}
 	e := f.newEntry(body)

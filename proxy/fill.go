@@ -141,6 +141,9 @@ type fill struct {
 	// bodies, when set, is the stored copy whose bodies a revalidated
 	// entry keeps instead of being compressed again.
 	bodies *cache.Entry
+	// asCame: the body is stored in a coding ramjet cannot undo, as it
+	// came (not an ESI page), so it is not compressed again.
+	asCame bool
 }
 
 // run sends the request, applies the purges the answer carries, decides,

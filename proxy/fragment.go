@@ -219,8 +219,9 @@ func (fr *fragment) take(r *request) {
 	}
 }
 
-// fragmentBody reads a relayed fragment whole; one over the size limit
-// (prefix is then what store read of it) fails.
+// fragmentBody reads a relayed fragment whole and decoded; one over the
+// size limit (prefix is then what store read of it), before or after
+// decoding, or in a coding ramjet cannot undo, fails.
 func fragmentBody(resp *fasthttp.Response, prefix []byte, limit int64) ([]byte, error) {
 	defer releaseResponse(resp)
 	if prefix != nil {
@@ -229,6 +230,10 @@ func fragmentBody(resp *fasthttp.Response, prefix []byte, limit int64) ([]byte, 
 	body, complete, err := readBody(resp, limit)
 	if err != nil || !complete {
 		return nil, fmt.Errorf("proxy: esi fragment body: %w", errors.Join(err, fasthttp.ErrBodyTooLarge))
+	}
+	body, err = decodeBody(body, resp.Header.ContentEncoding(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: esi fragment body: %w", err)
 	}
 	return body, nil
 }

@@ -2,17 +2,32 @@ package proxy
 
 import (
 	"bytes"
+	"errors"
 	"io"
 
 	"github.com/valyala/fasthttp"
 )
 
+// errUnreadableESI: an ESI page that could not be assembled (too large,
+// or in a coding ramjet cannot undo) is in a coding the client does not
+// accept either.
+var errUnreadableESI = errors.New("proxy: ESI page in a content coding neither ramjet nor the client can decode")
+
 // relay answers with an upstream response the cache does not keep:
-// assembled when it is an ESI page, else streamed.
+// assembled when it is an ESI page, else streamed. An ESI page that
+// cannot be assembled goes as it came, but only to a client that can
+// read its coding; any other gets 502, never a coding it did not accept.
 func (r *request) relay(resp *fasthttp.Response, prefix, status []byte) {
-	if r.s.ESI && !r.ctx.IsHead() && len(prefix) == 0 && wantsESI(&resp.Header) {
-		var done bool
-		if done, prefix = r.relayAssembled(resp, status); done {
+	if r.s.ESI && !r.ctx.IsHead() && wantsESI(&resp.Header) {
+		if len(prefix) == 0 {
+			var done bool
+			if done, prefix = r.relayAssembled(resp, status); done {
+				return
+			}
+		}
+		if !acceptsCodings(peekCanonical(&r.ctx.Request.Header, "Accept-Encoding"), resp.Header.ContentEncoding()) {
+			releaseResponse(resp)
+			r.p.writeError(r.ctx, errUnreadableESI)
 			return
 		}
 	}

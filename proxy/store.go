@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/valyala/fasthttp"
@@ -52,9 +53,11 @@ func (f *fill) storePrivate() result {
 	return result{entry: e, status: csStoredPrivate, setCookies: cookies}
 }
 
-// body reads the body to store. When it cannot (ok false), instead is the
-// answer: the error, or the response to relay when it is over the size
-// limit, with what was read of it.
+// body reads the body to store, decoded: a stored body is always the
+// identity body (decode.go). When it cannot (ok false), instead is the
+// answer: the error, or the response to relay as it came, with what was
+// read of it, when it is over the size limit or in a coding ramjet cannot
+// undo (a fragment's fails instead: its page cannot use it).
 func (f *fill) body(fwd string) (body []byte, instead result, ok bool) {
 	body, complete, err := readBody(f.resp, f.g.cfg.MaxObjectSize)
 	switch {
@@ -65,7 +68,34 @@ func (f *fill) body(fwd string) (body []byte, instead result, ok bool) {
 		f.p.metrics.notStored.Inc()
 		return nil, result{resp: f.resp, prefix: body, status: missStatus(fwd, "too-large")}, false
 	}
-	return body, result{}, true
+	decoded, err := decodeBody(body, f.resp.Header.ContentEncoding(), f.g.cfg.MaxObjectSize)
+	switch {
+	case err != nil && f.fragment:
+		releaseResponse(f.resp)
+		return nil, result{err: fmt.Errorf("proxy: fill %s: %w", f.key, err)}, false
+	case err != nil && !(f.d.ESI && f.s.ESI):
+		// Nothing in it for ramjet to read: stored as it came, with its
+		// Content-Encoding, as any cache would (RFC 9111 3).
+		f.asCame = true
+		return body, result{}, true
+	case err != nil:
+		f.p.metrics.notStored.Inc()
+		f.p.log.Info("not stored: body ramjet cannot decode", "key", f.key, "err", err)
+		return nil, result{resp: f.resp, prefix: body, status: missStatus(fwd, "undecodable")}, false
+	}
+	describeDecoded(&f.resp.Header)
+	return decoded, result{}, true
+}
+
+// describeDecoded makes an origin's headers describe its body decoded:
+// no Content-Encoding, and when a coding was undone a strong ETag made
+// weak, as it named the coded bytes (nginx's gunzip does the same).
+func describeDecoded(h *fasthttp.ResponseHeader) {
+	coded := countCodings(h.ContentEncoding()) > 0
+	h.Del(fasthttp.HeaderContentEncoding)
+	if etag := h.Peek(fasthttp.HeaderETag); coded && len(etag) > 0 && !bytes.HasPrefix(etag, []byte("W/")) {
+		h.SetBytesV(fasthttp.HeaderETag, weakETag(etag))
+	}
 }
 
 // storeRevalidated refreshes the stale copy from a 304: the stored body

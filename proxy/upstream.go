@@ -87,6 +87,11 @@ func newUpstreamRequest(ctx *fasthttp.RequestCtx, s *site, fill bool, bodyLimit 
 		req.Header.SetMethod(fasthttp.MethodGet)
 		return req
 	}
+	if s.ESI {
+		// The answer may be an ESI page to assemble: ask only for codings
+		// ramjet can undo.
+		keepDecodableCodings(&req.Header)
+	}
 	switch {
 	case ctx.Request.IsBodyStream():
 		var body io.Reader = ctx.RequestBodyStream()

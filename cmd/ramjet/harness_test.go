@@ -169,6 +169,13 @@ type origin struct {
 // are stopped when the test ends.
 func startOrigin(t testing.TB) *origin {
 	t.Helper()
+	return startOriginWith(t, "", "")
+}
+
+// startOriginWith is startOrigin with extra nginx directives for the http
+// block (gzip, …) and the server block (more locations).
+func startOriginWith(t testing.TB, httpExtra, serverExtra string) *origin {
+	t.Helper()
 	dir := t.TempDir()
 	o := &origin{markDir: filepath.Join(dir, "marks")}
 	for _, d := range []string{o.markDir, filepath.Join(dir, "tmp")} {
@@ -181,7 +188,7 @@ func startOrigin(t testing.TB) *origin {
 		t.Fatal(err)
 	}
 	o.fpm = testbed.StartPHPFPM(t, fpmPool(filepath.Join(dir, "tmp")))
-	o.nginx = testbed.StartNginx(t, testbed.NginxConfig{HTTP: nginxHTTP, Server: nginxServer(o.fpm.Addr, params)})
+	o.nginx = testbed.StartNginx(t, testbed.NginxConfig{HTTP: nginxHTTP + httpExtra, Server: nginxServer(o.fpm.Addr, params) + serverExtra})
 	o.URL, o.Addr = o.nginx.URL, o.nginx.Addr
 	o.waitReady(t)
 	return o

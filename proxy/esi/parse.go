@@ -68,6 +68,7 @@ func Parse(body []byte, maxIncludes int) (*Document, Stats) {
 // Closing patterns whose failed searches are remembered.
 const (
 	patCommentEnd = iota // -->
+	patCDATAEnd          // ]]>
 	patRemove            // </esi:remove>
 	patInline            // </esi:inline>
 	patCount
@@ -112,9 +113,20 @@ func (p *parser) scan(lo, hi int, inComment bool) {
 		}
 		i += j
 		rest := p.body[i:hi]
+		if plainTag(rest) {
+			i++
+			continue
+		}
+		esiOpen := isEsiCommentOpen(rest)
 		switch {
-		case !inComment && hasPrefixFold(rest, "<!--esi") && (len(rest) == 7 || isEsiCommentFollow(rest[7])):
+		case esiOpen && !inComment:
 			i = p.esiComment(i, hi)
+		case esiOpen:
+			// Nested: Varnish drops the opener too; left in, it would open
+			// an HTML comment that hides the rest of the page.
+			p.stats.Malformed++
+			p.drop(i, i+7)
+			i += 7
 		case hasPrefixFold(rest, "<!--"):
 			i = p.htmlComment(i, hi)
 		case hasPrefixFold(rest, "<esi:"):
@@ -125,6 +137,23 @@ func (p *parser) scan(lo, hi int, inComment bool) {
 			i++
 		}
 	}
+}
+
+// plainTag reports cheaply that the '<' starting b starts nothing scan
+// acts on ("<!", "<e", "</e" in any case): most tags of a page.
+func plainTag(b []byte) bool {
+	switch {
+	case len(b) < 2:
+		return true
+	case b[1] == '/':
+		return len(b) < 3 || b[2]|0x20 != 'e'
+	}
+	return b[1] != '!' && b[1]|0x20 != 'e'
+}
+
+// isEsiCommentOpen reports whether b starts with the "<!--esi" opener.
+func isEsiCommentOpen(b []byte) bool {
+	return hasPrefixFold(b, "<!--esi") && (len(b) == 7 || isEsiCommentFollow(b[7]))
 }
 
 func isEsiCommentFollow(c byte) bool { return isSpace(c) || c == '<' || c == '-' }
@@ -140,10 +169,13 @@ func (p *parser) htmlComment(i, hi int) int {
 }
 
 // esiComment drops "<!--esi" and "-->" and processes what is between.
+// Without "-->" only the opener is dropped (as Varnish does: left in, it
+// would open an HTML comment that hides the rest of the page).
 func (p *parser) esiComment(i, hi int) int {
 	e := p.find(patCommentEnd, i+7, hi)
 	if e < 0 {
 		p.stats.Malformed++
+		p.drop(i, i+7)
 		return i + 7
 	}
 	p.drop(i, i+7)
@@ -165,10 +197,9 @@ func (p *parser) find(pat, from, hi int) int {
 	var at int
 	switch pat {
 	case patCommentEnd:
-		at = bytes.Index(p.body[from:hi], []byte("-->"))
-		if at >= 0 {
-			at += from
-		}
+		at = indexFrom(p.body[:hi], from, "-->")
+	case patCDATAEnd:
+		at = indexFrom(p.body[:hi], from, "]]>")
 	case patRemove:
 		at, _ = p.findClose("remove", from, hi)
 	case patInline:
@@ -180,7 +211,21 @@ func (p *parser) find(pat, from, hi int) int {
 	return at
 }
 
-// findClose finds "</esi:name" ws* ">" in body[from:hi]: its start and end.
+// indexFrom is the index of pat in b[from:], counted from the start of b, or -1.
+func indexFrom(b []byte, from int, pat string) int {
+	if at := bytes.Index(b[from:], []byte(pat)); at >= 0 {
+		return from + at
+	}
+	return -1
+}
+
+// findClose finds "</esi:name" ws* ">" in body[from:hi], outside CDATA
+// sections (a closer inside one is text: Varnish's parser skips CDATA
+// whole): its start and end. A CDATA section without "]]>" runs to hi.
+//
+// The search is for the block that starts at from, so a remembered miss
+// (find) also answers for later blocks of the region, even one that
+// starts inside a section this search skipped.
 func (p *parser) findClose(name string, from, hi int) (int, int) {
 	for i := from; i < hi; {
 		j := bytes.IndexByte(p.body[i:hi], '<')
@@ -188,6 +233,14 @@ func (p *parser) findClose(name string, from, hi int) (int, int) {
 			return -1, -1
 		}
 		i += j
+		if bytes.HasPrefix(p.body[i:hi], []byte(cdataOpen)) {
+			e := p.find(patCDATAEnd, i+len(cdataOpen), hi)
+			if e < 0 {
+				return -1, -1
+			}
+			i = e + 3
+			continue
+		}
 		if end := p.closeTag(name, i, hi); end > 0 {
 			return i, end
 		}
@@ -195,6 +248,8 @@ func (p *parser) findClose(name string, from, hi int) (int, int) {
 	}
 	return -1, -1
 }
+
+const cdataOpen = "<![CDATA["
 
 // closeTag returns the end of "</esi:name" ws* ">" at i, or -1.
 func (p *parser) closeTag(name string, i, hi int) int {
@@ -223,10 +278,27 @@ func (p *parser) strayClose(i, hi int) int {
 		k++
 	}
 	if k == i+6 || k >= hi || p.body[k] != '>' {
-		return k // passed through as literal
+		return p.dropBroken(i, k, hi)
 	}
 	p.drop(i, k+1)
 	return k + 1
+}
+
+// dropBroken drops a tag at i that could not be parsed, the scanner
+// having given up at stop: through the next '>' (Varnish drops a broken
+// tag up to there), but never past the next '<', which may start a good
+// tag (Varnish would drop that too), and to hi when there is neither (a
+// body that ends inside a tag). It returns where scanning resumes.
+func (p *parser) dropBroken(i, stop, hi int) int {
+	end := hi
+	if k := bytes.IndexAny(p.body[stop:hi], "<>"); k >= 0 {
+		end = stop + k
+		if p.body[end] == '>' {
+			end++
+		}
+	}
+	p.drop(i, end)
+	return end
 }
 
 // element handles a tag starting with "<esi:" at i.
@@ -234,7 +306,7 @@ func (p *parser) element(i, hi int) int {
 	t, ok, stop := p.parseTag(i, hi)
 	if !ok {
 		p.stats.Malformed++
-		return stop // literal up to stop
+		return p.dropBroken(i, stop, hi)
 	}
 	switch t.name {
 	case "include":
@@ -308,10 +380,11 @@ func (p *parser) inline(i, hi int, t *tag) int {
 	}
 	name := decodeAttr(t.attr[attrName])
 	if name == "" || p.doc.Includes >= p.max {
+		// The body stays, as markup: scanning resumes in it, and its
+		// closer is then a stray one.
 		p.stats.Malformed++
 		p.drop(i, bodyStart)
-		p.drop(bodyEnd, end) // the body stays literal
-		return end
+		return bodyStart
 	}
 	p.drop(i, end)
 	p.addInclude(&Include{

@@ -85,27 +85,45 @@ func TestParse(t *testing.T) {
 		{"inline self-closed", `a<esi:inline name='/frag'/>b`, "a{/frag:||}b", 1, 0},
 		{"not esi", `<esix:include src="/f"/><esi-x>`, `<esix:include src="/f"/><esi-x>`, 0, 0},
 
-		// Malformed.
+		// CDATA sections.
+		{"cdata hides a closer inside remove", "a<esi:remove><![CDATA[ x </esi:remove> y ]]>z</esi:remove>b", "ab", 0, 0},
+		{"cdata in remove, closer after it", "a<esi:remove><![CDATA[x]]></esi:remove>b", "ab", 0, 0},
+		{"unterminated cdata in remove keeps content", "a<esi:remove>x<![CDATA[y</esi:remove>b", "ax<![CDATA[yb", 0, 2},
+		{"cdata hides a closer inside inline", `a<esi:inline name="/n"><![CDATA[</esi:inline>]]></esi:inline>b`, "a{/n:<![CDATA[</esi:inline>]]>||}b", 1, 0},
+		{"markup in cdata outside remove is processed", `a<![CDATA[<esi:include src="/f"/>]]>b`, "a<![CDATA[[/f|]]]>b", 1, 0},
+
+		// Malformed: broken tags are dropped through the next '>', never
+		// past the next '<', to the end when the body ends inside them.
 		{"missing src dropped", `a<esi:include alt="/g"/>b`, "ab", 0, 1},
 		{"empty src dropped", `a<esi:include src="  "/>b`, "ab", 0, 1},
-		{"unterminated tag at end", `a<esi:include src="/f"`, `a<esi:include src="/f"`, 0, 1},
-		{"unterminated quote stops at <", `a<esi:include src="/f <p>b</p><esi:include src="/g"/>`, `a<esi:include src="/f <p>b</p>[/g|]`, 1, 1},
-		{"< inside tag", `a<esi:include src="/f" <esi:include src="/g"/>`, `a<esi:include src="/f" [/g|]`, 1, 1},
-		{"stray slash", `a<esi:include src="/f" / x>b`, `a<esi:include src="/f" / x>b`, 0, 1},
-		{"no element name", `a<esi: src="/f"/>b`, `a<esi: src="/f"/>b`, 0, 1},
+		{"src without value dropped", `a<esi:include src />b`, "ab", 0, 1},
+		{"src= with nothing dropped", `a<esi:include src=>b`, "ab", 0, 1},
+		{"unquoted values", `a<esi:include src=/f?a=1&amp;b=2 alt=/g onerror=continue>b`, "a[/f?a=1&b=2|/g|continue]b", 1, 0},
+		{"unquoted value with quotes inside", `a<esi:include src=/f?q="x"/>b`, `a[/f?q="x"|]b`, 1, 0},
+		{"body ends inside the tag", `a<esi:include src="/f"`, "a", 0, 1},
+		{"body ends inside the name", `a<esi:incl`, "a", 0, 1},
+		{"body ends inside a value", `a<esi:include src="/f`, "a", 0, 1},
+		{"body ends inside a stray close", "a</esi:remove b", "a", 0, 1},
+		{"unterminated quote stops at <", `a<esi:include src="/f <p>b</p><esi:include src="/g"/>`, `a<p>b</p>[/g|]`, 1, 1},
+		{"< inside tag", `a<esi:include src="/f" <esi:include src="/g"/>`, `a[/g|]`, 1, 1},
+		{"stray slash", `a<esi:include src="/f" / x>b`, `ab`, 0, 1},
+		{"garbage attributes", `a<esi:include src=/f ==="" "x" />b`, `ab`, 0, 1},
+		{"no element name", `a<esi: src="/f"/>b`, `ab`, 0, 1},
+		{"no element name, stray close", `a</esi:>b`, `ab`, 0, 1},
 		{"unknown element dropped, content kept", `<esi:try><esi:attempt>x</esi:attempt></esi:try>`, "x", 0, 4},
+		{"unknown element with attributes", `a<esi:vars name="x">y</esi:vars>b`, "ayb", 0, 2},
+		{"broken unknown element", `a<esi:foo bar="1>c</esi:foo>b`, "ab", 0, 2},
 		{"stray close dropped", "a</esi:remove>b</esi:include >c", "abc", 0, 2},
-		{"stray close unterminated", "a</esi:remove b", "a</esi:remove b", 0, 1},
 		{"unterminated remove keeps content", "a<esi:remove>b<esi:remove>c", "abc", 0, 2},
 		{"nested remove", "a<esi:remove>x<esi:remove>y</esi:remove>z</esi:remove>b", "azb", 0, 2},
 		{"unterminated inline keeps content", `a<esi:inline name="/n">b`, "ab", 0, 1},
-		{"inline without name keeps body", `a<esi:inline>b</esi:inline>c`, "abc", 0, 1},
-		{"unterminated esi comment", `a<!--esi <esi:include src="/f"/>`, "a<!--esi [/f|]", 1, 1},
-		{"esi comment inside esi comment", "<!--esi a<!--esi b-->c", " a<!--esi bc", 0, 0},
-		{"huge attribute", `a<esi:include src="` + strings.Repeat("x", 9000) + `"/>b`,
-			`a<esi:include src="` + strings.Repeat("x", 9000) + `"/>b`, 0, 1},
+		{"inline without name keeps body as markup", `a<esi:inline><esi:include src="/f"/></esi:inline>c`, "a[/f|]c", 1, 2},
+		{"unterminated esi comment drops the opener", `a<!--esi <esi:include src="/f"/>`, "a [/f|]", 1, 1},
+		{"esi comment inside esi comment", "<!--esi a<!--esi b-->c", " a bc", 0, 1},
+		{"huge attribute", `a<esi:include src="` + strings.Repeat("x", 9000) + `"/>b`, `ab`, 0, 1},
+		{"huge tag", `a<esi:include src="/f"` + strings.Repeat(` x="y"`, 3000) + `/>b`, `ab`, 0, 1},
 		{"too many includes", strings.Repeat(`<esi:include src="/f"/>`, 5), "[/f|][/f|][/f|]", 3, 2},
-		{"too many inlines keep body", strings.Repeat(`<esi:inline name="/n">b</esi:inline>`, 4), "{/n:b||}{/n:b||}{/n:b||}b", 3, 1},
+		{"too many inlines keep body", strings.Repeat(`<esi:inline name="/n">b</esi:inline>`, 4), "{/n:b||}{/n:b||}{/n:b||}b", 3, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,6 +158,11 @@ func TestParseIsLinear(t *testing.T) {
 		"unterminated esi comment": `<!--esi `,
 		"attribute names":          `<esi:include aaaaaaaaaaaaaaa`,
 		"stray closes":             `</esi:remove `,
+		"broken tags before a '>'": `<esi:include src="x" ! `,
+		"removes with cdata":       `<esi:remove><![CDATA[`,
+		"cdata with removes":       `<![CDATA[<esi:remove>]]>`,
+		"inlines with cdata":       `<esi:inline name=a><![CDATA[ ]]>`,
+		"nested esi comments":      `<!--esi <!--esi `,
 	}
 	for name, unit := range attacks {
 		t.Run(name, func(t *testing.T) {
@@ -174,6 +197,8 @@ func FuzzParse(f *testing.F) {
 		"<esi:remove>x</esi:remove>", "<!--esi <esi:include src=/x/> -->", `<esi:comment text="c"/>`,
 		`<esi:inline name="/n">b</esi:inline>`, "<esi:include src=\"", "<esi:remove><esi:remove></esi:remove>",
 		"</esi:include>", "<!--esi", "<!-- <esi:include src=/a/>",
+		"<esi:remove><![CDATA[</esi:remove>]]></esi:remove>", "<![CDATA[<esi:include src=/a/>]]>",
+		`<esi:include src="/a" <esi:include src=/b/>`, "<esi:foo x=1>y</esi:foo>", "<!--esi <!--esi x-->",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), 3)
@@ -211,5 +236,31 @@ func FuzzParse(f *testing.F) {
 		if !HasMarkup(body) && !bytes.Equal(lit, body) {
 			t.Fatalf("body without markup changed:\n%q\n%q", body, lit)
 		}
+		for _, s := range doc.Segments {
+			if at := markupOutsideComments(s.Literal); at >= 0 {
+				t.Fatalf("markup left in a literal segment at %d: %q (body %q)", at, s.Literal, body)
+			}
+		}
 	})
+}
+
+// markupOutsideComments returns where b has ESI markup that is not inside
+// an HTML comment (which Parse leaves as text), or -1: a literal segment
+// must have none, whatever was wrong with the markup in the body.
+func markupOutsideComments(b []byte) int {
+	for i := 0; i < len(b); i++ {
+		r := b[i:]
+		switch {
+		case r[0] != '<':
+		case isEsiCommentOpen(r), hasPrefixFold(r, "<esi:"), hasPrefixFold(r, "</esi:"):
+			return i
+		case hasPrefixFold(r, "<!--"):
+			e := bytes.Index(r[4:], []byte("-->"))
+			if e < 0 {
+				return -1
+			}
+			i += 4 + e + 2
+		}
+	}
+	return -1
 }

@@ -15,6 +15,7 @@
 //   status=N    response status
 //   sleep_ms=N  wait before answering
 //   m=MARKUP    appended after the fragment's marker
+//   enc=gzip    the script gzips its own output, whatever the request accepts
 //
 // Body: [frag name=N id=<unique> user=<cookie user> auth=<Authorization,
 // spaces as _> get=k=v;...] then m.
@@ -71,4 +72,9 @@ foreach ($get as $k => $v) {
         $kv[] = "$k=$v";
     }
 }
-echo '[frag name=' . ($p['name'] ?? 'frag') . " id=$id user=$user auth=$auth get=" . implode(';', $kv) . ']' . ($p['m'] ?? '');
+$out = '[frag name=' . ($p['name'] ?? 'frag') . " id=$id user=$user auth=$auth get=" . implode(';', $kv) . ']' . ($p['m'] ?? '');
+if (($p['enc'] ?? '') === 'gzip') {
+    header('Content-Encoding: gzip');
+    $out = gzencode($out);
+}
+echo $out;

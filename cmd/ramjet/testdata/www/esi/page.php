@@ -12,9 +12,17 @@
 //   gen=KIND   generated markup after m9: longattr, longtag
 //   tag=T      X-LiteSpeed-Tag: T
 //   pad=N      padding bytes (default 30000)
+//   tail=M     written after the page's end: the body ends with M
+//   enc=gzip   the script gzips its own output (Content-Encoding: gzip),
+//              whatever the request accepts
+//   zc=1       zlib.output_compression on: PHP gzips the output when the
+//              request accepts gzip
 //
 // Body: "id: <unique>" and "user: <cookie user>" lines, a blank line, HTML.
 
+if (!empty($_GET['zc'])) {
+    ini_set('zlib.output_compression', 'On');
+}
 $id = bin2hex(random_bytes(8)) . '-' . hrtime(true);
 $user = $_COOKIE['user'] ?? '-';
 
@@ -63,5 +71,9 @@ case 'longtag':
 $pad = isset($_GET['pad']) ? (int)$_GET['pad'] : 30000;
 $line = "<p>the quick brown fox jumps over the lazy dog 0123456789</p>\n";
 $out .= str_repeat($line, intdiv($pad, strlen($line)) + 1);
-$out .= "<p>page-end</p></body></html>\n";
+$out .= "<p>page-end</p></body></html>\n" . ($_GET['tail'] ?? '');
+if (($_GET['enc'] ?? '') === 'gzip') {
+    header('Content-Encoding: gzip');
+    $out = gzencode($out);
+}
 echo $out;
