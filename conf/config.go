@@ -1,8 +1,11 @@
 package conf
 
 import (
+	"fmt"
 	"log/slog"
+	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -200,6 +203,25 @@ type Host struct {
 	// Compare them with the request's Host lower-cased and without port.
 	Names []string `yaml:"names"`
 	Site  `yaml:",inline"`
+	// AdminToken (or AdminTokenFile, a file holding it) lets whoever has
+	// it purge this site only, through the admin API: what the site's
+	// WordPress plugin is given instead of admin.token.
+	AdminToken     string `yaml:"admin_token"`
+	AdminTokenFile string `yaml:"admin_token_file"`
+}
+
+// SiteToken is the host's admin token: AdminToken, or the first line of
+// AdminTokenFile; "" when it has none.
+func (h *Host) SiteToken() (string, error) {
+	if h.AdminTokenFile == "" {
+		return h.AdminToken, nil
+	}
+	b, err := os.ReadFile(h.AdminTokenFile)
+	if err != nil {
+		return "", fmt.Errorf("admin token file: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimSpace(line), nil
 }
 
 // Default returns the built-in configuration; it passes Validate.

@@ -67,11 +67,43 @@ func (p *problems) patterns(path string, list, base []string, inherited bool, ba
 // settings.
 func (c *Config) validateHosts(p *problems) {
 	seen := map[string]string{} // name -> path where first listed
+	tokens := map[string]string{}
+	if c.Admin.Token != "" {
+		tokens[c.Admin.Token] = "admin.token"
+	}
 	for i := range c.Hosts {
 		h := &c.Hosts[i]
 		hp := "hosts[" + strconv.Itoa(i) + "]"
 		p.hostNames(hp, h.Names, seen)
 		h.Site.validate(p, hp, &c.Defaults)
+		h.validateToken(p, hp, tokens)
+	}
+}
+
+// validateToken checks a host's admin token: from one source, without
+// white space or control characters, and not anyone else's (a token must
+// name one scope).
+func (h *Host) validateToken(p *problems, path string, tokens map[string]string) {
+	if h.AdminToken != "" && h.AdminTokenFile != "" {
+		p.add(path+".admin_token_file", "give admin_token or admin_token_file, not both")
+		return
+	}
+	tp := path + ".admin_token"
+	if h.AdminTokenFile != "" {
+		tp += "_file"
+	}
+	tok, err := h.SiteToken()
+	switch {
+	case err != nil:
+		p.add(tp, err.Error())
+	case h.AdminTokenFile != "" && tok == "":
+		p.add(tp, "the file holds no token")
+	case strings.ContainsFunc(tok, isSpaceOrCtl):
+		p.add(tp, "must not contain white space or control characters")
+	case tok != "" && tokens[tok] != "":
+		p.add(tp, "the same token as "+tokens[tok]+": a token names one site")
+	case tok != "":
+		tokens[tok] = tp
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,6 +115,9 @@ type site struct {
 	varyCookies []string
 	hsts        []byte // HSTS, kept as bytes for the hit path
 	targeted    string // Config.Targeted: the field addressed to ramjet alone
+	// scope names the site's purge namespace (scope.go); "" for the
+	// default site, whose every host is a scope of its own.
+	scope string
 }
 
 // classify is classify with the field addressed to ramjet alone counted
@@ -173,7 +177,7 @@ func newRouter(cfg Config) (*router, error) {
 	var errs []error
 	for _, s := range cfg.Sites {
 		cs := compileSite(s)
-		cs.targeted = cfg.Targeted
+		cs.targeted, cs.scope = cfg.Targeted, siteScope(s.Names)
 		for _, n := range s.Names {
 			n = strings.ToLower(n)
 			if suf, ok := strings.CutPrefix(n, "*"); ok {
@@ -187,6 +191,27 @@ func newRouter(cfg Config) (*router, error) {
 		}
 	}
 	return r, errors.Join(errs...)
+}
+
+// namesOf lists the host names a site answers to, lower case, as cache
+// keys hold them: every exact name of the configured site whose scope is
+// site, plus host as given (it may carry a port, or match a wildcard
+// name), or host alone for a host no entry names.
+func (r *router) namesOf(site, host string) []string {
+	host = strings.ToLower(host)
+	var names []string
+	for name, s := range r.exact {
+		if s.scope == site {
+			names = append(names, name)
+		}
+	}
+	if host != "" && !slices.Contains(names, host) {
+		names = append(names, host)
+	}
+	if len(names) == 0 {
+		names = append(names, site) // a host no entry names is its own scope
+	}
+	return names
 }
 
 // route returns the site of a Host header value; it does not allocate.

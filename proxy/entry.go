@@ -39,7 +39,7 @@ func (f *fill) newEntry(body []byte) *cache.Entry {
 	e := &cache.Entry{
 		Status: resp.StatusCode(),
 		Body:   body,
-		Tags:   d.Tags,
+		Tags:   scopedTags(f.scope, d.Tags),
 		Born:   f.born,
 	}
 	setTimes(e, d, resp.Header.Peek("Age"), f.now)

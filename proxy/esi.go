@@ -147,7 +147,7 @@ var gzipBufs = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return 
 // storeInlines keeps the bodies of a page's <esi:inline> blocks as the
 // fragments of their names (LiteSpeed), so later includes of the name hit.
 // Only public blocks with a lifetime in their cache-control are kept.
-func (p *Proxy) storeInlines(g *generation, pageKey string, e *cache.Entry, now int64) {
+func (p *Proxy) storeInlines(g *generation, pageKey, scope string, e *cache.Entry, now int64) {
 	doc, ok := e.Doc.(*esi.Document)
 	if !ok {
 		return
@@ -173,7 +173,7 @@ func (p *Proxy) storeInlines(g *generation, pageKey string, e *cache.Entry, now 
 		f := &cache.Entry{Status: 200, Body: inc.Inline, Stored: now, Born: e.Born,
 			FreshUntil: now + int64(ttl)*int64(time.Second)}
 		f.StaleUntil, f.ErrorUntil = f.FreshUntil, f.FreshUntil
-		f.Tags = policy.AppendTags(nil, []byte(inc.CacheTag))
+		f.Tags = scopedTags(scope, policy.AppendTags(nil, []byte(inc.CacheTag)))
 		p.cache.Insert(p.cache.Hash(key), string(key), cache.VarySpec{}, f)
 	}
 }

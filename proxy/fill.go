@@ -105,7 +105,8 @@ func (r *request) fetch(key string) result {
 	req := r.upstreamRequest()
 	defer fasthttp.ReleaseRequest(req)
 	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.stale, fwd: r.fwd,
-		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private}
+		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private,
+		scope: scopeOf(r.s, r.header().Host())}
 	res := f.run()
 	switch {
 	case res.staleOnError:
@@ -134,6 +135,9 @@ type fill struct {
 	fragment bool
 	// private: the include asked for a private copy; never shared.
 	private bool
+	// scope is the answering site's purge namespace (scope.go): its
+	// entries' tags live there, its response purges act there.
+	scope string
 
 	resp      *fasthttp.Response // set by run
 	born, now int64
@@ -167,7 +171,7 @@ func (f *fill) run() result {
 		}
 		return result{err: err}
 	}
-	f.p.applyResponsePurges(&f.resp.Header, f.req.Header.Host(), f.born-1, f.id)
+	f.p.applyResponsePurges(&f.resp.Header, responsePurge{host: f.req.Header.Host(), scope: f.scope, born: f.born - 1, id: f.id})
 	code := f.resp.StatusCode()
 	switch {
 	case f.stale != nil && code >= 500 && f.stale.ServableOnError(f.now):

@@ -22,7 +22,7 @@ func (r *request) forward() verdict {
 		r.res.err = err
 		return answered
 	}
-	r.p.applyResponsePurges(&resp.Header, ctx.Host(), 0, r.identity())
+	r.p.applyResponsePurges(&resp.Header, responsePurge{host: ctx.Host(), scope: scopeOf(r.s, ctx.Host()), id: r.identity()})
 	r.invalidateAfter(resp.StatusCode())
 	r.res = result{resp: resp, status: r.pass}
 	return answered

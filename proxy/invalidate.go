@@ -4,12 +4,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/purge"
 )
 
-// Purge applies one purge command to the cache; it implements
-// purge.Invalidator. Private commands touch nothing yet: private entries
-// are not cached until the ESI issue brings the private cache.
+// Purge applies one purge command to the caches; it implements
+// purge.Invalidator. A command with a Site touches only that site's pages
+// (scope.go); one without is the operator's and touches every site.
 func (p *Proxy) Purge(cmd purge.Command) purge.Result {
 	if cmd.Private {
 		return p.purgePrivate(cmd)
@@ -25,24 +26,51 @@ func (p *Proxy) purgePublic(cmd purge.Command) purge.Result {
 	var r purge.Result
 	for _, t := range cmd.Targets {
 		switch t.Kind {
-		case purge.KindTag:
-			if p.cache.PurgeTag(t.Value, t.Soft, cmd.Before) {
-				r.Tags++
-			}
-		case purge.KindTagPrefix:
-			r.Tags += p.cache.PurgeTagsMatching(func(tag string) bool { return strings.HasPrefix(tag, t.Value) }, t.Soft, cmd.Before)
-		case purge.KindTagSuffix:
-			r.Tags += p.cache.PurgeTagsMatching(func(tag string) bool { return strings.HasSuffix(tag, t.Value) }, t.Soft, cmd.Before)
+		case purge.KindTag, purge.KindTagPrefix, purge.KindTagSuffix:
+			r.Tags += purgeTags(p.cache, cmd.Site, t, cmd.Before)
 		case purge.KindURL:
-			r.URLs += p.purgeURL(cmd.Host, t.Value, t.Soft)
+			r.URLs += p.purgeURL(cmd, t.Value, t.Soft)
 		case purge.KindPrefix:
-			r.Prefixes += p.purgePrefix(cmd.Host, t.Value, t.Soft)
+			r.Prefixes += p.purgePrefix(cmd, t.Value, t.Soft)
 		case purge.KindAll:
-			p.cache.PurgeAll(t.Soft, cmd.Before)
+			purgeAll(p.cache, cmd.Site, t.Soft, cmd.Before)
 			r.All = true
 		}
 	}
 	return r
+}
+
+// purgeTags purges a tag target within site ("" every site) on c: an
+// exact tag of one site in O(1), the rest by a scan of the tag index.
+func purgeTags(c *cache.Cache, site string, t purge.Target, before int64) int {
+	if t.Kind == purge.KindTag && site != "" {
+		if c.PurgeTag(scopedTag(site, t.Value), t.Soft, before) {
+			return 1
+		}
+		return 0
+	}
+	return c.PurgeTagsMatching(func(stored string) bool {
+		scope, tag, ok := strings.Cut(stored, "\x00")
+		if !ok || site != "" && scope != site {
+			return false
+		}
+		switch t.Kind {
+		case purge.KindTagPrefix:
+			return strings.HasPrefix(tag, t.Value)
+		case purge.KindTagSuffix:
+			return strings.HasSuffix(tag, t.Value)
+		}
+		return tag == t.Value
+	}, t.Soft, before)
+}
+
+// purgeAll purges everything of site ("" every site) on c.
+func purgeAll(c *cache.Cache, site string, soft bool, before int64) {
+	if site == "" {
+		c.PurgeAll(soft, before)
+		return
+	}
+	c.PurgeTag(siteAll(site), soft, before)
 }
 
 // purgePrivate applies "private, …" to one user's private entries: their
@@ -70,62 +98,94 @@ func (p *Proxy) purgePrivate(cmd purge.Command) purge.Result {
 }
 
 // purgePrivateCopies applies a public purge to the private cache too:
-// "public:" tags of private entries, everything, and URLs.
+// "public:" tags of private entries, everything, and URLs, in the same
+// scope.
 func (p *Proxy) purgePrivateCopies(cmd purge.Command) {
 	for _, t := range cmd.Targets {
 		switch t.Kind {
-		case purge.KindTag:
-			p.private.PurgeTag(t.Value, t.Soft, cmd.Before)
+		case purge.KindTag, purge.KindTagPrefix, purge.KindTagSuffix:
+			purgeTags(p.private, cmd.Site, t, cmd.Before)
 		case purge.KindAll:
-			p.private.PurgeAll(t.Soft, cmd.Before)
+			purgeAll(p.private, cmd.Site, t.Soft, cmd.Before)
 		case purge.KindURL, purge.KindPrefix:
-			_, path, query := splitURL(cmd.Host, t.Value)
+			host, path, query := splitURL(cmd.Host, t.Value)
 			exact := t.Kind == purge.KindURL
 			want := string(appendPath(nil, []byte(path)))
 			if exact {
 				want = p.pathKey(path, query)
 			}
+			in := p.hostsIn(cmd.Site, host)
 			p.private.PurgeKeys(func(key string) bool {
-				k, _ := keyPathOf(key[strings.IndexByte(key, '|')+1:])
-				return k == want || !exact && strings.HasPrefix(k, want)
+				k, h := keyPathOf(key[strings.IndexByte(key, '|')+1:])
+				return in(h) && (k == want || !exact && strings.HasPrefix(k, want))
 			}, t.Soft)
 		}
 	}
 }
 
-// purgeURL purges every variant of one URL, under both schemes. A path
-// without a host purges it on every host.
-func (p *Proxy) purgeURL(host, raw string, soft bool) int {
-	host, path, query := splitURL(host, raw)
-	if host == "" {
+// hostsIn returns the test a key's host passes to be purged by a command
+// of site for host: any host of the site (site set), else host (if
+// given), else any.
+func (p *Proxy) hostsIn(site, host string) func(keyHost string) bool {
+	r := p.gen.Load().router
+	host = strings.ToLower(string(stripPort([]byte(host))))
+	switch {
+	case site != "":
+		return func(h string) bool { return scopeOf(r.route([]byte(h)), []byte(h)) == site }
+	case host != "":
+		return func(h string) bool { return string(stripPort([]byte(h))) == host }
+	}
+	return func(string) bool { return true }
+}
+
+// purgeURL purges every variant of one URL, under both schemes: for a
+// site, on every host name of the site (a URL of another site purges
+// nothing); for the operator, on its host, or on every host when it names
+// none.
+func (p *Proxy) purgeURL(cmd purge.Command, raw string, soft bool) int {
+	host, path, query := splitURL(cmd.Host, raw)
+	router := p.gen.Load().router
+	hosts := []string{host}
+	switch {
+	case cmd.Site != "":
+		if host != "" && scopeOf(router.route([]byte(host)), []byte(host)) != cmd.Site {
+			return 0
+		}
+		hosts = router.namesOf(cmd.Site, host)
+	case host == "":
 		want := p.pathKey(path, query)
 		return p.cache.PurgeKeys(func(key string) bool {
 			k, _ := keyPathOf(key)
 			return k == want
 		}, soft)
 	}
-	s := p.gen.Load().router.route([]byte(host))
 	n := 0
 	var key []byte
 	var params [][]byte
-	for _, scheme := range [][]byte{schemeHTTP, schemeHTTPS} {
-		key = appendKey(key[:0], &params, &target{scheme, []byte(host), []byte(path), []byte(query)}, s.drop)
-		if p.cache.PurgeKey(p.cache.Hash(key), key, soft) {
-			n++
+	for _, h := range hosts {
+		s := router.route([]byte(h))
+		for _, scheme := range [][]byte{schemeHTTP, schemeHTTPS} {
+			key = appendKey(key[:0], &params, &target{scheme, []byte(h), []byte(path), []byte(query)}, s.drop)
+			if p.cache.PurgeKey(p.cache.Hash(key), key, soft) {
+				n++
+			}
 		}
 	}
 	return n
 }
 
-// purgePrefix purges every URL starting with a prefix ("/blog/" on one
-// host, or on every host when no host is known).
-func (p *Proxy) purgePrefix(host, raw string, soft bool) int {
-	host, path, _ := splitURL(host, raw)
+// purgePrefix purges every URL starting with a prefix ("/blog/"): on the
+// site's hosts, on the given host, or (operator, no host) everywhere.
+func (p *Proxy) purgePrefix(cmd purge.Command, raw string, soft bool) int {
+	host, path, _ := splitURL(cmd.Host, raw)
 	prefix := string(appendPath(nil, []byte(path)))
-	host = strings.ToLower(string(stripPort([]byte(host))))
+	in := p.hostsIn(cmd.Site, host)
+	if cmd.Site != "" && host != "" && !in(host) {
+		return 0 // another site's prefix
+	}
 	return p.cache.PurgeKeys(func(key string) bool {
 		k, h := keyPathOf(key)
-		return (host == "" || string(stripPort([]byte(h))) == host) && strings.HasPrefix(k, prefix)
+		return in(h) && strings.HasPrefix(k, prefix)
 	}, soft)
 }
 

@@ -19,22 +19,27 @@ func appendPrivateKey(dst []byte, id uint64, key []byte) []byte {
 
 // privateTags maps a private response's tags into its owner's namespace,
 // so that "private, tag=x" from one user purges only their copies; a
-// "public:" tag stays public, so public purges reach the private copies
-// too (LSCache). Every private entry also carries its owner's "*" tag.
-func privateTags(id uint64, tags []string) []string {
-	prefix := strconv.FormatUint(id, 16) + "\x00"
-	out := make([]string, 0, len(tags)+1)
+// "public:" tag stays public (in its site's namespace), so the site's
+// public purges reach the private copies too (LSCache). Every private
+// entry also carries its owner's "*" and its site's all-tag.
+func privateTags(id uint64, scope string, tags []string) []string {
+	prefix := strconv.FormatUint(id, 16) + userSep
+	out := make([]string, 0, len(tags)+2)
 	for _, t := range tags {
 		if pub, ok := bytes.CutPrefix([]byte(t), []byte("public:")); ok {
-			out = append(out, string(pub))
+			out = append(out, scopedTag(scope, string(pub)))
 			continue
 		}
 		out = append(out, prefix+t)
 	}
-	return append(out, prefix+"*")
+	return append(out, prefix+"*", siteAll(scope))
 }
 
 // privateTag is the namespaced name of one user's tag.
 func privateTag(id uint64, tag string) string {
-	return strconv.FormatUint(id, 16) + "\x00" + tag
+	return strconv.FormatUint(id, 16) + userSep + tag
 }
+
+// userSep separates a user's identity from a tag: not the site separator,
+// so that a site's tag purges never read a user's namespace as a site.
+const userSep = "\x01"

@@ -36,7 +36,7 @@ func (p *Proxy) purgeMethod(ctx *fasthttp.RequestCtx, g *generation) {
 		return
 	}
 	soft := string(ctx.Method()) == "REFRESH"
-	cmd := purge.Command{Host: string(ctx.Host())}
+	cmd := purge.Command{Host: string(ctx.Host()), Site: scopeOf(g.router.route(ctx.Host()), ctx.Host())}
 	for _, name := range purgeRequestHeaders {
 		if v := ctx.Request.Header.Peek(name); len(v) > 0 {
 			cmd.Targets = append(cmd.Targets, purge.ParseKeys(v, soft).Targets...)

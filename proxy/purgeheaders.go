@@ -32,11 +32,23 @@ var (
 	keysPurgeHeaders = []string{"Cache-Group-Invalidation"}
 )
 
+// responsePurge is where the purges a response carries apply: the
+// answering host and its site's scope (never wider: a site purges only
+// its own pages), entries whose fill began before born (0: now), and the
+// client whose private entries "private, …" means.
+type responsePurge struct {
+	host  []byte
+	scope string
+	born  int64
+	id    uint64
+}
+
 // applyResponsePurges runs the purges an origin response asks for,
 // before the response itself is stored. They reach entries whose fill
 // began before born (the fill that got this response), never the response
-// itself. born 0 means now.
-func (p *Proxy) applyResponsePurges(h *fasthttp.ResponseHeader, host []byte, born int64, id uint64) {
+// itself.
+func (p *Proxy) applyResponsePurges(h *fasthttp.ResponseHeader, at responsePurge) {
+	host, born, id := at.host, at.born, at.id
 	for _, name := range lsPurgeHeaders {
 		for _, v := range h.PeekAll(name) {
 			cmds, err := purge.ParseHeader(v)
@@ -45,7 +57,7 @@ func (p *Proxy) applyResponsePurges(h *fasthttp.ResponseHeader, host []byte, bor
 				p.log.Debug("malformed purge header; well-formed parts applied", "header", name, "value", string(v), "err", err)
 			}
 			for _, c := range cmds {
-				c.Host, c.Before = string(host), born
+				c.Host, c.Before, c.Site = string(host), born, at.scope
 				if c.Private {
 					c.Identity = strconv.FormatUint(id, 16)
 				}
@@ -56,7 +68,7 @@ func (p *Proxy) applyResponsePurges(h *fasthttp.ResponseHeader, host []byte, bor
 	for _, name := range keysPurgeHeaders {
 		for _, v := range h.PeekAll(name) {
 			c := purge.ParseKeys(v, false)
-			c.Host, c.Before = string(host), born
+			c.Host, c.Before, c.Site = string(host), born, at.scope
 			p.apply(c, "header")
 		}
 	}

@@ -20,7 +20,8 @@ func (r *request) refresh(stale *cache.Entry) {
 		return
 	}
 	req := r.upstreamRequest()
-	f := &fill{p: p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: stale, fwd: fwdStale, fragment: r.frag != nil}
+	f := &fill{p: p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: stale, fwd: fwdStale, fragment: r.frag != nil,
+		scope: scopeOf(r.s, r.header().Host())}
 	go func() {
 		defer p.bg.Done()
 		defer fasthttp.ReleaseRequest(req)

@@ -19,7 +19,7 @@ func (f *fill) store() result {
 	e := f.newEntry(body)
 	if f.d.ESI && f.s.ESI {
 		f.p.parseESI(f.g, e)
-		f.p.storeInlines(f.g, f.key, e, f.now)
+		f.p.storeInlines(f.g, f.key, f.scope, e, f.now)
 	}
 	cookies := ownCookies(&f.resp.Header)
 	releaseResponse(f.resp)
@@ -38,7 +38,7 @@ func (f *fill) storePrivate() result {
 		return instead
 	}
 	e := f.newEntry(body)
-	e.Tags = privateTags(f.id, f.d.Tags)
+	e.Tags = privateTags(f.id, f.scope, f.d.Tags)
 	if f.d.ESI && f.s.ESI {
 		f.p.parseESI(f.g, e)
 	}

@@ -25,6 +25,17 @@ type APIConfig struct {
 	Allow []netip.Prefix
 	// MaxBody limits the request body in bytes. 0 means 1 MiB.
 	MaxBody int
+	// Sites are the tokens that purge one site only.
+	Sites []SiteToken
+	// ScopeOf names the site a host belongs to (Command.Site); it must be
+	// set with Sites. A site token's command is refused (403) when it
+	// names a host of another site.
+	ScopeOf func(host string) string
+}
+
+// SiteToken is a bearer token that purges the one site Site names.
+type SiteToken struct {
+	Token, Site string
 }
 
 // Applier takes an accepted command: the hub applies it locally and fans
@@ -82,7 +93,8 @@ func (a *API) ServePurge(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, fasthttp.StatusForbidden, "forbidden")
 		return
 	}
-	if !a.authorized(ctx) {
+	site, ok := a.authorized(ctx)
+	if !ok {
 		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="ramjet"`)
 		writeError(ctx, fasthttp.StatusUnauthorized, "unauthorized")
 		return
@@ -105,7 +117,14 @@ func (a *API) ServePurge(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, status, err.Error())
 		return
 	}
-	res := a.apply.Apply(req.command(), "api")
+	cmd := req.command()
+	if site != "" {
+		if err := a.withinSite(&cmd, site); err != nil {
+			writeError(ctx, fasthttp.StatusForbidden, err.Error())
+			return
+		}
+	}
+	res := a.apply.Apply(cmd, "api")
 	writeJSON(ctx, fasthttp.StatusOK, apiResponse{Purged: res, Soft: req.Soft})
 }
 
@@ -125,13 +144,49 @@ func (a *API) allowed(ctx *fasthttp.RequestCtx) bool {
 	return false
 }
 
-// authorized compares "Authorization: Bearer TOKEN" in constant time.
-func (a *API) authorized(ctx *fasthttp.RequestCtx) bool {
-	if a.cfg.Token == "" {
-		return true
-	}
+// authorized compares "Authorization: Bearer TOKEN" in constant time
+// with the operator's token (site "": every site) and the site tokens,
+// and reports the site the token may purge.
+func (a *API) authorized(ctx *fasthttp.RequestCtx) (site string, ok bool) {
 	got := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
-	return subtle.ConstantTimeCompare(got, []byte("Bearer "+a.cfg.Token)) == 1
+	for _, st := range a.cfg.Sites {
+		if subtle.ConstantTimeCompare(got, []byte("Bearer "+st.Token)) == 1 {
+			return st.Site, true
+		}
+	}
+	if a.cfg.Token == "" {
+		return "", true
+	}
+	return "", subtle.ConstantTimeCompare(got, []byte("Bearer "+a.cfg.Token)) == 1
+}
+
+// withinSite scopes a site token's command to its site, refusing one
+// that names another site's host (in host or an absolute URL).
+func (a *API) withinSite(cmd *Command, site string) error {
+	cmd.Site = site
+	hosts := []string{cmd.Host}
+	for _, t := range cmd.Targets {
+		if t.Kind == KindURL || t.Kind == KindPrefix {
+			hosts = append(hosts, hostOf(t.Value))
+		}
+	}
+	for _, h := range hosts {
+		if h != "" && a.cfg.ScopeOf(h) != site {
+			return fmt.Errorf("%s is not a host of this token's site", h)
+		}
+	}
+	return nil
+}
+
+// hostOf is the host of an absolute http(s) URL, "" for a path.
+func hostOf(raw string) string {
+	for _, scheme := range []string{"http://", "https://"} {
+		if rest, ok := strings.CutPrefix(raw, scheme); ok {
+			h, _, _ := strings.Cut(rest, "/")
+			return h
+		}
+	}
+	return ""
 }
 
 // readRequest reads the JSON body or the form and query fields.

@@ -42,6 +42,11 @@ type Command struct {
 	Identity string `json:"identity,omitempty"`
 	// Host resolves path-only URL and prefix targets.
 	Host string `json:"host,omitempty"`
+	// Site limits the command to one site's pages: its tags, its hosts,
+	// "all" meaning all of it. "" is every site: the operator's scope
+	// (the admin token, the CLI). Purges from responses and PURGE
+	// requests always carry the site that answered.
+	Site string `json:"site,omitempty"`
 	// Before, when set (unix nanoseconds), limits tag and purge-all
 	// targets to entries whose fill began before it: a response's own
 	// purge header must not invalidate the response. Local only; a node

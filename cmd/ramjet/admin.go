@@ -3,9 +3,11 @@ package main
 import (
 	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/ramjet-proxy/ramjet/conf"
 	"github.com/ramjet-proxy/ramjet/proxy"
 	"github.com/ramjet-proxy/ramjet/purge"
 )
@@ -16,7 +18,6 @@ import (
 // set), and POST /purge.
 func (d *daemon) adminHandler() fasthttp.RequestHandler {
 	token := d.cfg.Admin.Token
-	api := purge.NewAPI(purge.APIConfig{Token: token, Allow: prefixes(d.cfg.Purge.AdminAllow)}, d.hub)
 	return func(ctx *fasthttp.RequestCtx) {
 		switch string(ctx.Path()) {
 		case "/healthz":
@@ -28,7 +29,7 @@ func (d *daemon) adminHandler() fasthttp.RequestHandler {
 			ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 			d.proxy.Metrics().WritePrometheus(ctx)
 		case "/purge":
-			api.ServePurge(ctx)
+			d.api.Load().ServePurge(ctx)
 		case "/php/status":
 			if !requireToken(ctx, token) {
 				return
@@ -38,6 +39,24 @@ func (d *daemon) adminHandler() fasthttp.RequestHandler {
 			ctx.Error("not found\n", fasthttp.StatusNotFound)
 		}
 	}
+}
+
+// newAPI builds the purge API for cfg: the operator's token (fixed at
+// start, like the admin listener) and the sites' own tokens, which a
+// reload replaces.
+func (d *daemon) newAPI(cfg *conf.Config) (*purge.API, error) {
+	var sites []purge.SiteToken
+	for i := range cfg.Hosts {
+		tok, err := cfg.Hosts[i].SiteToken()
+		if err != nil {
+			return nil, fmt.Errorf("hosts[%d]: %w", i, err)
+		}
+		if tok != "" {
+			sites = append(sites, purge.SiteToken{Token: tok, Site: proxy.SiteScope(cfg.Hosts[i].Names)})
+		}
+	}
+	return purge.NewAPI(purge.APIConfig{Token: d.cfg.Admin.Token, Allow: prefixes(d.cfg.Purge.AdminAllow),
+		Sites: sites, ScopeOf: d.proxy.ScopeOf}, d.hub), nil
 }
 
 // health answers 200 while the node serves; the fan-out state is

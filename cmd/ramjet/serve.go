@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,6 +37,8 @@ type daemon struct {
 	hub     *purge.Hub
 	fan     *purge.Fanout // nil on a single node
 	edge    *edge         // TLS and h2c listeners; nil when neither is configured
+	// api is the admin purge API, rebuilt by a reload (the sites' tokens).
+	api     atomic.Pointer[purge.API]
 	cfg     *conf.Config
 	lastRaw []byte
 }
@@ -127,6 +130,11 @@ func (d *daemon) run() error {
 	d.hub = purge.NewHub(d.proxy, fan, d.proxy.Metrics().Set())
 	d.fan = fan
 	d.proxy.SetPurger(d.hub)
+	api, err := d.newAPI(d.cfg)
+	if err != nil {
+		return err
+	}
+	d.api.Store(api)
 	if err := d.proxy.Start(ctx); err != nil {
 		return err
 	}
@@ -279,10 +287,15 @@ func (d *daemon) apply(cfg *conf.Config) error {
 	if err := checkCacheSize(cfg); err != nil {
 		return errors.Join(err, tlsNext.abort())
 	}
+	api, err := d.newAPI(cfg) // the site tokens: read (token files) before anything is swapped
+	if err != nil {
+		return errors.Join(err, tlsNext.abort())
+	}
 	if err := d.proxy.Reload(context.Background(), proxyConfig(cfg)); err != nil {
 		return errors.Join(err, tlsNext.abort())
 	}
 	tlsNext.commit()
+	d.api.Store(api)
 	_ = d.cache.Resize(int64(cfg.Cache.Size)) // cannot fail: checkCacheSize passed
 	d.level.Set(cfg.Log.SlogLevel())
 	if cfg.Listen != d.cfg.Listen || cfg.Admin != d.cfg.Admin || cfg.Server != d.cfg.Server ||
