@@ -208,6 +208,10 @@ type Host struct {
 	// WordPress plugin is given instead of admin.token.
 	AdminToken     string `yaml:"admin_token"`
 	AdminTokenFile string `yaml:"admin_token_file"`
+	// CacheSize gives the site a page cache of its own, apart from
+	// cache.size, so that its crawls evict only its own pages; 0 shares
+	// cache.size with the other sites.
+	CacheSize Size `yaml:"cache_size"`
 }
 
 // SiteToken is the host's admin token: AdminToken, or the first line of

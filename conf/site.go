@@ -77,6 +77,9 @@ func (c *Config) validateHosts(p *problems) {
 		p.hostNames(hp, h.Names, seen)
 		h.Site.validate(p, hp, &c.Defaults)
 		h.validateToken(p, hp, tokens)
+		if h.CacheSize != 0 {
+			p.minSize(hp+".cache_size", h.CacheSize, MiB)
+		}
 	}
 }
 

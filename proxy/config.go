@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 )
 
@@ -95,6 +96,9 @@ type Site struct {
 	// HSTS is the Strict-Transport-Security value added to responses
 	// sent over TLS that carry none; "" adds nothing.
 	HSTS string
+	// CacheSize gives a configured site a cache of its own, of this many
+	// bytes, apart from the shared one; 0 shares it.
+	CacheSize int64
 }
 
 // Compress selects the encodings stored next to each compressible body.
@@ -118,6 +122,10 @@ type site struct {
 	// scope names the site's purge namespace (scope.go); "" for the
 	// default site, whose every host is a scope of its own.
 	scope string
+	// cache is where the site's pages are stored (its own share or the
+	// shared cache) and state what it keeps across reloads (sitestate.go).
+	cache *cache.Cache
+	state *siteState
 }
 
 // classify is classify with the field addressed to ramjet alone counted

@@ -41,6 +41,7 @@ func (f *fill) newEntry(body []byte) *cache.Entry {
 		Body:   body,
 		Tags:   scopedTags(f.scope, d.Tags),
 		Born:   f.born,
+		Tally:  &f.s.state.tally,
 	}
 	setTimes(e, d, resp.Header.Peek("Age"), f.now)
 	// body is the identity body (decoded by the caller). An ESI page is

@@ -78,7 +78,7 @@ func (r *request) relayAssembled(resp *fasthttp.Response, status []byte) (bool, 
 	}
 	body = decoded
 	describeDecoded(&resp.Header)
-	now := r.p.cache.Now()
+	now := r.s.cache.Now()
 	f := fill{g: r.g, s: r.s, resp: resp, now: now, d: policy.Decision{ESI: true}}
 	e := f.newEntry(body)
 	e.Stored, e.InitialAge = now, 0
@@ -174,6 +174,7 @@ func (p *Proxy) storeInlines(g *generation, pageKey, scope string, e *cache.Entr
 			FreshUntil: now + int64(ttl)*int64(time.Second)}
 		f.StaleUntil, f.ErrorUntil = f.FreshUntil, f.FreshUntil
 		f.Tags = scopedTags(scope, policy.AppendTags(nil, []byte(inc.CacheTag)))
-		p.cache.Insert(p.cache.Hash(key), string(key), cache.VarySpec{}, f)
+		f.Tally = &s.state.tally
+		s.cache.Insert(s.cache.Hash(key), string(key), cache.VarySpec{}, f)
 	}
 }

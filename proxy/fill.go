@@ -56,7 +56,7 @@ func stageFill(r *request) verdict {
 	}
 	if e := r.freshShared(); e != nil {
 		r.p.flights.finish(key, fl, &result{stored: true})
-		r.c.collapsed.Inc()
+		r.tally(r.c.collapsed, outHit)
 		return r.answer(e, csCollapsed)
 	}
 	r.res = r.fetch(key)
@@ -75,7 +75,7 @@ func (r *request) follow(fl *flight) bool {
 		return true
 	}
 	if fl.stale != nil {
-		r.c.staleError.Inc()
+		r.tally(r.c.staleError, outHit)
 		r.res = result{entry: fl.stale, status: csStaleOnError, staleOnError: true}
 		return true
 	}
@@ -86,7 +86,7 @@ func (r *request) follow(fl *flight) bool {
 	if e == nil {
 		return false
 	}
-	r.c.collapsed.Inc()
+	r.tally(r.c.collapsed, outHit)
 	r.answer(e, csCollapsed)
 	return true
 }
@@ -110,9 +110,9 @@ func (r *request) fetch(key string) result {
 	res := f.run()
 	switch {
 	case res.staleOnError:
-		r.c.staleError.Inc()
+		r.tally(r.c.staleError, outHit)
 	case res.err == nil:
-		r.c.miss.Inc()
+		r.tally(r.c.miss, outMiss)
 	}
 	return res
 }
@@ -157,9 +157,9 @@ func (f *fill) run() result {
 		addValidators(f.req, f.stale)
 	}
 	f.resp = fasthttp.AcquireResponse()
-	f.born = f.p.cache.Now() // a purge from now on must invalidate what this fill stores
+	f.born = f.s.cache.Now() // a purge from now on must invalidate what this fill stores
 	err := doUpstream(f.s, f.req, f.resp)
-	f.now = f.p.cache.Now()
+	f.now = f.s.cache.Now()
 	if err != nil {
 		fasthttp.ReleaseResponse(f.resp)
 		switch {

@@ -35,5 +35,5 @@ func (r *request) invalidateAfter(code int) {
 	if h.IsGet() || h.IsHead() || h.IsOptions() || h.IsTrace() || code < 200 || code >= 400 {
 		return
 	}
-	r.p.cache.Remove(r.h, r.key)
+	r.s.cache.Remove(r.h, r.key)
 }

@@ -35,7 +35,7 @@ func stageIdentity(r *request) verdict {
 	if r.inline {
 		return declined
 	}
-	n.Inc()
+	r.tally(n, outPass)
 	return proceed
 }
 

@@ -12,28 +12,52 @@ import (
 // purge.Invalidator. A command with a Site touches only that site's pages
 // (scope.go); one without is the operator's and touches every site.
 func (p *Proxy) Purge(cmd purge.Command) purge.Result {
+	if cmd.Site != "" {
+		p.sites.ofScope(cmd.Site).purges.Inc()
+	}
 	if cmd.Private {
 		return p.purgePrivate(cmd)
 	}
-	r := p.purgePublic(cmd)
+	var r purge.Result
+	for _, c := range p.publicCaches(cmd.Site) {
+		n := p.purgePublic(c, cmd)
+		r.Tags = max(r.Tags, n.Tags) // a tag may be held in two caches: still one tag
+		r.URLs += n.URLs
+		r.Prefixes += n.Prefixes
+		r.All = r.All || n.All
+	}
 	if p.private != nil {
 		p.purgePrivateCopies(cmd)
 	}
 	return r
 }
 
-func (p *Proxy) purgePublic(cmd purge.Command) purge.Result {
+// publicCaches are the caches a command of site reaches: the shared one
+// and the site's own (it may have pages in both, around a reload that
+// gave it its share); every cache for the operator.
+func (p *Proxy) publicCaches(site string) []*cache.Cache {
+	out := []*cache.Cache{p.cache}
+	if site == "" {
+		return append(out, p.sites.shares()...)
+	}
+	if st := p.sites.lookup(scopeLabel(site)); st != nil && st.share != nil {
+		out = append(out, st.share)
+	}
+	return out
+}
+
+func (p *Proxy) purgePublic(c *cache.Cache, cmd purge.Command) purge.Result {
 	var r purge.Result
 	for _, t := range cmd.Targets {
 		switch t.Kind {
 		case purge.KindTag, purge.KindTagPrefix, purge.KindTagSuffix:
-			r.Tags += purgeTags(p.cache, cmd.Site, t, cmd.Before)
+			r.Tags += purgeTags(c, cmd.Site, t, cmd.Before)
 		case purge.KindURL:
-			r.URLs += p.purgeURL(cmd, t.Value, t.Soft)
+			r.URLs += p.purgeURL(c, cmd, t.Value, t.Soft)
 		case purge.KindPrefix:
-			r.Prefixes += p.purgePrefix(cmd, t.Value, t.Soft)
+			r.Prefixes += p.purgePrefix(c, cmd, t.Value, t.Soft)
 		case purge.KindAll:
-			purgeAll(p.cache, cmd.Site, t.Soft, cmd.Before)
+			purgeAll(c, cmd.Site, t.Soft, cmd.Before)
 			r.All = true
 		}
 	}
@@ -142,7 +166,7 @@ func (p *Proxy) hostsIn(site, host string) func(keyHost string) bool {
 // site, on every host name of the site (a URL of another site purges
 // nothing); for the operator, on its host, or on every host when it names
 // none.
-func (p *Proxy) purgeURL(cmd purge.Command, raw string, soft bool) int {
+func (p *Proxy) purgeURL(c *cache.Cache, cmd purge.Command, raw string, soft bool) int {
 	host, path, query := splitURL(cmd.Host, raw)
 	router := p.gen.Load().router
 	hosts := []string{host}
@@ -154,7 +178,7 @@ func (p *Proxy) purgeURL(cmd purge.Command, raw string, soft bool) int {
 		hosts = router.namesOf(cmd.Site, host)
 	case host == "":
 		want := p.pathKey(path, query)
-		return p.cache.PurgeKeys(func(key string) bool {
+		return c.PurgeKeys(func(key string) bool {
 			k, _ := keyPathOf(key)
 			return k == want
 		}, soft)
@@ -166,7 +190,7 @@ func (p *Proxy) purgeURL(cmd purge.Command, raw string, soft bool) int {
 		s := router.route([]byte(h))
 		for _, scheme := range [][]byte{schemeHTTP, schemeHTTPS} {
 			key = appendKey(key[:0], &params, &target{scheme, []byte(h), []byte(path), []byte(query)}, s.drop)
-			if p.cache.PurgeKey(p.cache.Hash(key), key, soft) {
+			if c.PurgeKey(c.Hash(key), key, soft) {
 				n++
 			}
 		}
@@ -176,14 +200,14 @@ func (p *Proxy) purgeURL(cmd purge.Command, raw string, soft bool) int {
 
 // purgePrefix purges every URL starting with a prefix ("/blog/"): on the
 // site's hosts, on the given host, or (operator, no host) everywhere.
-func (p *Proxy) purgePrefix(cmd purge.Command, raw string, soft bool) int {
+func (p *Proxy) purgePrefix(c *cache.Cache, cmd purge.Command, raw string, soft bool) int {
 	host, path, _ := splitURL(cmd.Host, raw)
 	prefix := string(appendPath(nil, []byte(path)))
 	in := p.hostsIn(cmd.Site, host)
 	if cmd.Site != "" && host != "" && !in(host) {
 		return 0 // another site's prefix
 	}
-	return p.cache.PurgeKeys(func(key string) bool {
+	return c.PurgeKeys(func(key string) bool {
 		k, h := keyPathOf(key)
 		return in(h) && strings.HasPrefix(k, prefix)
 	}, soft)

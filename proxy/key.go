@@ -12,7 +12,7 @@ func stageKey(r *request) verdict {
 	t := target{scheme: schemeOf(r.tls), host: r.header().Host()}
 	t.path, t.query = splitTarget(r.req)
 	r.key = appendKey(r.key[:0], &r.params, &t, r.s.drop)
-	r.h = r.p.cache.Hash(r.key)
+	r.h = r.s.cache.Hash(r.key)
 	return proceed
 }
 

@@ -13,20 +13,20 @@ func stageLookup(r *request) verdict {
 	if r.pass != nil {
 		return proceed
 	}
-	r.now = r.p.cache.Now()
+	r.now = r.s.cache.Now()
 	if r.p.privateUsed.Load() {
 		if e := r.privateCopy(); e != nil {
 			if r.inline && e.Doc != nil {
 				return declined // an ESI page may have fragments to fetch
 			}
-			r.c.hitPrivate.Inc()
+			r.tally(r.c.hitPrivate, outHit)
 			return r.answer(e, csHitPrivate)
 		}
 	}
 	if r.frag != nil && r.frag.private {
 		return r.toFill(nil, fwdMiss, false) // never shared: nothing to wait for
 	}
-	o := r.p.cache.Lookup(r.h, r.key)
+	o := r.s.cache.Lookup(r.h, r.key)
 	switch {
 	case o == nil:
 		return r.toFill(nil, fwdMiss, true)
@@ -34,7 +34,7 @@ func stageLookup(r *request) verdict {
 		if r.inline {
 			return declined
 		}
-		r.c.pass.Inc()
+		r.tally(r.c.pass, outPass)
 		return r.toFill(nil, fwdURIMiss, false)
 	}
 	r.selectVariant(&o.Vary)
@@ -52,18 +52,18 @@ func stageLookup(r *request) verdict {
 
 // lookedUp decides by the status of the request's variant e.
 func (r *request) lookedUp(e *cache.Entry) verdict {
-	switch r.p.cache.Status(e, r.now) {
+	switch r.s.cache.Status(e, r.now) {
 	case cache.Fresh:
 		if r.inline && e.Doc != nil {
 			return declined
 		}
-		r.c.hit.Inc()
+		r.tally(r.c.hit, outHit)
 		return r.answer(e, csHit)
 	case cache.Stale:
 		if r.inline {
 			return declined
 		}
-		r.c.stale.Inc()
+		r.tally(r.c.stale, outHit)
 		r.refresh(e)
 		return r.answer(e, csStale)
 	case cache.ErrorOnly, cache.Revalidate:
@@ -119,14 +119,14 @@ func (r *request) privateCopy() *cache.Entry {
 // freshShared is the request's fresh variant in the shared cache now, or
 // nil: what a fill that just ended stored.
 func (r *request) freshShared() *cache.Entry {
-	o := r.p.cache.Lookup(r.h, r.key)
+	o := r.s.cache.Lookup(r.h, r.key)
 	if o == nil {
 		return nil
 	}
 	r.selectVariant(&o.Vary)
 	e := o.Variant(r.variant)
-	r.now = r.p.cache.Now() // what the answer's Age is counted from
-	if e == nil || r.authorized && !e.Shared || r.p.cache.Status(e, r.now) != cache.Fresh {
+	r.now = r.s.cache.Now() // what the answer's Age is counted from
+	if e == nil || r.authorized && !e.Shared || r.s.cache.Status(e, r.now) != cache.Fresh {
 		return nil
 	}
 	return e

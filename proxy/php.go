@@ -141,6 +141,9 @@ func (g *generation) drain(ctx context.Context, pools []*phpPool, log *slog.Logg
 			log.Warn("docroot drain", "err", err)
 		}
 	}
+	for _, c := range g.goneShares {
+		_ = c.Close() // no generation uses it any more
+	}
 	for _, pp := range pools {
 		if err := pp.pool.Shutdown(ctx); err != nil {
 			log.Warn("php pool drain", "pool", pp.cfg.Name, "err", err)
@@ -153,6 +156,9 @@ func (g *generation) drain(ctx context.Context, pools []*phpPool, log *slog.Logg
 func (g *generation) closeNow(pools []*phpPool) {
 	for _, pp := range pools {
 		_ = pp.pool.Close()
+	}
+	for _, c := range g.goneShares {
+		_ = c.Close()
 	}
 }
 

@@ -33,6 +33,8 @@ type Proxy struct {
 	steps   steps
 	flights flights
 	purger  Purger // set once before serving; nil = own cache only
+	// sites is what each configured site keeps across reloads.
+	sites *siteStates
 
 	// reloadMu serialises Reload and Close.
 	reloadMu sync.Mutex
@@ -57,6 +59,11 @@ type generation struct {
 	// docroots are the handlers of the docroot sites, closed (waited
 	// for) when the generation retires.
 	docroots []*docroot.Handler
+	// newShares are the sites' own caches this generation created, kept
+	// when it starts serving (siteStates.commit); goneShares the ones its
+	// successor no longer uses, closed when it retires.
+	newShares  map[*siteState]*cache.Cache
+	goneShares []*cache.Cache
 }
 
 // Stores are the long-lived caches a proxy serves from.
@@ -65,6 +72,9 @@ type Stores struct {
 	// Private keeps per-user entries apart, bounded on its own; nil
 	// disables the private cache (private responses are then passed).
 	Private *cache.Cache
+	// NewShare makes the own cache of a site with a CacheSize; nil:
+	// cache.New with the wall clock.
+	NewShare func(size int64) (*cache.Cache, error)
 }
 
 // New builds a proxy serving cfg from the stores. Start begins its
@@ -72,11 +82,13 @@ type Stores struct {
 func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
 	p := &Proxy{cache: st.Public, private: st.Private, idSeed: maphash.MakeSeed(), log: log,
 		metrics: newMetrics(st.Public), steps: newSteps(pipeline())}
+	p.sites = newSiteStates(p.metrics.set, st.NewShare)
 	g, err := p.newGeneration(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
 	p.gen.Store(g)
+	p.sites.commit(g)
 	p.metrics.more = p.writePHPMetrics
 	return p, nil
 }
@@ -110,12 +122,14 @@ func (p *Proxy) Reload(ctx context.Context, cfg Config) error {
 		if g.pool != old.pool {
 			_ = g.pool.Close() // never started serving; nothing to report
 		}
+		g.discardShares()
 		return fmt.Errorf("proxy: reload: %w", err)
 	}
 	if g.pool != old.pool {
 		g.pool.Start(ctx)
 	}
 	p.gen.Store(g)
+	old.goneShares = p.sites.commit(g)
 	p.retire(old, g)
 	if g.pool != old.pool {
 		if err := old.pool.Close(); err != nil {
@@ -147,10 +161,15 @@ func (p *Proxy) newGeneration(cfg Config, old *generation) (*generation, error) 
 	} else if g.pool, err = origin.New(cfg.Origin, p.log); err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
-	if err := p.buildDocroots(g, old); err != nil {
+	err = p.sites.bind(g, p.cache)
+	if err == nil {
+		err = p.buildDocroots(g, old)
+	}
+	if err != nil {
 		if old == nil || g.pool != old.pool {
 			_ = g.pool.Close() // never started; nothing to report
 		}
+		g.discardShares()
 		return nil, err
 	}
 	return g, nil
@@ -174,8 +193,8 @@ func sameOrigin(a, b origin.Config) bool {
 // Close waits, within the drain timeout, for the docroots' requests and
 // for the background refreshes and retiring generations, then stops the
 // PHP workers and the health checks. Call it once the listeners are shut:
-// it is for the end of the process. It is idempotent. The cache is the
-// caller's.
+// it is for the end of the process. It is idempotent. The Stores are the
+// caller's; the sites' own caches are closed here.
 func (p *Proxy) Close() error {
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()
@@ -197,6 +216,9 @@ func (p *Proxy) Close() error {
 	p.bg.Wait()
 	for _, pp := range g.pools {
 		_ = pp.pool.Close() // shutting down: workers are killed either way
+	}
+	for _, c := range p.sites.shares() {
+		_ = c.Close() // the sites' own caches are the proxy's
 	}
 	return g.pool.Close()
 }

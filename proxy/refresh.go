@@ -28,7 +28,7 @@ func (r *request) refresh(stale *cache.Entry) {
 		p.metrics.refreshes.Inc()
 		res := f.run()
 		if res.err != nil || res.staleOnError {
-			p.endStaleWhileRevalidate(f.h, key, stale)
+			endStaleWhileRevalidate(f.s.cache, f.h, key, stale)
 		}
 		p.flights.finish(key, fl, &res)
 		if res.resp != nil {
@@ -53,12 +53,12 @@ func (p *Proxy) startBackground() bool {
 // once a revalidation failed: the next request tries the origin itself and
 // falls back to the stale copy only within its stale-if-error window, so
 // clients are told the origin is failing.
-func (p *Proxy) endStaleWhileRevalidate(h uint64, key string, e *cache.Entry) {
-	o := p.cache.Lookup(h, []byte(key))
+func endStaleWhileRevalidate(c *cache.Cache, h uint64, key string, e *cache.Entry) {
+	o := c.Lookup(h, []byte(key))
 	if o == nil || o.Variant([]byte(e.Variant)) != e {
 		return // replaced meanwhile
 	}
-	c := *e
-	c.StaleUntil = p.cache.Now()
-	p.cache.Insert(h, key, o.Vary, &c)
+	n := *e
+	n.StaleUntil = c.Now()
+	c.Insert(h, key, o.Vary, &n)
 }

@@ -16,7 +16,7 @@ func stageRespond(r *request) verdict {
 	case res.entry != nil:
 		now := r.now
 		if !res.hit {
-			now = r.p.cache.Now()
+			now = r.s.cache.Now()
 		}
 		r.serve(res.entry, now, res.status)
 		addCookies(&r.ctx.Response.Header, res.setCookies)

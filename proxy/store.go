@@ -25,7 +25,7 @@ func (f *fill) store() result {
 	releaseResponse(f.resp)
 	vary := varySpec(f.s, &f.d)
 	e.Variant = string(appendVariant(nil, &f.req.Header, &vary))
-	f.p.cache.Insert(f.h, f.key, vary, e)
+	f.s.cache.Insert(f.h, f.key, vary, e)
 	f.p.metrics.stored.Inc()
 	return result{entry: e, status: storedStatus(f.fwd), stored: true, setCookies: cookies}
 }
@@ -116,7 +116,7 @@ func (f *fill) storeRevalidated() result {
 	if !f.d.Store {
 		return result{entry: e, status: csValidated}
 	}
-	f.p.cache.Insert(f.h, f.key, varySpec(f.s, &f.d), e)
+	f.s.cache.Insert(f.h, f.key, varySpec(f.s, &f.d), e)
 	f.p.metrics.stored.Inc()
 	return result{entry: e, status: csRevalidated, stored: true}
 }
@@ -129,5 +129,5 @@ func (f *fill) rememberUncacheable(code int) {
 	if f.g.cfg.HitForPass <= 0 || code >= 500 || f.private || f.d.Reason == policy.ReasonAuthorization {
 		return // an answer for one user's credentials says nothing of the URL's
 	}
-	f.p.cache.MarkPass(f.h, f.key, f.now+int64(f.g.cfg.HitForPass))
+	f.s.cache.MarkPass(f.h, f.key, f.now+int64(f.g.cfg.HitForPass))
 }

@@ -325,7 +325,11 @@ func setMemoryLimit(c *conf.Config, log *slog.Logger) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	limit := cache.MemoryLimit(int64(c.Cache.Size + c.Cache.PrivateSize))
+	size := c.Cache.Size + c.Cache.PrivateSize
+	for _, h := range c.Hosts {
+		size += h.CacheSize
+	}
+	limit := cache.MemoryLimit(int64(size))
 	debug.SetMemoryLimit(limit)
 	log.Debug("memory limit set", "bytes", limit)
 }

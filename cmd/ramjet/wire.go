@@ -104,7 +104,9 @@ func proxyConfig(c *conf.Config) proxy.Config {
 		},
 	}
 	for _, h := range c.Hosts {
-		pc.Sites = append(pc.Sites, site(h.Names, h.Site))
+		s := site(h.Names, h.Site)
+		s.CacheSize = int64(h.CacheSize)
+		pc.Sites = append(pc.Sites, s)
 	}
 	return pc
 }

@@ -41,6 +41,8 @@ type Entry struct {
 	Doc any
 	// tags are the purge states of Tags, interned on insert.
 	tags []*tagState
+	// Tally, when set, counts the entry while it is stored.
+	Tally *Tally
 
 	// Times are unix nanoseconds.
 	//

@@ -78,7 +78,9 @@ func (c *Cache) purgeObject(h uint64, match func(string) bool, soft bool) bool {
 		if !soft {
 			return nil, otter.InvalidateOp
 		}
-		return o.softened(now), otter.WriteOp
+		n := o.softened(now)
+		n.tally(1)
+		return n, otter.WriteOp
 	})
 	return done
 }

@@ -31,6 +31,9 @@ func newOtterStore(maxBytes int64, clock func() int64, injected bool) (*otterSto
 		// Only writes set an object's deadline: with the built-in writing
 		// calculator otter's reads skip the calculator (and a clock read).
 		ExpiryCalculator: otter.ExpiryWritingFunc(objectExpiry{clock}.untilExpiry),
+		// Every value that leaves the store, for whatever cause, takes
+		// its variants off their tallies, in the same atomic step.
+		OnAtomicDeletion: func(e otter.DeletionEvent[uint64, *Object]) { e.Value.tally(-1) },
 	}
 	if injected {
 		opts.Clock = otterClock(clock)
@@ -43,7 +46,7 @@ func newOtterStore(maxBytes int64, clock func() int64, injected bool) (*otterSto
 }
 
 func (s *otterStore) Get(h uint64) (*Object, bool) { return s.c.GetIfPresent(h) }
-func (s *otterStore) Set(h uint64, o *Object)      { s.c.Set(h, o) }
+func (s *otterStore) Set(h uint64, o *Object)      { o.tally(1); s.c.Set(h, o) }
 func (s *otterStore) Delete(h uint64)              { s.c.Invalidate(h) }
 
 // objectExpiry drops an object from memory once none of its variants can

@@ -1,0 +1,211 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+)
+
+// What a configured site keeps across reloads: its counters (a reload
+// must not reset a Prometheus counter) and, with a cache_size, its own
+// cache, so one site's crawl evicts only its own pages, as a Varnish
+// storage backend per site would. Sites without a share use the shared
+// cache; a Tally still counts their entries there. The series are one set
+// per configured site plus one for every host no entry names, so their
+// number is bounded by the config.
+
+// defaultSiteLabel labels the hosts no hosts[] entry names.
+const defaultSiteLabel = "_default"
+
+// siteState is one site's long-lived part.
+type siteState struct {
+	label string
+	tally cache.Tally
+	// share is the site's own cache; nil: the shared one.
+	share     *cache.Cache
+	shareSize int64
+	hits      *metrics.Counter // answered from the cache (fresh, stale, private)
+	misses    *metrics.Counter // fetched to be stored
+	passes    *metrics.Counter // forwarded uncached
+	purges    *metrics.Counter // purge commands scoped to the site
+}
+
+// outcome is how a request's site counts it.
+type outcome uint8
+
+const (
+	outHit outcome = iota
+	outMiss
+	outPass
+)
+
+// tally counts a request in n and, for a client's, in its site's
+// counters too (a fragment is part of its page's request).
+func (r *request) tally(n *metrics.Counter, o outcome) {
+	n.Inc()
+	if r.frag != nil {
+		return
+	}
+	switch o {
+	case outHit:
+		r.s.state.hits.Inc()
+	case outMiss:
+		r.s.state.misses.Inc()
+	case outPass:
+		r.s.state.passes.Inc()
+	}
+}
+
+// siteStates holds every site's state by label.
+type siteStates struct {
+	mu  sync.Mutex // guards m
+	m   map[string]*siteState
+	set *metrics.Set
+	// newShare makes a site's own cache (Stores.NewShare).
+	newShare func(size int64) (*cache.Cache, error)
+}
+
+func newSiteStates(set *metrics.Set, newShare func(int64) (*cache.Cache, error)) *siteStates {
+	if newShare == nil {
+		newShare = func(size int64) (*cache.Cache, error) { return cache.New(cache.Config{Size: size}) }
+	}
+	return &siteStates{m: map[string]*siteState{}, set: set, newShare: newShare}
+}
+
+// siteLabel is the label of a compiled site's series.
+func siteLabel(s *site) string {
+	if s.scope == "" {
+		return defaultSiteLabel
+	}
+	return scopeLabel(s.scope)
+}
+
+// scopeLabel is the label of a configured site's scope.
+func scopeLabel(scope string) string {
+	return strings.NewReplacer(`"`, "_", `\`, "_", "\n", "_").Replace(scope)
+}
+
+// ofScope is the state purges of scope count in: the configured site's,
+// or the default site's for a host no entry names.
+func (ss *siteStates) ofScope(scope string) *siteState {
+	if st := ss.lookup(scopeLabel(scope)); st != nil {
+		return st
+	}
+	return ss.get(defaultSiteLabel)
+}
+
+// get returns the state of label, registering its series on first use.
+func (ss *siteStates) get(label string) *siteState {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if st, ok := ss.m[label]; ok {
+		return st
+	}
+	st := &siteState{label: label}
+	c := func(name string) *metrics.Counter {
+		return ss.set.NewCounter(fmt.Sprintf(`%s{site=%q}`, name, label))
+	}
+	st.hits, st.misses = c("ramjet_site_hits_total"), c("ramjet_site_misses_total")
+	st.passes, st.purges = c("ramjet_site_passes_total"), c("ramjet_site_purges_total")
+	ss.set.NewGauge(fmt.Sprintf(`ramjet_site_cache_objects{site=%q}`, label), func() float64 { return float64(st.tally.Entries()) })
+	ss.set.NewGauge(fmt.Sprintf(`ramjet_site_cache_bytes{site=%q}`, label), func() float64 { return float64(st.tally.Bytes()) })
+	ss.m[label] = st
+	return st
+}
+
+// lookup returns the state of label, or nil.
+func (ss *siteStates) lookup(label string) *siteState {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.m[label]
+}
+
+// bind gives every site of g its state and its cache: its share (kept
+// from before, or new and listed in g.newShares until commit), else
+// shared.
+func (ss *siteStates) bind(g *generation, shared *cache.Cache) error {
+	for _, s := range g.router.sites() {
+		s.state = ss.get(siteLabel(s))
+		s.cache = shared
+		if s.CacheSize <= 0 {
+			continue
+		}
+		if s.state.share != nil {
+			s.cache = s.state.share
+			continue
+		}
+		c, err := ss.newShare(s.CacheSize)
+		if err != nil {
+			return fmt.Errorf("proxy: site %s: cache_size: %w", s.state.label, err)
+		}
+		if g.newShares == nil {
+			g.newShares = map[*siteState]*cache.Cache{}
+		}
+		g.newShares[s.state], s.cache = c, c
+	}
+	return nil
+}
+
+// commit makes g's sites the configured ones, once g serves: new shares
+// are kept, changed sizes applied, and the states of sites g no longer
+// has dropped with their series. It returns the shares no site uses any
+// more, to close once the old generation has drained.
+func (ss *siteStates) commit(g *generation) []*cache.Cache {
+	want := map[*siteState]int64{}
+	for _, s := range g.router.sites() {
+		want[s.state] = max(s.CacheSize, 0)
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var gone []*cache.Cache
+	for label, st := range ss.m {
+		size, kept := want[st]
+		if c := g.newShares[st]; c != nil {
+			st.share, st.shareSize = c, size
+		}
+		switch {
+		case st.share != nil && size == 0:
+			gone = append(gone, st.share)
+			st.share, st.shareSize = nil, 0
+		case st.share != nil && size != st.shareSize:
+			_ = st.share.Resize(size) // positive: conf checked it
+			st.shareSize = size
+		}
+		if !kept {
+			delete(ss.m, label)
+			ss.unregister(label)
+		}
+	}
+	return gone
+}
+
+// discard closes the shares a generation that never served made.
+func (g *generation) discardShares() {
+	for _, c := range g.newShares {
+		_ = c.Close() // never used
+	}
+}
+
+func (ss *siteStates) unregister(label string) {
+	for _, name := range []string{"ramjet_site_hits_total", "ramjet_site_misses_total", "ramjet_site_passes_total",
+		"ramjet_site_purges_total", "ramjet_site_cache_objects", "ramjet_site_cache_bytes"} {
+		ss.set.UnregisterMetric(fmt.Sprintf(`%s{site=%q}`, name, label))
+	}
+}
+
+// shares lists every site's own cache.
+func (ss *siteStates) shares() []*cache.Cache {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var out []*cache.Cache
+	for _, st := range ss.m {
+		if st.share != nil {
+			out = append(out, st.share)
+		}
+	}
+	return out
+}
