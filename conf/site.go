@@ -77,6 +77,11 @@ func (c *Config) validateHosts(p *problems) {
 		p.hostNames(hp, h.Names, seen)
 		h.Site.validate(p, hp, &c.Defaults)
 		h.validateToken(p, hp, tokens)
+		if c.Admin.Token == "" && (h.AdminToken != "" || h.AdminTokenFile != "") {
+			// Without one, the admin API takes any local caller as the
+			// operator: every tenant's PHP could purge every site.
+			p.add(hp+".admin_token", "site tokens need admin.token set too (the operator's)")
+		}
 		if h.CacheSize != 0 {
 			p.minSize(hp+".cache_size", h.CacheSize, MiB)
 		}

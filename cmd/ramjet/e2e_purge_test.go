@@ -313,9 +313,9 @@ func waitRedisState(t testing.TB, c *http.Client, rj *testbed.Ramjet, d time.Dur
 
 // metric returns the value of the sample whose name (with labels) is
 // exactly series, and whether it exists.
-func metric(t testing.TB, c *http.Client, rj *testbed.Ramjet, series string) (float64, bool) {
+func metric(t testing.TB, c *http.Client, rj *testbed.Ramjet, series string, hdr ...string) (float64, bool) {
 	t.Helper()
-	r := get(t, c, rj.AdminURL+"/metrics")
+	r := get(t, c, rj.AdminURL+"/metrics", hdr...)
 	mustStatus(t, r, http.StatusOK, "GET /metrics")
 	sc := bufio.NewScanner(bytes.NewReader(r.Body))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
