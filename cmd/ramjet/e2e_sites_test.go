@@ -128,10 +128,10 @@ func TestSitePurgesReachOnlyTheirSite(t *testing.T) {
 		{name: "header-tag-every-site-uses", purge: fromA("X-LiteSpeed-Purge: tag=home"), gone: []string{"a.test/home", "www.a.test/home"}},
 		{name: "header-tag-prefix", purge: fromA("X-LiteSpeed-Purge: tag=post*"), gone: []string{"a.test/post", "www.a.test/post"}},
 		{name: "header-url-of-another-site", purge: func(t *testing.T, rj *testbed.Ramjet, ns string) {
-			fromA("X-LiteSpeed-Purge: http://b.test" + tenantPages["home"].uri(ns))(t, rj, ns)
+			fromA("X-LiteSpeed-Purge: http://b.test"+tenantPages["home"].uri(ns))(t, rj, ns)
 		}},
 		{name: "header-path", purge: func(t *testing.T, rj *testbed.Ramjet, ns string) {
-			fromA("X-LiteSpeed-Purge: " + tenantPages["home"].uri(ns))(t, rj, ns)
+			fromA("X-LiteSpeed-Purge: "+tenantPages["home"].uri(ns))(t, rj, ns)
 		}, gone: []string{"a.test/home", "www.a.test/home"}},
 		{name: "cache-group-invalidation", purge: fromA("Cache-Group-Invalidation: home"), gone: []string{"a.test/home", "www.a.test/home"}},
 		{name: "purge-method-surrogate-key", purge: func(t *testing.T, rj *testbed.Ramjet, ns string) {
