@@ -1,7 +1,7 @@
-// End-to-end harness: each test starts its own real origin (nginx +
-// php-fpm serving testdata/www on ephemeral loopback ports) and its own
-// ramjet in front of it, through internal/testbed, and talks to both over
-// plain HTTP. This file holds what is particular to these tests: the
+// End-to-end harness: each test starts its own real origin (nginx, or
+// Apache in e2e_apache_test.go, with php-fpm serving testdata/www on
+// ephemeral loopback ports) and its own ramjet in front of it, through
+// internal/testbed, and talks to both over plain HTTP. This file holds what is particular to these tests: the
 // docroot, copied into a temporary directory with its large files
 // generated there (nothing is written into the repository), the origin's
 // nginx and php-fpm configuration, and echo.php's marks.
@@ -56,6 +56,12 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	// Apache's children read the docroot as www-data when the tests run
+	// as root (Apache will not serve as root).
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)
+		return 1
+	}
 	docroot = filepath.Join(tmp, "www")
 	if err := prepareDocroot(docroot); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: docroot:", err)
@@ -156,13 +162,23 @@ func sha256Hex(b []byte) string {
 // ---------------------------------------------------------------------------
 // Origin: nginx + php-fpm
 
-// origin is nginx in front of php-fpm serving the docroot.
+// origin is a web server, nginx (startOrigin) or Apache
+// (startApacheOrigin), in front of php-fpm serving the docroot.
 type origin struct {
 	URL     string // http://127.0.0.1:port
 	Addr    string // 127.0.0.1:port
 	markDir string // where echo.php notes mark=NAME
-	nginx   *testbed.Nginx
+	web     webServer
 	fpm     *testbed.PHPFPM
+}
+
+// webServer is what the tests use of the origin's web server: testbed's
+// Nginx and Apache, each with the access log it reads.
+type webServer interface {
+	Requests(path string) int
+	WaitRequests(t testing.TB, path string, atLeast int) int
+	SyncLog(t testing.TB)
+	Stop()
 }
 
 // startOrigin starts php-fpm and nginx and waits until both answer. Both
@@ -176,6 +192,21 @@ func startOrigin(t testing.TB) *origin {
 // block (gzip, …) and the server block (more locations).
 func startOriginWith(t testing.TB, httpExtra, serverExtra string) *origin {
 	t.Helper()
+	o, dir := startPHPOrigin(t)
+	params := filepath.Join(dir, "fastcgi.params")
+	if err := os.WriteFile(params, []byte(fastCGIParams(o.markDir)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := testbed.StartNginx(t, testbed.NginxConfig{HTTP: nginxHTTP + httpExtra, Server: nginxServer(o.fpm.Addr, params) + serverExtra})
+	o.web, o.URL, o.Addr = n, n.URL, n.Addr
+	o.waitReady(t)
+	return o
+}
+
+// startPHPOrigin starts the origin's php-fpm and returns the origin
+// without its web server, and the directory for the web server's files.
+func startPHPOrigin(t testing.TB) (*origin, string) {
+	t.Helper()
 	dir := t.TempDir()
 	o := &origin{markDir: filepath.Join(dir, "marks")}
 	for _, d := range []string{o.markDir, filepath.Join(dir, "tmp")} {
@@ -183,18 +214,11 @@ func startOriginWith(t testing.TB, httpExtra, serverExtra string) *origin {
 			t.Fatal(err)
 		}
 	}
-	params := filepath.Join(dir, "fastcgi.params")
-	if err := os.WriteFile(params, []byte(fastCGIParams(o.markDir)), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	o.fpm = testbed.StartPHPFPM(t, fpmPool(filepath.Join(dir, "tmp")))
-	o.nginx = testbed.StartNginx(t, testbed.NginxConfig{HTTP: nginxHTTP + httpExtra, Server: nginxServer(o.fpm.Addr, params) + serverExtra})
-	o.URL, o.Addr = o.nginx.URL, o.nginx.Addr
-	o.waitReady(t)
-	return o
+	return o, dir
 }
 
-// waitReady waits until nginx serves a static file and echo.php.
+// waitReady waits until the web server serves a static file and echo.php.
 func (o *origin) waitReady(t testing.TB) {
 	t.Helper()
 	c := &http.Client{Timeout: time.Second}
@@ -219,32 +243,32 @@ func (o *origin) waitReady(t testing.TB) {
 	}
 }
 
-// Stop stops nginx and php-fpm (to simulate an origin that is down). It is
-// idempotent and also runs at test cleanup.
+// Stop stops the web server and php-fpm (to simulate an origin that is
+// down). It is idempotent and also runs at test cleanup.
 func (o *origin) Stop() {
-	o.nginx.Stop()
+	o.web.Stop()
 	o.fpm.Stop()
 }
 
-// Requests counts nginx's requests for path (without the query). Test
-// pages use unique paths (/e/<name>) so counts do not depend on how
-// ramjet rewrites the query string.
-func (o *origin) Requests(path string) int { return o.nginx.Requests(path) }
+// Requests counts the web server's requests for path (without the
+// query). Test pages use unique paths (/e/<name>) so counts do not depend
+// on how ramjet rewrites the query string.
+func (o *origin) Requests(path string) int { return o.web.Requests(path) }
 
-// waitRequests waits until Requests(path) reaches atLeast (nginx writes
-// the log line just after the response) and returns the count once every
-// request nginx had answered is logged (testbed's WaitRequests).
+// waitRequests waits until Requests(path) reaches atLeast (the server
+// writes the log line just after the response) and returns the count once
+// every request it had answered is logged (testbed's WaitRequests).
 func (o *origin) waitRequests(t testing.TB, path string, atLeast int) int {
 	t.Helper()
-	return o.nginx.WaitRequests(t, path, atLeast)
+	return o.web.WaitRequests(t, path, atLeast)
 }
 
-// loggedRequests is Requests(path) once every request nginx had answered
-// is in its log (testbed's SyncLog): a count that misses nothing, for a
-// baseline or an assertion that no request came.
+// loggedRequests is Requests(path) once every request the server had
+// answered is in its log (testbed's SyncLog): a count that misses
+// nothing, for a baseline or an assertion that no request came.
 func (o *origin) loggedRequests(t testing.TB, path string) int {
 	t.Helper()
-	o.nginx.SyncLog(t)
+	o.web.SyncLog(t)
 	return o.Requests(path)
 }
 

@@ -1,17 +1,12 @@
 package testbed
 
 import (
-	"bufio"
-	"crypto/rand"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 )
 
 const nginxBin = "/usr/sbin/nginx"
@@ -127,24 +122,7 @@ func (n *Nginx) logs() string { return procLogs(n.p, n.errorLog()) }
 // any '?') equals path. nginx writes a line just after its response, so
 // a count right after a request may lag: see WaitRequests and SyncLog.
 func (n *Nginx) Requests(path string) int {
-	f, err := os.Open(filepath.Join(n.Dir, "access.log"))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	count := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// Format "counts": $request_method $request_uri $status
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		if p, _, _ := strings.Cut(fields[1], "?"); p == path {
-			count++
-		}
-	}
-	return count
+	return countRequests(filepath.Join(n.Dir, "access.log"), path)
 }
 
 // WaitRequests polls Requests(path) until it reaches atLeast or 5 s pass,
@@ -153,9 +131,7 @@ func (n *Nginx) Requests(path string) int {
 // assert that there was none.
 func (n *Nginx) WaitRequests(t testing.TB, path string, atLeast int) int {
 	t.Helper()
-	Poll(5*time.Second, func() bool { return n.Requests(path) >= atLeast })
-	n.SyncLog(t)
-	return n.Requests(path)
+	return waitRequests(t, n.Requests, n.SyncLog, path, atLeast)
 }
 
 // SyncLog returns once every request nginx had answered before the call
@@ -165,15 +141,5 @@ func (n *Nginx) WaitRequests(t testing.TB, path string, atLeast int) int {
 // log records what reaches nginx.
 func (n *Nginx) SyncLog(t testing.TB) {
 	t.Helper()
-	path := "/__testbed_sync/" + rand.Text()
-	c := &http.Client{Timeout: 5 * time.Second}
-	defer c.CloseIdleConnections()
-	resp, err := c.Get(n.URL + path)
-	if err != nil {
-		t.Fatalf("testbed: nginx log sync request: %v", err)
-	}
-	resp.Body.Close()
-	if !Poll(5*time.Second, func() bool { return n.Requests(path) == 1 }) {
-		t.Fatalf("testbed: nginx did not log its sync request %s within 5 s", path)
-	}
+	syncLog(t, "nginx", n.URL, n.Requests)
 }

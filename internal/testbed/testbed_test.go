@@ -2,9 +2,13 @@ package testbed
 
 import (
 	"bufio"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,18 +49,7 @@ func TestSocketCountFollowsOpenAndClose(t *testing.T) {
 		return n
 	}
 	before := count()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	peer, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln, c, peer := connectedPair(t)
 	if n := count(); n != before+3 {
 		t.Fatalf("%d sockets with a listener and both ends of a connection open, want %d", n, before+3)
 	}
@@ -120,5 +113,76 @@ func TestStartPHPCGIAcceptsAndStopsAtCleanup(t *testing.T) {
 	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		c.Close()
 		t.Fatalf("php-cgi still accepts on %s after its test ended", addr)
+	}
+}
+
+// connectedPair is a loopback listener, a connection to it and the
+// listener's end of that connection; the caller closes them.
+func connectedPair(t *testing.T) (ln net.Listener, c, peer net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err = net.Dial("tcp", ln.Addr().String()); err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	if peer, err = ln.Accept(); err != nil {
+		c.Close()
+		ln.Close()
+		t.Fatal(err)
+	}
+	return ln, c, peer
+}
+
+func TestTCPConnsShowWhichEndClosedFirst(t *testing.T) {
+	ln, c, peer := connectedPair(t)
+	defer ln.Close()
+	defer peer.Close()
+	conns, err := ConnsTo(os.Getpid(), ln.Addr().String())
+	if err != nil || len(conns) != 1 || conns[0].Local != c.LocalAddr().String() || conns[0].State != "ESTABLISHED" {
+		t.Fatalf("ConnsTo(self, listener) = %+v, %v; want the one established connection from %s", conns, err, c.LocalAddr())
+	}
+	c.Close()
+	var here, there TCPConn
+	ok := Poll(5*time.Second, func() bool {
+		here, _, _ = TCPConnBetween(c.LocalAddr().String(), ln.Addr().String())
+		there, _, _ = TCPConnBetween(peer.LocalAddr().String(), peer.RemoteAddr().String())
+		return here.ClosedHere() && there.State == "CLOSE_WAIT"
+	})
+	if !ok || there.ClosedHere() {
+		t.Fatalf("after the dialer closed: its end %+v, the accepted end %+v; want FIN_WAIT2 or TIME_WAIT, and CLOSE_WAIT", here, there)
+	}
+}
+
+func TestStartApacheServesLogsAndStopsAtCleanup(t *testing.T) {
+	var addr string
+	t.Run("start", func(t *testing.T) {
+		root := PublicDir(t)
+		if err := os.WriteFile(filepath.Join(root, "page.html"), []byte("apache page\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a := StartApache(t, ApacheConfig{VirtualHost: fmt.Sprintf("\tDocumentRoot %[1]s\n\t<Directory %[1]s>\n\t\tRequire all granted\n\t</Directory>\n", root)})
+		addr = a.Addr
+		for range 2 {
+			resp, err := http.Get(a.URL + "/page.html")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK || string(body) != "apache page\n" {
+				t.Fatalf("GET /page.html: %d %q %v; want 200 and the file", resp.StatusCode, body, err)
+			}
+		}
+		if n := a.WaitRequests(t, "/page.html", 2); n != 2 {
+			t.Fatalf("Requests(/page.html) = %d after two GETs, want 2", n)
+		}
+	})
+	// The subtest's cleanup stopped it: nothing accepts any more.
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatalf("apache2 still accepts on %s after its test ended", addr)
 	}
 }

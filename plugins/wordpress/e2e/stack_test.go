@@ -2,7 +2,7 @@
 // ramjet-cache plugin behind real ramjet nodes and checks, as a browser
 // would, that pages are cached, purged exactly and never leak between
 // users. internal/testbed starts the processes (MariaDB on a private
-// socket, nginx + php-fpm on ephemeral loopback ports serving a private
+// socket, nginx or Apache + php-fpm on ephemeral loopback ports serving a private
 // copy of /usr/share/wordpress, redis-server, the ramjet binary built from
 // this repository); this file says how this site is set up on them.
 // Nothing outside temporary directories is touched.
@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 		{"/usr/bin/mariadb-install-db", "mariadb-server"},
 		{"/usr/bin/php", "php-cli"},
 		{"/usr/sbin/nginx", "nginx-light"},
+		{"/usr/sbin/apache2", "apache2-bin"},
 		{"/usr/bin/redis-server", "redis-server"},
 	} {
 		if _, err := os.Stat(need.path); err != nil {
@@ -56,7 +57,7 @@ func TestMain(m *testing.M) {
 func requireStack(t *testing.T) {
 	t.Helper()
 	if len(missing) > 0 {
-		t.Fatalf("missing Debian packages %v (install: apt-get install --no-install-recommends wordpress mariadb-server php-mysql php-cli php-fpm nginx-light redis-server, or run .ci/deps)", missing)
+		t.Fatalf("missing Debian packages %v (install: apt-get install --no-install-recommends wordpress mariadb-server php-mysql php-cli php-fpm nginx-light apache2-bin redis-server, or run .ci/deps)", missing)
 	}
 	testbed.Binary(t)
 }
@@ -134,6 +135,41 @@ func startOrigin(t *testing.T, docroot string) string {
 	waitWordPress(t, nginx.URL)
 	return nginx.URL
 }
+
+// startApacheOrigin runs php-fpm and Apache for docroot, configured as
+// README's Apache steps say (testbed.ApacheOrigin includes
+// conf/apache-origin.conf), and returns Apache's URL once WordPress
+// answers. The docroot gets the .htaccess that WordPress's Settings →
+// Permalinks writes under Apache with mod_rewrite (setup.php runs from the
+// CLI, where WordPress writes none).
+func startApacheOrigin(t *testing.T, docroot string) string {
+	t.Helper()
+	writeFile(t, docroot+"/.htaccess", wpHtaccess)
+	fpm := testbed.StartPHPFPM(t, "php_admin_flag[display_errors] = off\nphp_admin_value[memory_limit] = 256M\n")
+	apache := testbed.StartApache(t, testbed.ApacheOrigin(t, fpm.Addr, fmt.Sprintf(`	DocumentRoot %[1]s
+	DirectoryIndex index.php index.html
+	<Directory %[1]s>
+		AllowOverride All
+		Require all granted
+	</Directory>
+`, docroot)))
+	waitWordPress(t, apache.URL)
+	return apache.URL
+}
+
+// wpHtaccess is WordPress's rewrite block for a site at the root.
+const wpHtaccess = `# BEGIN WordPress
+<IfModule mod_rewrite.c>
+RewriteEngine On
+RewriteRule .* - [E=HTTP_AUTHORIZATION:%{HTTP:Authorization}]
+RewriteBase /
+RewriteRule ^index\.php$ - [L]
+RewriteCond %{REQUEST_FILENAME} !-f
+RewriteCond %{REQUEST_FILENAME} !-d
+RewriteRule . /index.php [L]
+</IfModule>
+# END WordPress
+`
 
 // waitWordPress waits until GET / on origin answers 200.
 func waitWordPress(t *testing.T, origin string) {

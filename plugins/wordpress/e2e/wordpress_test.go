@@ -172,14 +172,23 @@ func noAdminMarkers(t *testing.T, who, path string, p page) {
 
 // TestWordPressThroughRamjet installs WordPress with the ramjet-cache
 // plugin behind two ramjet nodes sharing purges through Redis, and checks
-// issue 6's flows on both nodes: once with nginx + php-fpm as the origin,
-// once with ramjet serving the docroot through its own php-cgi workers.
+// issue 6's flows on both nodes: with nginx + php-fpm as the origin, with
+// Apache + php-fpm configured as README says (issue 15), and with ramjet
+// serving the docroot through its own php-cgi workers.
 func TestWordPressThroughRamjet(t *testing.T) {
 	requireStack(t)
 	t.Run("NginxPHPFPM", func(t *testing.T) {
 		checkFlows(t, func(t *testing.T, wp *site, n *node, redisURL string) {
 			if wp.origin == "" {
 				wp.origin = startOrigin(t, wp.docroot)
+			}
+			n.start(t, wp.origin, redisURL)
+		})
+	})
+	t.Run("ApachePHPFPM", func(t *testing.T) {
+		checkFlows(t, func(t *testing.T, wp *site, n *node, redisURL string) {
+			if wp.origin == "" {
+				wp.origin = startApacheOrigin(t, wp.docroot)
 			}
 			n.start(t, wp.origin, redisURL)
 		})

@@ -14,8 +14,8 @@
 //   mark=NAME        create file NAME in $RAMJET_MARK_DIR on arrival
 //
 // Body: "key: value" lines, a blank line, then padding. Keys: id (unique per
-// response), method, uri, reqbody-len, reqbody-sha256, body, hdr.<Name> for
-// every request header.
+// response), method, uri, remote-addr (the client as the web server saw it),
+// reqbody-len, reqbody-sha256, body, hdr.<Name> for every request header.
 
 $id = bin2hex(random_bytes(8)) . '-' . hrtime(true);
 
@@ -31,6 +31,7 @@ $lines = [
     'id: ' . $id,
     'method: ' . $_SERVER['REQUEST_METHOD'],
     'uri: ' . $_SERVER['REQUEST_URI'],
+    'remote-addr: ' . $_SERVER['REMOTE_ADDR'],
     'reqbody-len: ' . strlen($in),
     'reqbody-sha256: ' . hash('sha256', $in),
 ];
