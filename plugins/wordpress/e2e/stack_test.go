@@ -25,8 +25,15 @@ import (
 const (
 	phpTimeout = 60 * time.Second // one PHP CLI run (install, edit)
 
-	siteHost   = "wp.test" // WordPress's home host; every request carries it
+	siteHost = "wp.test" // WordPress's home host; every request carries it
+	// adminToken is what the plugin purges with: wp.test's site token
+	// (hosts[].admin_token), which purges that site only.
 	adminToken = "e2e-secret-token"
+	// operatorToken is the operator's (admin.token): every site.
+	operatorToken = "e2e-operator-token"
+	// neighbourHost is another site on the same ramjet; WordPress's
+	// purges must never reach its pages.
+	neighbourHost = "neighbour.test"
 )
 
 // missing lists the Debian packages not installed; set once by TestMain.
@@ -216,8 +223,8 @@ func reserveNode(t *testing.T, name string) *node {
 }
 
 // start runs the node with a config file in front of origin (or with
-// extra flags such as --docroot), with Redis fan-out, until /healthz
-// answers.
+// extra flags such as --docroot, which the file's hosts get too), with
+// Redis fan-out, until /healthz answers.
 func (n *node) start(t *testing.T, origin, redisURL string, extra ...string) {
 	t.Helper()
 	originYAML := ""
@@ -232,6 +239,34 @@ func (n *node) start(t *testing.T, origin, redisURL string, extra ...string) {
 defaults:
   grace: 0s
   debug_headers: true
-`, adminToken, originYAML, redisURL, n.name))
+hosts:
+  - names: [%q]
+    admin_token: %q
+%s  - names: [%q]
+    default_ttl: 5m
+%s`, operatorToken, originYAML, redisURL, n.name, siteHost, adminToken, hostDocroot(extra, 0), neighbourHost, hostDocroot(extra, 5*time.Minute)))
 	n.Start(t, append([]string{"--config", cfg}, extra...)...)
+}
+
+// hostDocroot is the docroot block a hosts[] entry needs to serve what
+// the --docroot flag among extra serves (the flag sets the defaults, not
+// the file's hosts), with static files kept for staticTTL.
+func hostDocroot(extra []string, staticTTL time.Duration) string {
+	root := ""
+	for i, a := range extra {
+		if a == "--docroot" && i+1 < len(extra) {
+			root = extra[i+1]
+		}
+	}
+	if root == "" {
+		return ""
+	}
+	return fmt.Sprintf(`    docroot:
+      root: %q
+      serve: all
+      front_controller: /index.php
+      static_ttl: %s
+      php:
+        workers: 2
+`, root, staticTTL)
 }

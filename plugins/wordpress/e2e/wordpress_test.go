@@ -1,6 +1,7 @@
 package wordpress_test
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
@@ -38,6 +39,7 @@ type page struct {
 type browser struct {
 	name    string
 	base    string
+	host    string // the Host header; "" = siteHost
 	cookies map[string]string
 	client  *http.Client
 }
@@ -73,7 +75,7 @@ func (b *browser) do(t *testing.T, method, path string, form url.Values) page {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Host = siteHost
+	req.Host = cmp.Or(b.host, siteHost)
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
@@ -232,6 +234,16 @@ func checkFlows(t *testing.T, startNode func(t *testing.T, wp *site, n *node, re
 		}
 	})
 
+	// Another site on the same nodes: cached now, and still cached after
+	// every purge WordPress sends (its token and its purge headers reach
+	// wp.test only).
+	neighbours := []*browser{newBrowser("neighbour@web1", nodeA.URL), newBrowser("neighbour@web2", nodeB.URL)}
+	for _, b := range neighbours {
+		b.host = neighbourHost
+		b.expect(t, "/readme.html", statusMiss, "WordPress")
+		b.expect(t, "/readme.html", statusHit, "WordPress")
+	}
+
 	t.Run("EditTitlePurgesItsPagesOnEveryNode", func(t *testing.T) {
 		out := runPHP(t, nil, "testdata/edit.php", wp.docroot, "title", fmt.Sprint(wp.ids["post_b"]), "Post B edited")
 		if !strings.Contains(out, `"queued":null`) {
@@ -326,6 +338,12 @@ func checkFlows(t *testing.T, startNode func(t *testing.T, wp *site, n *node, re
 		}
 		anonA.expectFresh(t, "/post-d/", "Post D original", true)
 		anonB.expectFresh(t, "/post-d/", "Post D original", false)
+	})
+
+	t.Run("NeighbourSiteUntouchedByWordPressPurges", func(t *testing.T) {
+		for _, b := range neighbours {
+			b.expect(t, "/readme.html", statusHit, "WordPress")
+		}
 	})
 	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
 }
