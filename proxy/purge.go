@@ -14,7 +14,8 @@ import (
 var purgeRequestHeaders = []string{"Surrogate-Key", "Xkey-Purge", "Cache-Tag"}
 
 // stagePurge answers PURGE (and REFRESH, a soft purge) for one URL, or
-// for the tags named in its headers, from trusted addresses only.
+// for the tags named in its headers, from trusted addresses only: the
+// client's (stageClient), never a trusted proxy's or a TLS terminator's.
 func stagePurge(r *request) verdict {
 	if r.ctx == nil || !isPurgeMethod(r.header().Method()) {
 		return proceed
@@ -22,15 +23,15 @@ func stagePurge(r *request) verdict {
 	if r.inline {
 		return declined
 	}
-	r.p.purgeMethod(r.ctx, r.g)
+	r.p.purgeMethod(r.ctx, !r.terminator && r.g.trustedPurger(r.client))
 	r.res.written = true
 	return answered
 }
 
 func isPurgeMethod(m []byte) bool { return string(m) == "PURGE" || string(m) == "REFRESH" }
 
-func (p *Proxy) purgeMethod(ctx *fasthttp.RequestCtx, g *generation) {
-	if !g.trustedPurger(ctx.RemoteIP()) {
+func (p *Proxy) purgeMethod(ctx *fasthttp.RequestCtx, trusted bool) {
+	if !trusted {
 		ctx.Response.Header.Set("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH")
 		ctx.Error("Method Not Allowed\n", fasthttp.StatusMethodNotAllowed)
 		return
@@ -63,12 +64,9 @@ func (p *Proxy) purgeMethod(ctx *fasthttp.RequestCtx, g *generation) {
 	ctx.SetBody(append(body, '\n'))
 }
 
-// trustedPurger reports whether ip may send PURGE and REFRESH.
-func (g *generation) trustedPurger(ip []byte) bool {
-	addr, ok := netip.AddrFromSlice(ip)
-	if !ok {
-		return false
-	}
+// trustedPurger reports whether a client at addr may send PURGE and
+// REFRESH.
+func (g *generation) trustedPurger(addr netip.Addr) bool {
 	addr = addr.Unmap()
 	for _, pfx := range g.cfg.PurgeAllow {
 		if pfx.Contains(addr) {
