@@ -18,6 +18,7 @@ func (d *daemon) adminHandler() fasthttp.RequestHandler {
 	token := d.cfg.Admin.Token
 	api := purge.NewAPI(purge.APIConfig{Token: token, Allow: prefixes(d.cfg.Purge.AdminAllow)}, d.hub)
 	return func(ctx *fasthttp.RequestCtx) {
+		d.proxy.RealClient(ctx) // admin_allow judges the client a trusted proxy names
 		switch string(ctx.Path()) {
 		case "/healthz":
 			d.health(ctx)
