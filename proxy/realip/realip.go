@@ -2,6 +2,7 @@ package realip
 
 import (
 	"bytes"
+	"math"
 	"net/netip"
 )
 
@@ -79,9 +80,12 @@ func (c *Config) Resolve(peer netip.Addr, lines [][]byte) Client {
 	}
 }
 
-// AppendClaimed appends the first n hops of lines to dst, ", " between
-// them, as they came.
+// AppendClaimed appends the first n hops of lines (every one when n is
+// negative) to dst, ", " between them, as they came.
 func AppendClaimed(dst []byte, lines [][]byte, n int) []byte {
+	if n < 0 {
+		n = math.MaxInt
+	}
 	i := 0
 	for _, line := range lines {
 		for hop := []byte(nil); i < n; i++ {
