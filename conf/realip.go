@@ -28,15 +28,14 @@ type RealIP struct {
 	Header string   `yaml:"header"` // X-Forwarded-For, or one naming a single address (X-Real-IP)
 }
 
-func (r *ProxyProtocol) validate(p *problems, path string, listening bool) {
+// validate checks r; a block for a listener the file does not configure
+// is fine (a flag may add the listener).
+func (r *ProxyProtocol) validate(p *problems, path string) {
 	if !r.Enabled {
 		if len(r.Allow) > 0 {
 			p.add(path+".allow", "is set but enabled is false: set enabled: true or remove allow")
 		}
 		return
-	}
-	if !listening {
-		p.add(path+".enabled", "the listener is not configured")
 	}
 	if len(r.Allow) == 0 {
 		p.add(path+".allow", "must list the networks that send PROXY headers (the load balancers or terminators)")

@@ -48,8 +48,6 @@ func TestParseRefusesProxyProtocolAndRealIPThatTrustTooMuch(t *testing.T) {
 			`ramjet.yaml:4: server.proxy_protocol.allow[0]: "0.0.0.0/0" trusts every address`},
 		{"not a network", "tls:\n  proxy_protocol:\n    enabled: true\n    allow: [lb.internal]\n",
 			`ramjet.yaml:4: tls.proxy_protocol.allow[0]: "lb.internal" is not an address or CIDR network`},
-		{"on a listener that is not there", "tls:\n  proxy_protocol:\n    enabled: true\n    allow: [\"10.0.0.1\"]\n",
-			"ramjet.yaml:3: tls.proxy_protocol.enabled: the listener is not configured"},
 		{"allow while off", "h2c:\n  proxy_protocol:\n    allow: [\"10.0.0.1\"]\n",
 			"ramjet.yaml:3: h2c.proxy_protocol.allow: is set but enabled is false"},
 		{"no timeout", "server:\n  proxy_protocol:\n    enabled: true\n    allow: [\"10.0.0.1\"]\n    timeout: 0s\n",

@@ -80,8 +80,8 @@ func (c *Config) validateTLS(p *problems) {
 		p.positive("tls.ocsp_timeout", t.OCSPTimeout)
 	}
 	p.minInt("tls.h2_max_streams", t.H2MaxStreams, 1)
-	t.ProxyProtocol.validate(p, "tls.proxy_protocol", t.Listen != "")
-	c.H2C.ProxyProtocol.validate(p, "h2c.proxy_protocol", c.H2C.Listen != "")
+	t.ProxyProtocol.validate(p, "tls.proxy_protocol")
+	c.H2C.ProxyProtocol.validate(p, "h2c.proxy_protocol")
 	if c.H2C.Listen != "" {
 		if _, ok := p.listen("h2c.listen", c.H2C.Listen); ok {
 			if other, dup := others[c.H2C.Listen]; dup {
