@@ -87,7 +87,7 @@ func (s *Server) Start(context.Context) error {
 	}
 	s.ln = ln
 	go func() { s.done <- s.srv.Serve(ln) }()
-	s.log.Info("listening", "listener", s.cfg.Name, "addr", ln.Addr().String())
+	s.log.Info("listening", "listener", s.cfg.Name, "addr", ln.Addr().String(), "proxy_protocol", s.cfg.ProxyProtocol != nil)
 	return nil
 }
 

@@ -144,6 +144,21 @@ purge:
 			t.Errorf("PURGE: status %d, purged %v; want 405", status, purged)
 		}
 	})
+	t.Run("admin_allow judges the client the terminator names", func(t *testing.T) {
+		admin := newClient(t) // from 127.0.0.1, which real_ip trusts
+		for _, tt := range []struct {
+			hdr  []string
+			want int
+		}{
+			{[]string{"X-Forwarded-For: 192.0.2.1"}, http.StatusForbidden},
+			{nil, http.StatusOK},
+		} {
+			r := do(t, admin, http.MethodPost, rj.AdminURL+"/purge?tag=nothing-"+ns, tt.hdr...)
+			if r.Status != tt.want {
+				t.Errorf("admin purge with %q: status %d, want %d", tt.hdr, r.Status, tt.want)
+			}
+		}
+	})
 	t.Run("a spoofed X-Forwarded-For from an untrusted peer is ignored", func(t *testing.T) {
 		direct := clientFrom(t, outsideAddr)
 		if got, want := forwardedFor(t, direct, rj.URL+"/e/"+ns+"/direct", "X-Forwarded-For: "+purgerAddr), purgerAddr+", "+outsideAddr; got != want {
