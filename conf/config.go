@@ -23,6 +23,7 @@ type Config struct {
 	ESI      ESI    `yaml:"esi"`
 	TLS      TLS    `yaml:"tls"`
 	H2C      H2C    `yaml:"h2c"`
+	RealIP   RealIP `yaml:"real_ip"`
 	Defaults Site   `yaml:"defaults"` // for requests whose Host matches no Hosts entry
 	// Hosts hold effective settings: each is Defaults overlaid with its
 	// block in the file, so callers never merge.
@@ -58,6 +59,9 @@ type Purge struct {
 type Admin struct {
 	Listen string `yaml:"listen"` // host:port; "" disables the admin listener
 	Token  string `yaml:"token"`  // bearer token; required unless Listen is loopback
+	// ProxyProtocol: the admin listener behind a balancer (it normally
+	// is not: it is loopback).
+	ProxyProtocol ProxyProtocol `yaml:"proxy_protocol"`
 }
 
 // Log selects the process logger.
@@ -75,6 +79,8 @@ type Server struct {
 	MaxHeaderBytes Size     `yaml:"max_header_bytes"` // larger headers get 431
 	MaxConns       int      `yaml:"max_conns"`        // concurrent client connections
 	DrainTimeout   Duration `yaml:"drain_timeout"`    // grace for in-flight requests on SIGTERM
+	// ProxyProtocol is the main listener's (tls and h2c have their own).
+	ProxyProtocol ProxyProtocol `yaml:"proxy_protocol"`
 }
 
 // Origin is the pool of backend servers. A zero timeout means none.
@@ -232,7 +238,7 @@ func (h *Host) SiteToken() (string, error) {
 func Default() *Config {
 	return &Config{
 		Listen: ":8080",
-		Admin:  Admin{Listen: "127.0.0.1:9090"},
+		Admin:  Admin{Listen: "127.0.0.1:9090", ProxyProtocol: defaultProxyProtocol()},
 		Log:    Log{Level: "info", Format: "text"},
 		Server: Server{
 			ReadTimeout:    Duration(60 * time.Second),
@@ -242,6 +248,7 @@ func Default() *Config {
 			MaxHeaderBytes: 16 * KiB,
 			MaxConns:       10000,
 			DrainTimeout:   Duration(30 * time.Second),
+			ProxyProtocol:  defaultProxyProtocol(),
 		},
 		Origin: Origin{
 			Servers:        []string{"http://127.0.0.1:8081"},
@@ -272,8 +279,10 @@ func Default() *Config {
 					"application/rss+xml", "image/svg+xml"},
 			},
 		},
-		ESI: ESI{MaxDepth: 3, MaxIncludes: 64, Timeout: Duration(2 * time.Second)},
-		TLS: TLS{OCSP: true, OCSPTimeout: Duration(10 * time.Second), H2MaxStreams: 250},
+		ESI:    ESI{MaxDepth: 3, MaxIncludes: 64, Timeout: Duration(2 * time.Second)},
+		TLS:    TLS{OCSP: true, OCSPTimeout: Duration(10 * time.Second), H2MaxStreams: 250, ProxyProtocol: defaultProxyProtocol()},
+		H2C:    H2C{ProxyProtocol: defaultProxyProtocol()},
+		RealIP: RealIP{Header: "X-Forwarded-For"},
 		Purge: Purge{
 			Trusted:    []string{"127.0.0.0/8", "::1/128"},
 			AdminAllow: []string{"127.0.0.0/8", "::1/128"},
@@ -306,6 +315,10 @@ func Default() *Config {
 		},
 	}
 }
+
+// defaultProxyProtocol is off, with the header's timeout set for when
+// it is turned on.
+func defaultProxyProtocol() ProxyProtocol { return ProxyProtocol{Timeout: Duration(5 * time.Second)} }
 
 // clone returns s with its own copies of the lists.
 func (s Site) clone() Site {

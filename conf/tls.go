@@ -21,7 +21,8 @@ type TLS struct {
 	OCSPTimeout Duration `yaml:"ocsp_timeout"` // one OCSP fetch
 	// H2MaxStreams bounds concurrent streams per HTTP/2 connection (TLS
 	// and h2c listeners).
-	H2MaxStreams int `yaml:"h2_max_streams"`
+	H2MaxStreams  int           `yaml:"h2_max_streams"`
+	ProxyProtocol ProxyProtocol `yaml:"proxy_protocol"` // before the handshake
 }
 
 // TLSHost is a certificate served to clients asking for one of Names.
@@ -38,8 +39,11 @@ type H2C struct {
 	Listen string `yaml:"listen"` // host:port; "" = none
 	// BehindTLS marks every request on the listener as HTTPS (scheme,
 	// X-Forwarded-Proto, HSTS). Set it only when nothing but the TLS
-	// terminator can reach the listener.
-	BehindTLS bool `yaml:"behind_tls"`
+	// terminator can reach the listener. It says nothing about who the
+	// client is: that comes from ProxyProtocol or RealIP, and the
+	// terminator's own address is trusted for nothing.
+	BehindTLS     bool          `yaml:"behind_tls"`
+	ProxyProtocol ProxyProtocol `yaml:"proxy_protocol"`
 }
 
 // validateTLS checks the TLS and h2c listeners. Certificate files are read
@@ -76,6 +80,8 @@ func (c *Config) validateTLS(p *problems) {
 		p.positive("tls.ocsp_timeout", t.OCSPTimeout)
 	}
 	p.minInt("tls.h2_max_streams", t.H2MaxStreams, 1)
+	t.ProxyProtocol.validate(p, "tls.proxy_protocol")
+	c.H2C.ProxyProtocol.validate(p, "h2c.proxy_protocol")
 	if c.H2C.Listen != "" {
 		if _, ok := p.listen("h2c.listen", c.H2C.Listen); ok {
 			if other, dup := others[c.H2C.Listen]; dup {

@@ -41,11 +41,11 @@ hosts:
 	}
 	want := TLS{Listen: ":8443", Cert: dir + "/a.crt", Key: dir + "/a.key",
 		Hosts:       []TLSHost{{Names: []string{"shop.example", "*.shop.example"}, Cert: dir + "/b.crt", Key: dir + "/b.key"}},
-		OCSPTimeout: Duration(10 * time.Second), H2MaxStreams: 100}
+		OCSPTimeout: Duration(10 * time.Second), H2MaxStreams: 100, ProxyProtocol: defaultProxyProtocol()}
 	if !reflect.DeepEqual(cfg.TLS, want) {
 		t.Errorf("tls = %+v\nwant %+v", cfg.TLS, want)
 	}
-	if cfg.H2C != (H2C{Listen: "127.0.0.1:8082", BehindTLS: true}) {
+	if !reflect.DeepEqual(cfg.H2C, H2C{Listen: "127.0.0.1:8082", BehindTLS: true, ProxyProtocol: defaultProxyProtocol()}) {
 		t.Errorf("h2c = %+v", cfg.H2C)
 	}
 	if h := cfg.Hosts[0]; !h.HTTPSRedirect || h.HSTS != "max-age=31536000; includeSubDomains" || cfg.Defaults.HTTPSRedirect {

@@ -24,12 +24,14 @@ func (c *Config) Validate() error {
 	c.Purge.validate(&p)
 	c.ESI.validate(&p)
 	c.validateTLS(&p)
+	c.RealIP.validate(&p)
 	c.Defaults.validate(&p, "defaults", nil)
 	c.validateHosts(&p)
 	return errors.Join(p...)
 }
 
 func (a *Admin) validate(p *problems, mainListen string) {
+	a.ProxyProtocol.validate(p, "admin.proxy_protocol")
 	if a.Listen == "" {
 		return // admin listener disabled
 	}
@@ -66,6 +68,7 @@ func (s *Server) validate(p *problems) {
 	p.minSize("server.max_request_body", s.MaxRequestBody, 1)
 	p.minSize("server.max_header_bytes", s.MaxHeaderBytes, 1)
 	p.minInt("server.max_conns", s.MaxConns, 1)
+	s.ProxyProtocol.validate(p, "server.proxy_protocol")
 }
 
 func (o *Origin) validate(p *problems) {

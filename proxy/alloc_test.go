@@ -90,3 +90,61 @@ func TestTLSHitWithHSTSDoesNotAllocate(t *testing.T) {
 		t.Fatalf("TLS hit with HSTS allocates %v times, want 0", n)
 	}
 }
+
+// TestHitBehindTrustedProxyDoesNotAllocate: with real_ip on, finding the
+// client in X-Forwarded-For (over two header lines, IPv4 and IPv6, past
+// a trusted hop), setting it as ctx's remote address and keying the
+// private cache on it cost a hit nothing, inline or not.
+func TestHitBehindTrustedProxyDoesNotAllocate(t *testing.T) {
+	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=600")
+		w.Write([]byte(strings.Repeat("<p>hello</p>", 200)))
+	})
+	cfg := testConfig(o.URL)
+	cfg.RealIP.From = mustPrefixes(t, "127.0.0.1/32", "10.0.0.0/8")
+	p, base := startProxy(t, cfg)
+	get(t, base+"/page")
+	tests := []struct {
+		name, xff, cookie string
+		want              string // the client stageClient found
+	}{
+		{"IPv4 client", "198.51.100.7, 203.0.113.5|10.0.0.1", "", "203.0.113.5"},
+		{"IPv6 client with a session", "[2001:db8::5]:443", "session=1", "2001:db8::5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, inline := range []bool{false, true} {
+				ctx := requestCtx("GET", strings.TrimPrefix(base, "http://"), "/page", false)
+				for _, line := range strings.Split(tt.xff, "|") {
+					ctx.Request.Header.Add("X-Forwarded-For", line)
+				}
+				if tt.cookie != "" {
+					ctx.Request.Header.Set("Cookie", tt.cookie)
+				}
+				var seen net.IP
+				probe := func(r *request) verdict { seen = r.remoteIP(); return proceed }
+				p.steps = newSteps(insertStage(pipeline(), "admit", stage{name: "probe", run: probe}))
+				serve := func() {
+					ctx.Response.Reset()
+					if inline {
+						if !p.ServeHit(ctx) {
+							t.Fatal("not an inline hit")
+						}
+						return
+					}
+					p.ServeFastHTTP(ctx)
+				}
+				serve()
+				if cs := string(ctx.Response.Header.Peek("Cache-Status")); cs != "ramjet; hit" {
+					t.Fatalf("not a hit: %q", cs)
+				}
+				if seen.String() != tt.want {
+					t.Fatalf("client %v, want %s", seen, tt.want)
+				}
+				if n := testing.AllocsPerRun(200, serve); n != 0 {
+					t.Fatalf("hit (inline %v) allocates %v times, want 0", inline, n)
+				}
+			}
+		})
+	}
+}

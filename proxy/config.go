@@ -11,6 +11,7 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
+	"github.com/ramjet-proxy/ramjet/proxy/realip"
 )
 
 // Config is one generation of proxy policy. Reload swaps it whole.
@@ -33,6 +34,9 @@ type Config struct {
 	// PurgeAllow lists the client networks allowed to send PURGE and
 	// REFRESH; empty means loopback only. Others get 405.
 	PurgeAllow []netip.Prefix
+	// RealIP names the trusted proxies whose forwarding header names the
+	// client; the zero value trusts none.
+	RealIP realip.Config
 	// HTTPSPort is the port HTTPS redirects point to; 0 or 443 leave it
 	// out of the URL.
 	HTTPSPort int

@@ -10,7 +10,7 @@ import (
 // the answer, so that its next GET cannot see the old page.
 func (r *request) forward() verdict {
 	ctx := r.ctx
-	req := newUpstreamRequest(ctx, r.s, false, r.g.cfg.MaxRequestBody)
+	req := r.newUpstreamRequest(false, r.g.cfg.MaxRequestBody)
 	resp := fasthttp.AcquireResponse()
 	if ctx.IsHead() {
 		resp.SkipBody = true

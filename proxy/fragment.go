@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -31,8 +31,10 @@ type fragmentFetcher struct {
 	p   *Proxy
 	g   *generation
 	tls bool
-	ip  net.IP // the page's client
-	id  uint64 // the page client's private identity, its fragments' on its host
+	// client and claimed are the page's (request.client, .claimed).
+	client  netip.Addr
+	claimed int
+	id      uint64 // the page client's private identity, its fragments' on its host
 	// authorized: the page's request carries Authorization, so do its
 	// fragments on its host.
 	authorized bool
@@ -47,8 +49,8 @@ type fragmentFetcher struct {
 
 func newFragmentFetcher(r *request) *fragmentFetcher {
 	ctx := r.ctx
-	f := &fragmentFetcher{p: r.p, g: r.g, tls: r.tls, ip: ctx.RemoteIP(), debug: r.s.DebugHeaders,
-		host: string(ctx.Host())}
+	f := &fragmentFetcher{p: r.p, g: r.g, tls: r.tls, client: r.client, claimed: r.claimed,
+		debug: r.s.DebugHeaders, host: string(ctx.Host())}
 	base := string(pathOf(&ctx.Request))
 	f.base = base[:strings.LastIndexByte(base, '/')+1]
 	ctx.Request.Header.CopyTo(&f.hdr)
@@ -71,6 +73,7 @@ func (f *fragmentFetcher) fetch(ctx context.Context, inc *esi.Include, src strin
 	defer r.release()
 	f.subRequest(&r.sub, host, path, query, own)
 	r.p, r.g, r.req, r.tls, r.c = f.p, f.g, &r.sub, f.tls, &f.p.metrics.fragments
+	r.setClient(f.client, 0)
 	if !own {
 		r.id, r.idDone = f.id, true // the page's own headers: its identity
 	}
@@ -173,11 +176,7 @@ func (fr *fragment) upstreamRequest(sub *fasthttp.Request) *fasthttp.Request {
 	req.Header.SetMethod(fasthttp.MethodGet)
 	// As the page's request would be forwarded (setForwarded), on the
 	// miss path only: most fragments are hits.
-	xff := fr.f.ip.String()
-	if prior := req.Header.Peek("X-Forwarded-For"); len(prior) > 0 {
-		xff = string(prior) + ", " + xff
-	}
-	req.Header.Set("X-Forwarded-For", xff)
+	setForwardedFor(&req.Header, fr.f.claimed, fr.f.client)
 	req.Header.SetBytesV("X-Forwarded-Proto", schemeOf(fr.f.tls))
 	req.Header.Set("X-Forwarded-Host", fr.f.host)
 	if dl, ok := fr.ctx.Deadline(); ok {

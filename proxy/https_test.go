@@ -17,10 +17,15 @@ type tlsTestConn struct{ net.Conn }
 
 func (tlsTestConn) Handshake() error                     { return nil }
 func (tlsTestConn) ConnectionState() tls.ConnectionState { return tls.ConnectionState{} }
-func (tlsTestConn) RemoteAddr() net.Addr {
-	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
-}
-func (tlsTestConn) LocalAddr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 443} }
+func (tlsTestConn) RemoteAddr() net.Addr                 { return tlsTestRemote }
+func (tlsTestConn) LocalAddr() net.Addr                  { return tlsTestLocal }
+
+// The addresses are made once, as a socket's are: the hit path asks for
+// the client's.
+var (
+	tlsTestRemote = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
+	tlsTestLocal  = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 443}
+)
 
 // requestCtx is a ctx for one request as it arrived over TLS or not.
 func requestCtx(method, host, uri string, overTLS bool) *fasthttp.RequestCtx {

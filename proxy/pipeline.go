@@ -5,6 +5,7 @@ package proxy
 // (ServeHit) and the fragments an ESI page includes (fragment.go). A stage
 // added to the list applies to all of them.
 //
+//	client   who asks: peer, PROXY header, trusted proxies'     client.go
 //	admit    route to the site, body limit, HTTPS redirect      admit.go
 //	         (rewrite: the site's .htaccess and LSCache rules go here)
 //	purge    PURGE / REFRESH from trusted clients               purge.go
@@ -45,6 +46,7 @@ type stage struct {
 // pipeline is the stage list of every Proxy, in order.
 func pipeline() []stage {
 	return []stage{
+		{name: "client", run: stageClient},
 		{name: "admit", run: stageAdmit},
 		{name: "purge", run: stagePurge},
 		{name: "identity", run: stageIdentity},

@@ -126,6 +126,12 @@ func get(t *testing.T, url string, hdr ...string) reply {
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
+	return roundTrip(t, req)
+}
+
+// roundTrip sends req on a connection of its own and reads the answer.
+func roundTrip(t *testing.T, req *http.Request) reply {
+	t.Helper()
 	tr := &http.Transport{DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)

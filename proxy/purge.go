@@ -14,7 +14,8 @@ import (
 var purgeRequestHeaders = []string{"Surrogate-Key", "Xkey-Purge", "Cache-Tag"}
 
 // stagePurge answers PURGE (and REFRESH, a soft purge) for one URL, or
-// for the tags named in its headers, from trusted addresses only.
+// for the tags named in its headers, from trusted addresses only: the
+// client's (stageClient), never a trusted proxy's or a TLS terminator's.
 func stagePurge(r *request) verdict {
 	if r.ctx == nil || !isPurgeMethod(r.header().Method()) {
 		return proceed
@@ -22,21 +23,23 @@ func stagePurge(r *request) verdict {
 	if r.inline {
 		return declined
 	}
-	r.p.purgeMethod(r.ctx, r.g)
+	r.p.purgeMethod(r.ctx, !r.terminator && r.g.trustedPurger(r.client), scopeOf(r.s, r.ctx.Host()))
 	r.res.written = true
 	return answered
 }
 
 func isPurgeMethod(m []byte) bool { return string(m) == "PURGE" || string(m) == "REFRESH" }
 
-func (p *Proxy) purgeMethod(ctx *fasthttp.RequestCtx, g *generation) {
-	if !g.trustedPurger(ctx.RemoteIP()) {
+// purgeMethod answers a PURGE or REFRESH; a trusted one purges in scope,
+// the site that answers its Host.
+func (p *Proxy) purgeMethod(ctx *fasthttp.RequestCtx, trusted bool, scope string) {
+	if !trusted {
 		ctx.Response.Header.Set("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH")
 		ctx.Error("Method Not Allowed\n", fasthttp.StatusMethodNotAllowed)
 		return
 	}
 	soft := string(ctx.Method()) == "REFRESH"
-	cmd := purge.Command{Host: string(ctx.Host()), Site: scopeOf(g.router.route(ctx.Host()), ctx.Host())}
+	cmd := purge.Command{Host: string(ctx.Host()), Site: scope}
 	for _, name := range purgeRequestHeaders {
 		if v := ctx.Request.Header.Peek(name); len(v) > 0 {
 			cmd.Targets = append(cmd.Targets, purge.ParseKeys(v, soft).Targets...)
@@ -63,12 +66,9 @@ func (p *Proxy) purgeMethod(ctx *fasthttp.RequestCtx, g *generation) {
 	ctx.SetBody(append(body, '\n'))
 }
 
-// trustedPurger reports whether ip may send PURGE and REFRESH.
-func (g *generation) trustedPurger(ip []byte) bool {
-	addr, ok := netip.AddrFromSlice(ip)
-	if !ok {
-		return false
-	}
+// trustedPurger reports whether a client at addr may send PURGE and
+// REFRESH.
+func (g *generation) trustedPurger(addr netip.Addr) bool {
 	addr = addr.Unmap()
 	for _, pfx := range g.cfg.PurgeAllow {
 		if pfx.Contains(addr) {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net"
+	"net/netip"
 	"sync"
 
 	"github.com/valyala/fasthttp"
@@ -33,6 +34,23 @@ type request struct {
 	inline bool
 	tls    bool // came over TLS; a fragment: its page did
 	c      *requestCounters
+
+	// Who asked (stageClient; a fragment: its page's client). client is
+	// the single source of the client's address; ip16 and addr spell it
+	// for net.IP and net.Addr users without allocating. port is 0 when
+	// unknown (a client a trusted proxy named).
+	client netip.Addr
+	port   uint16
+	ip16   [16]byte
+	addr   net.TCPAddr
+	// claimed: how many X-Forwarded-For hops, from the left, go on to
+	// the origin before the client (-1: all of them).
+	claimed int
+	// terminator: the address is a behind_tls listener's peer, the TLS
+	// terminator, as nothing named its client: it is trusted for nothing.
+	terminator bool
+	// remoteSet: ctx.SetRemoteAddr(&addr) was called, undone by release.
+	remoteSet bool
 
 	// pass is the Cache-Status of a request forwarded uncached (a method
 	// the cache does not answer, a bypass); nil goes through the cache.
@@ -82,6 +100,10 @@ func (p *Proxy) clientRequest(ctx *fasthttp.RequestCtx, inline bool) *request {
 
 // release returns r to the pool; nothing of it may be used after.
 func (r *request) release() {
+	if r.remoteSet {
+		r.ctx.SetRemoteAddr(nil) // ctx outlives r, which goes back to the pool
+	}
+	r.client, r.port, r.claimed, r.terminator, r.remoteSet = netip.Addr{}, 0, 0, false, false
 	clear(r.params)
 	r.key, r.variant, r.pkey, r.params = r.key[:0], r.variant[:0], r.pkey[:0], r.params[:0]
 	r.g, r.s, r.ctx, r.req, r.frag, r.inline = nil, nil, nil, nil, nil, false
@@ -98,12 +120,19 @@ func (r *request) release() {
 // header is the request's header.
 func (r *request) header() *fasthttp.RequestHeader { return &r.req.Header }
 
-// remoteIP is the client's address (a fragment's: its page's client).
-func (r *request) remoteIP() net.IP {
-	if r.frag != nil {
-		return r.frag.f.ip
+// remoteIP is the client's address (a fragment's: its page's client),
+// valid until release: what PURGE trust, the private identity, the
+// origin's X-Forwarded-For and the access log take. It is a trusted
+// proxy's client, never the proxy.
+func (r *request) remoteIP() net.IP { return net.IP(r.ip16[:]) }
+
+// setClient makes a (with its port, 0 when unknown) the request's client.
+func (r *request) setClient(a netip.Addr, port uint16) {
+	if !a.IsValid() {
+		a = netip.IPv4Unspecified() // not TCP: as fasthttp's RemoteIP says
 	}
-	return r.ctx.RemoteIP()
+	r.client, r.port, r.ip16 = a.Unmap(), port, a.As16()
+	r.addr = net.TCPAddr{IP: r.ip16[:], Port: int(port)}
 }
 
 // identity is the client's private-cache identity, 0 when it has none.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
 )
 
 // ServerConfig is a client-facing listener. Zero timeouts mean none.
@@ -24,6 +26,10 @@ type ServerConfig struct {
 	BufferBody     int
 	MaxHeaderBytes int // larger headers get 431; 0 means 16 KiB
 	MaxConns       int // 0 means fasthttp's default
+	// ProxyProtocol, when set, takes only connections that open with a
+	// PROXY header from its allowed networks, at the addresses the
+	// header names. nil takes connections at their own addresses.
+	ProxyProtocol *proxyproto.Config
 }
 
 // Server owns one listener and the goroutine serving it.
@@ -76,9 +82,12 @@ func (s *Server) Start(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s listener: %w", s.cfg.Name, err)
 	}
+	if s.cfg.ProxyProtocol != nil {
+		ln = proxyproto.NewListener(ln, *s.cfg.ProxyProtocol)
+	}
 	s.ln = ln
 	go func() { s.done <- s.srv.Serve(ln) }()
-	s.log.Info("listening", "listener", s.cfg.Name, "addr", ln.Addr().String())
+	s.log.Info("listening", "listener", s.cfg.Name, "addr", ln.Addr().String(), "proxy_protocol", s.cfg.ProxyProtocol != nil)
 	return nil
 }
 

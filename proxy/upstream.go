@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 	"github.com/ramjet-proxy/ramjet/proxy/policy"
+	"github.com/ramjet-proxy/ramjet/proxy/realip"
 )
 
 // upstream answers what the cache cannot: the origin pool, or a site's
@@ -44,7 +46,7 @@ func (r *request) upstreamRequest() *fasthttp.Request {
 	if r.frag != nil {
 		return r.frag.upstreamRequest(r.req)
 	}
-	return newUpstreamRequest(r.ctx, r.s, true, 0)
+	return r.newUpstreamRequest(true, 0)
 }
 
 var (
@@ -71,14 +73,15 @@ var fillOnly = []string{
 // X-Forwarded-* set, the body streamed. A fill asks for GET even for HEAD,
 // so the stored entry can answer both. A docroot site also learns the
 // connection's ports and addresses for PHP.
-func newUpstreamRequest(ctx *fasthttp.RequestCtx, s *site, fill bool, bodyLimit int64) *fasthttp.Request {
+func (r *request) newUpstreamRequest(fill bool, bodyLimit int64) *fasthttp.Request {
+	ctx, s := r.ctx, r.s
 	req := fasthttp.AcquireRequest()
 	copyClientHeader(&ctx.Request.Header, &req.Header)
 	req.SetRequestURIBytes(ctx.Request.Header.RequestURI())
 	stripHopByHop(&req.Header, ctx.Request.Header.Peek("Connection"))
-	setForwarded(ctx, &req.Header)
+	r.setForwarded(&req.Header)
 	if s.Docroot != nil {
-		setConnection(ctx, &req.Header)
+		r.setConnection(&req.Header)
 	}
 	if fill {
 		for _, h := range fillOnly {
@@ -165,25 +168,52 @@ func stripHopByHop(h *fasthttp.RequestHeader, connection []byte) {
 	h.ResetConnectionClose()
 }
 
-func setForwarded(ctx *fasthttp.RequestCtx, h *fasthttp.RequestHeader) {
-	ip := ctx.RemoteIP().String()
-	if prior := h.Peek("X-Forwarded-For"); len(prior) > 0 {
-		h.Set("X-Forwarded-For", string(prior)+", "+ip)
-	} else {
-		h.Set("X-Forwarded-For", ip)
+// setForwarded tells the origin who asked, and how: X-Forwarded-For is
+// the client's address (r.remoteIP, never a trusted proxy's) after the
+// hops nobody vouched for, X-Forwarded-Proto and -Host the scheme and host
+// the client used.
+func (r *request) setForwarded(h *fasthttp.RequestHeader) {
+	setForwardedFor(h, r.claimed, r.client)
+	h.SetBytesV("X-Forwarded-Proto", requestScheme(r.ctx))
+	h.SetBytesV("X-Forwarded-Host", r.ctx.Host())
+}
+
+// setForwardedFor replaces every X-Forwarded-For line of h with the one
+// the origin gets (appendForwardedFor).
+func setForwardedFor(h *fasthttp.RequestHeader, claimed int, client netip.Addr) {
+	v := appendForwardedFor(nil, h, claimed, client)
+	h.Del(fasthttp.HeaderXForwardedFor)
+	h.SetBytesV(fasthttp.HeaderXForwardedFor, v)
+}
+
+// appendForwardedFor appends to dst the X-Forwarded-For the origin gets
+// for client, from the one in h (the client's request's). What
+// the trusted proxies added is theirs and stays out: the origin sees what
+// it would if the client had come to ramjet directly — the hops the
+// client sent (kept, as nginx's $proxy_add_x_forwarded_for keeps them,
+// for applications that log the chain; never believed, here or by an
+// origin that takes the last hop), then the client. So an origin
+// trusting ramjet alone (set_real_ip_from 127.0.0.1, not recursive)
+// logs the real client, and nothing a client wrote can pass for it.
+func appendForwardedFor(dst []byte, h *fasthttp.RequestHeader, claimed int, client netip.Addr) []byte {
+	n := len(dst)
+	dst = realip.AppendClaimed(dst, h.PeekAll(fasthttp.HeaderXForwardedFor), claimed)
+	if len(dst) > n {
+		dst = append(dst, ", "...)
 	}
-	h.SetBytesV("X-Forwarded-Proto", requestScheme(ctx))
-	h.SetBytesV("X-Forwarded-Host", ctx.Host())
+	return client.AppendTo(dst)
 }
 
 // setConnection tells a docroot the client's port and the address it
 // connected to (REMOTE_PORT, SERVER_ADDR), replacing whatever the client
-// sent under those names; empty when the listener is not TCP.
-func setConnection(ctx *fasthttp.RequestCtx, h *fasthttp.RequestHeader) {
+// sent under those names; empty when unknown (a client a trusted proxy
+// named, a listener that is not TCP).
+func (r *request) setConnection(h *fasthttp.RequestHeader) {
+	ctx := r.ctx
 	var port, addr [48]byte
 	var p, a []byte
-	if t, ok := ctx.RemoteAddr().(*net.TCPAddr); ok {
-		p = strconv.AppendInt(port[:0], int64(t.Port), 10)
+	if r.port != 0 {
+		p = strconv.AppendInt(port[:0], int64(r.port), 10)
 	}
 	if t, ok := ctx.LocalAddr().(*net.TCPAddr); ok {
 		a = t.AddrPort().Addr().Unmap().AppendTo(addr[:0])

@@ -19,6 +19,7 @@ import (
 func (d *daemon) adminHandler() fasthttp.RequestHandler {
 	token := d.cfg.Admin.Token
 	return func(ctx *fasthttp.RequestCtx) {
+		d.proxy.RealClient(ctx) // admin_allow judges the client a trusted proxy names
 		switch string(ctx.Path()) {
 		case "/healthz":
 			d.health(ctx)

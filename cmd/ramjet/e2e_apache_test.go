@@ -10,7 +10,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -204,15 +203,6 @@ func TestApacheDeflateLeavesRamjetOneIdentityCopyToEncode(t *testing.T) {
 	if ae := parseEcho(decodeBody(t, pass))["hdr.accept-encoding"]; ae != "gzip" {
 		t.Errorf("logged-in GET reached Apache with Accept-Encoding %q, want the client's gzip", ae)
 	}
-}
-
-// clientFrom returns a client whose connections come from the loopback
-// address ip (any 127/8 address is this host's on Linux), so that Apache's
-// log can tell the client from ramjet, which connects from 127.0.0.1.
-func clientFrom(t testing.TB, ip string) *http.Client {
-	c := newClient(t)
-	c.Transport.(*http.Transport).DialContext = (&net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext
-	return c
 }
 
 func TestApacheLogsTheClientRamjetForwardsNotRamjet(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
@@ -138,11 +139,13 @@ func (d *daemon) run() error {
 	if err := d.proxy.Start(ctx); err != nil {
 		return err
 	}
-	main := proxy.NewServer(serverConfig(d.cfg), d.proxy.ServeFastHTTP, d.log)
+	sc := serverConfig(d.cfg)
+	sc.ProxyProtocol = d.proxyProtocol(d.cfg.Server.ProxyProtocol, "main")
+	main := proxy.NewServer(sc, d.proxy.ServeFastHTTP, d.log)
 	if err := main.Start(ctx); err != nil {
 		return err
 	}
-	if d.edge, err = startEdge(ctx, d.cfg, d.proxy.ServeFastHTTP, d.proxy.ServeHit, d.log); err != nil {
+	if d.edge, err = startEdge(ctx, d.cfg, d.proxy.ServeFastHTTP, d.proxy.ServeHit, d.proxyProtocol, d.log); err != nil {
 		return errors.Join(err, main.Shutdown(ctx))
 	}
 	admin, err := d.startAdmin(ctx)
@@ -207,7 +210,8 @@ func (d *daemon) startAdmin(ctx context.Context) (*proxy.Server, error) {
 		return nil, nil
 	}
 	s := proxy.NewServer(proxy.ServerConfig{Name: "admin", Addr: d.cfg.Admin.Listen,
-		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute},
+		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute,
+		ProxyProtocol: d.proxyProtocol(d.cfg.Admin.ProxyProtocol, "admin")},
 		d.adminHandler(), d.log)
 	return s, s.Start(ctx)
 }
@@ -298,7 +302,7 @@ func (d *daemon) apply(cfg *conf.Config) error {
 	d.api.Store(api)
 	_ = d.cache.Resize(int64(cfg.Cache.Size)) // cannot fail: checkCacheSize passed
 	d.level.Set(cfg.Log.SlogLevel())
-	if cfg.Listen != d.cfg.Listen || cfg.Admin != d.cfg.Admin || cfg.Server != d.cfg.Server ||
+	if cfg.Listen != d.cfg.Listen || !reflect.DeepEqual(cfg.Admin, d.cfg.Admin) || !reflect.DeepEqual(cfg.Server, d.cfg.Server) ||
 		cfg.Log.Format != d.cfg.Log.Format || edgeRestartNeeded(d.cfg, cfg) {
 		d.log.Warn("listen, admin, server, log.format, tls.listen, tls.h2_max_streams and h2c settings apply at the next restart")
 	}

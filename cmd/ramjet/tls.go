@@ -19,6 +19,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy"
 	"github.com/ramjet-proxy/ramjet/proxy/certs"
 	"github.com/ramjet-proxy/ramjet/proxy/h2"
+	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
 )
 
 // tlsFlags are the command-line flags of the TLS and h2c listeners.
@@ -64,7 +65,8 @@ type edge struct {
 // the config asks for, all serving h; HTTP/2 streams that inline can
 // answer at once (cache hits) are answered on their connection's
 // goroutine.
-func startEdge(ctx context.Context, c *conf.Config, h fasthttp.RequestHandler, inline func(*fasthttp.RequestCtx) bool, log *slog.Logger) (*edge, error) {
+func startEdge(ctx context.Context, c *conf.Config, h fasthttp.RequestHandler, inline func(*fasthttp.RequestCtx) bool,
+	pp func(conf.ProxyProtocol, string) *proxyproto.Config, log *slog.Logger) (*edge, error) {
 	if c.TLS.Listen == "" && c.H2C.Listen == "" {
 		return nil, nil
 	}
@@ -79,7 +81,7 @@ func startEdge(ctx context.Context, c *conf.Config, h fasthttp.RequestHandler, i
 		tc := store.TLSConfig()
 		tc.GetCertificate = e.getCertificate
 		cfg := listenerConfig(c, "tls", c.TLS.Listen, tc)
-		cfg.Inline = inline
+		cfg.Inline, cfg.ProxyProtocol = inline, pp(c.TLS.ProxyProtocol, "tls")
 		e.tls, err = startH2(ctx, cfg, h, log)
 		if err != nil {
 			return nil, errors.Join(err, store.Close())
@@ -88,7 +90,12 @@ func startEdge(ctx context.Context, c *conf.Config, h fasthttp.RequestHandler, i
 	if c.H2C.Listen != "" {
 		cfg := listenerConfig(c, "h2c", c.H2C.Listen, nil)
 		cfg.H2C, cfg.BehindTLS = true, c.H2C.BehindTLS
-		cfg.Inline = inline
+		cfg.Inline, cfg.ProxyProtocol = inline, pp(c.H2C.ProxyProtocol, "h2c")
+		if c.H2C.BehindTLS && cfg.ProxyProtocol == nil && len(c.RealIP.From) == 0 {
+			log.Warn("h2c.behind_tls without h2c.proxy_protocol or real_ip: every request has the terminator's address, "+
+				"which is trusted for nothing (PURGE over h2c is refused); have the terminator send PROXY or X-Forwarded-For and trust only it",
+				"h2c", c.H2C.Listen)
+		}
 		var err error
 		if e.h2c, err = startH2(ctx, cfg, h, log); err != nil {
 			return nil, errors.Join(err, e.shutdown(ctx))
@@ -226,7 +233,8 @@ func (e *edge) rereadCerts() error {
 // edgeRestartNeeded reports whether listener settings that apply only
 // at restart changed.
 func edgeRestartNeeded(old, cur *conf.Config) bool {
-	return old.TLS.Listen != cur.TLS.Listen || old.TLS.H2MaxStreams != cur.TLS.H2MaxStreams || old.H2C != cur.H2C
+	return old.TLS.Listen != cur.TLS.Listen || old.TLS.H2MaxStreams != cur.TLS.H2MaxStreams ||
+		!reflect.DeepEqual(old.TLS.ProxyProtocol, cur.TLS.ProxyProtocol) || !reflect.DeepEqual(old.H2C, cur.H2C)
 }
 
 // shutdown drains both listeners at once (GOAWAY to HTTP/2 clients,

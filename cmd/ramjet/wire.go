@@ -12,6 +12,8 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy"
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
+	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
+	"github.com/ramjet-proxy/ramjet/proxy/realip"
 )
 
 // overrides are the command-line flags that win over the file.
@@ -84,6 +86,7 @@ func proxyConfig(c *conf.Config) proxy.Config {
 		},
 		Default:    site(nil, c.Defaults),
 		PurgeAllow: prefixes(c.Purge.Trusted),
+		RealIP:     realip.Config{From: prefixes(c.RealIP.From), Header: c.RealIP.Header},
 		ESI: proxy.ESIConfig{
 			MaxDepth:    c.ESI.MaxDepth,
 			MaxIncludes: c.ESI.MaxIncludes,
@@ -194,6 +197,24 @@ func serverConfig(c *conf.Config) proxy.ServerConfig {
 		IdleTimeout:    time.Duration(c.Server.IdleTimeout),
 		MaxHeaderBytes: int(c.Server.MaxHeaderBytes),
 		MaxConns:       c.Server.MaxConns,
+	}
+}
+
+// proxyProtocol is a listener's PROXY protocol settings, nil when off.
+// Refused connections are counted per listener and logged at debug
+// level: a flood of them must not flood the log.
+func (d *daemon) proxyProtocol(pp conf.ProxyProtocol, listener string) *proxyproto.Config {
+	if !pp.Enabled {
+		return nil
+	}
+	refused := d.proxy.Metrics().Set().GetOrCreateCounter(`ramjet_proxy_protocol_refused_total{listener="` + listener + `"}`)
+	return &proxyproto.Config{
+		Allow:   prefixes(pp.Allow),
+		Timeout: time.Duration(pp.Timeout),
+		Refused: func(peer net.Addr, err error) {
+			refused.Inc()
+			d.log.Debug("connection refused", "listener", listener, "peer", peer.String(), "err", err)
+		},
 	}
 }
 

@@ -15,6 +15,9 @@ const nginxBin = "/usr/sbin/nginx"
 // rest (one worker process in the foreground, pid, logs and temp paths in
 // its own directory, the listen address).
 type NginxConfig struct {
+	// Main holds directives for the top level, outside http: load_module
+	// (before everything, as nginx wants it) and stream blocks.
+	Main string
 	// HTTP holds directives for the http block, before the server block
 	// (types, client_max_body_size, …).
 	HTTP string
@@ -82,7 +85,8 @@ func (n *Nginx) config(cfg NginxConfig) string {
 	if os.Geteuid() == 0 {
 		user = "user root root;\n"
 	}
-	return fmt.Sprintf(`daemon off;
+	return fmt.Sprintf(`%[6]s
+daemon off;
 master_process off;
 worker_processes 1;
 %[1]spid %[2]s/nginx.pid;
@@ -107,7 +111,7 @@ http {
 %[5]s
 	}
 }
-`, user, n.Dir, cfg.HTTP, n.Addr, cfg.Server)
+`, user, n.Dir, cfg.HTTP, n.Addr, cfg.Server, cfg.Main)
 }
 
 // Stop stops nginx (to simulate an origin that is down). Idempotent; it

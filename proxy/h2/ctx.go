@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
 )
 
 // standin is what every stream of connection c shows as ctx.Conn(): its
@@ -21,7 +23,7 @@ func (s *Server) standin(c net.Conn) net.Conn {
 		return &tlsStreamConn{streamConn: sc, state: tc.ConnectionState()}
 	case *h2cConn:
 		if s.cfg.BehindTLS {
-			return &tlsStreamConn{streamConn: sc}
+			return &tlsStreamConn{streamConn: sc, terminator: !proxyproto.Proxied(tc.Conn)}
 		}
 	}
 	return &sc
@@ -94,6 +96,20 @@ func connectionHeader(k []byte) bool {
 	return false
 }
 
+// FromTerminator reports whether ctx came over a BehindTLS listener at
+// the TLS terminator's own address: no PROXY header named the client, so
+// the address is the terminator's. It vouches for the scheme, never for
+// who the client is.
+func FromTerminator(ctx *fasthttp.RequestCtx) bool {
+	switch c := ctx.Conn().(type) {
+	case *terminatedConn:
+		return !proxyproto.Proxied(c.Conn)
+	case *tlsStreamConn:
+		return c.terminator
+	}
+	return false
+}
+
 // IsHTTP2 reports whether ctx is an HTTP/2 stream served by this package.
 func IsHTTP2(ctx *fasthttp.RequestCtx) bool {
 	switch ctx.Conn().(type) {
@@ -125,7 +141,8 @@ func (*streamConn) SetWriteDeadline(time.Time) error { return nil }
 // ctx.TLSConnectionState find the handshake's state through it.
 type tlsStreamConn struct {
 	streamConn
-	state tls.ConnectionState
+	state      tls.ConnectionState
+	terminator bool // see FromTerminator
 }
 
 func (*tlsStreamConn) Handshake() error                       { return nil }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
+
+	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
 )
 
 // name is the Server header of responses that set none.
@@ -33,8 +35,15 @@ type Config struct {
 	H2C bool
 	// BehindTLS makes every request on a plain listener report
 	// ctx.IsTLS() true: set it only when nothing but a TLS terminator
-	// can reach the listener. Ignored with TLS.
+	// can reach the listener. It vouches for the scheme alone: the
+	// terminator's address is nobody's client (FromTerminator). Ignored
+	// with TLS.
 	BehindTLS bool
+	// ProxyProtocol, when set, takes only connections that open with a
+	// PROXY header (before the TLS handshake, on a TLS listener) from
+	// its allowed networks, at the addresses the header names. nil
+	// takes connections at their own addresses.
+	ProxyProtocol *proxyproto.Config
 	// ReadTimeout bounds the TLS handshake and, per HTTP/1.1 request,
 	// reading it; for HTTP/2, reading the client preface (10 s when
 	// zero); streams are bounded by IdleTimeout and WriteTimeout only.
@@ -172,6 +181,9 @@ func (s *Server) Start(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("h2: %s listener: %w", s.cfg.Name, err)
 	}
+	if s.cfg.ProxyProtocol != nil {
+		ln = proxyproto.NewListener(ln, *s.cfg.ProxyProtocol)
+	}
 	switch {
 	case s.cfg.TLS != nil:
 		ln = tls.NewListener(ln, s.cfg.TLS)
@@ -181,7 +193,7 @@ func (s *Server) Start(context.Context) error {
 	s.ln = ln
 	go func() { s.done <- s.fast.Serve(ln) }()
 	s.log.Info("listening", "listener", s.cfg.Name, "addr", ln.Addr().String(),
-		"tls", s.cfg.TLS != nil, "h2c", s.cfg.H2C && s.cfg.TLS == nil)
+		"tls", s.cfg.TLS != nil, "h2c", s.cfg.H2C && s.cfg.TLS == nil, "proxy_protocol", s.cfg.ProxyProtocol != nil)
 	return nil
 }
 

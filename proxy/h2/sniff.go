@@ -3,94 +3,46 @@ package h2
 import (
 	"bytes"
 	"crypto/tls"
+	"errors"
 	"net"
-	"sync"
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/ramjet-proxy/ramjet/proxy/handshake"
 )
 
-// sniffListener sorts the connections of a plain listener: those that
-// open with the HTTP/2 client preface become *h2cConn, which fasthttp
-// takes for a TLS connection that negotiated h2 and hands to serveH2;
-// the rest are HTTP/1.1 for fasthttp. Sorting reads the first bytes, so
-// it runs in a goroutine per new connection, bounded by timeout, never
-// in the accept loop. With h2c off, connections pass through unread.
-type sniffListener struct {
-	net.Listener
+// sniffer sorts the connections of a plain listener: those that open
+// with the HTTP/2 client preface become *h2cConn, which fasthttp takes
+// for a TLS connection that negotiated h2 and hands to serveH2; the rest
+// are HTTP/1.1 for fasthttp. Sorting reads the first bytes, so it runs
+// on a goroutine per new connection (package handshake), bounded by
+// timeout, never in the accept loop. With h2c off, connections pass
+// through unread.
+type sniffer struct {
 	h2c       bool
 	behindTLS bool
 	timeout   time.Duration
-
-	sorted     chan net.Conn
-	closed     chan struct{}
-	closeOnce  sync.Once
-	acceptDone chan struct{} // closed when acceptLoop returns
-	acceptErr  error         // set before acceptDone closes
-	sniffers   sync.WaitGroup
-
-	mu      sync.Mutex // guards pending
-	pending map[net.Conn]struct{}
 }
 
-func newSniffListener(ln net.Listener, h2c, behindTLS bool, timeout time.Duration) *sniffListener {
-	l := &sniffListener{
-		Listener:   ln,
-		h2c:        h2c,
-		behindTLS:  behindTLS,
-		timeout:    timeout,
-		sorted:     make(chan net.Conn),
-		closed:     make(chan struct{}),
-		acceptDone: make(chan struct{}),
-		pending:    make(map[net.Conn]struct{}),
-	}
-	go l.acceptLoop()
-	return l
+func newSniffListener(ln net.Listener, h2c, behindTLS bool, timeout time.Duration) net.Listener {
+	sn := &sniffer{h2c: h2c, behindTLS: behindTLS, timeout: timeout}
+	return handshake.NewListener(ln, sn.sort)
 }
 
-func (l *sniffListener) acceptLoop() {
-	defer close(l.acceptDone)
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			l.acceptErr = err
-			return
-		}
-		l.mu.Lock()
-		l.pending[c] = struct{}{}
-		l.mu.Unlock()
-		l.sniffers.Add(1)
-		go l.sniff(c)
-	}
-}
-
-func (l *sniffListener) sniff(c net.Conn) {
-	defer l.sniffers.Done()
-	sorted, ok := l.sort(c)
-	l.mu.Lock()
-	delete(l.pending, c)
-	l.mu.Unlock()
-	if !ok {
-		_ = c.Close() // silent or gone before its first bytes
-		return
-	}
-	select {
-	case l.sorted <- sorted:
-	case <-l.closed:
-		_ = c.Close() // the server stopped accepting
-	}
-}
+// errSilent: the peer sent nothing, or left, before its first bytes.
+var errSilent = errors.New("h2: connection closed before its first bytes")
 
 // sort reads as much of the preface as the client sends and stops at the
 // first byte that differs: "GET / HTTP/1.0\r\n\r\n" is shorter than the
 // preface and must not wait for more.
-func (l *sniffListener) sort(c net.Conn) (net.Conn, bool) {
+func (s *sniffer) sort(c net.Conn) (net.Conn, error) {
 	rc := replayConn{Conn: c}
-	if !l.h2c {
-		return l.http1(rc), true
+	if !s.h2c {
+		return s.http1(rc), nil
 	}
-	if err := c.SetReadDeadline(time.Now().Add(l.timeout)); err != nil {
-		return nil, false
+	if err := c.SetReadDeadline(time.Now().Add(s.timeout)); err != nil {
+		return nil, err
 	}
 	preface := []byte(http2.ClientPreface)
 	buf := make([]byte, len(preface))
@@ -100,58 +52,29 @@ func (l *sniffListener) sort(c net.Conn) (net.Conn, bool) {
 		n += m
 		if err != nil {
 			if n == 0 {
-				return nil, false
+				return nil, errSilent
 			}
 			break // let the protocol that owns these bytes report it
 		}
 	}
 	if err := c.SetReadDeadline(time.Time{}); err != nil {
-		return nil, false
+		return nil, err
 	}
 	rc.buf = buf[:n]
 	if bytes.Equal(rc.buf, preface) {
-		return &h2cConn{replayConn: rc}, true
+		return &h2cConn{replayConn: rc}, nil
 	}
-	return l.http1(rc), true
+	return s.http1(rc), nil
 }
 
-func (l *sniffListener) http1(rc replayConn) net.Conn {
-	if l.behindTLS {
+func (s *sniffer) http1(rc replayConn) net.Conn {
+	if s.behindTLS {
 		return &terminatedConn{replayConn: rc}
 	}
 	if rc.buf == nil {
 		return rc.Conn
 	}
 	return &rc
-}
-
-func (l *sniffListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.sorted:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	case <-l.acceptDone:
-		return nil, l.acceptErr
-	}
-}
-
-// Close stops accepting, cuts short the connections still being sorted
-// and waits for their goroutines.
-func (l *sniffListener) Close() error {
-	var err error
-	l.closeOnce.Do(func() {
-		close(l.closed)
-		err = l.Listener.Close()
-		<-l.acceptDone
-		l.mu.Lock()
-		for c := range l.pending {
-			_ = c.SetReadDeadline(time.Now()) // wakes its sniffer
-		}
-		l.mu.Unlock()
-		l.sniffers.Wait()
-	})
-	return err
 }
 
 // replayConn returns buf before reading on from Conn.
@@ -187,5 +110,3 @@ type terminatedConn struct{ replayConn }
 func (*terminatedConn) Handshake() error { return nil }
 
 func (*terminatedConn) ConnectionState() tls.ConnectionState { return tls.ConnectionState{} }
-
-var _ net.Listener = (*sniffListener)(nil)

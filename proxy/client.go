@@ -1,0 +1,78 @@
+package proxy
+
+import (
+	"net"
+	"net/netip"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/h2"
+)
+
+// stageClient settles who is asking, once, before anything trusts an
+// address: the connection's peer (the client a PROXY header named, when
+// the listener takes them), or, when that peer is a trusted proxy
+// (Config.RealIP), the client its forwarding header names. The stages
+// after it, the access log and the origin's X-Forwarded-For take the
+// address from r.remoteIP; ctx.RemoteAddr reports it too, for whatever
+// asks fasthttp. A fragment has its page's client already.
+//
+// On a behind_tls listener the peer is the TLS terminator: when neither a
+// PROXY header nor a trusted header named the client, the address is
+// the terminator's, which is nobody's to trust (r.terminator).
+func stageClient(r *request) verdict {
+	if r.ctx == nil {
+		return proceed
+	}
+	peer := addrPort(r.ctx.Conn().RemoteAddr())
+	rc := &r.g.cfg.RealIP
+	if len(rc.From) == 0 {
+		r.setClient(peer.Addr(), peer.Port())
+		r.claimed = -1
+		r.terminator = h2.FromTerminator(r.ctx)
+		return proceed
+	}
+	name := rc.HeaderName()
+	cl := rc.Resolve(peer.Addr(), r.header().PeekAll(name))
+	if !cl.Named {
+		r.setClient(peer.Addr(), peer.Port())
+		r.terminator = h2.FromTerminator(r.ctx)
+	} else {
+		r.setClient(cl.Addr, 0)
+		r.ctx.SetRemoteAddr(&r.addr)
+		r.remoteSet = true
+	}
+	r.claimed = cl.Claimed
+	if !strings.EqualFold(name, fasthttp.HeaderXForwardedFor) {
+		r.claimed = -1 // X-Forwarded-For is not what named the client: it goes on whole
+	}
+	return proceed
+}
+
+// addrPort is a's address and port; invalid when a is not TCP.
+func addrPort(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.AddrPort()
+	}
+	return netip.AddrPort{}
+}
+
+// RealClient makes ctx's remote address the client its forwarding
+// header names when the connection's peer is a trusted proxy of the
+// current generation (Config.RealIP), as stageClient does for the
+// proxy's own requests; otherwise it is the connection's. The admin
+// listener's handler calls it, so that purge.admin_allow judges the
+// address PURGE trust does. It allocates: the admin listener is no hot
+// path.
+func (p *Proxy) RealClient(ctx *fasthttp.RequestCtx) {
+	ctx.SetRemoteAddr(nil) // set per request, never left from the connection's last one
+	rc := &p.gen.Load().cfg.RealIP
+	if len(rc.From) == 0 {
+		return
+	}
+	peer := addrPort(ctx.Conn().RemoteAddr())
+	if cl := rc.Resolve(peer.Addr(), ctx.Request.Header.PeekAll(rc.HeaderName())); cl.Named {
+		ctx.SetRemoteAddr(net.TCPAddrFromAddrPort(netip.AddrPortFrom(cl.Addr, 0)))
+	}
+}

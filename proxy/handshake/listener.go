@@ -1,0 +1,101 @@
+package handshake
+
+import (
+	"net"
+	"sync"
+	"time"
+)
+
+// Func prepares a new connection: it returns the connection to serve, or
+// an error, and then c is closed. It must bound its own reads (a read
+// deadline); Close cuts them short by moving that deadline to now.
+type Func func(c net.Conn) (net.Conn, error)
+
+// Listener hands out the connections prepare accepted.
+type Listener struct {
+	net.Listener
+	prepare Func
+
+	ready      chan net.Conn
+	closed     chan struct{}
+	closeOnce  sync.Once
+	acceptDone chan struct{} // closed when acceptLoop returns
+	acceptErr  error         // set before acceptDone closes
+	preparers  sync.WaitGroup
+
+	mu      sync.Mutex // guards pending
+	pending map[net.Conn]struct{}
+}
+
+// NewListener accepts from ln at once, preparing each connection.
+func NewListener(ln net.Listener, prepare Func) *Listener {
+	l := &Listener{Listener: ln, prepare: prepare, ready: make(chan net.Conn), closed: make(chan struct{}),
+		acceptDone: make(chan struct{}), pending: make(map[net.Conn]struct{})}
+	go l.acceptLoop()
+	return l
+}
+
+func (l *Listener) acceptLoop() {
+	defer close(l.acceptDone)
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			l.acceptErr = err
+			return
+		}
+		l.mu.Lock()
+		l.pending[c] = struct{}{}
+		l.mu.Unlock()
+		l.preparers.Add(1)
+		go l.handshake(c)
+	}
+}
+
+func (l *Listener) handshake(c net.Conn) {
+	defer l.preparers.Done()
+	ready, err := l.prepare(c)
+	l.mu.Lock()
+	delete(l.pending, c)
+	l.mu.Unlock()
+	if err != nil {
+		_ = c.Close() // prepare refused it and said why to whom it concerns
+		return
+	}
+	select {
+	case l.ready <- ready:
+	case <-l.closed:
+		_ = c.Close() // the server stopped accepting
+	}
+}
+
+// Accept returns the next prepared connection.
+func (l *Listener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ready:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	case <-l.acceptDone:
+		return nil, l.acceptErr
+	}
+}
+
+// Close stops accepting, cuts short the connections still being
+// prepared and waits for their goroutines.
+func (l *Listener) Close() error {
+	var err error
+	l.closeOnce.Do(func() {
+		close(l.closed)
+		err = l.Listener.Close()
+		<-l.acceptDone
+		l.mu.Lock()
+		for c := range l.pending {
+			_ = c.SetReadDeadline(time.Now()) // wakes its preparer
+		}
+		l.mu.Unlock()
+		l.preparers.Wait()
+	})
+	return err
+}
+
+var _ net.Listener = (*Listener)(nil)
