@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 )
 
@@ -94,6 +95,17 @@ type Site struct {
 	// HSTS is the Strict-Transport-Security value added to responses
 	// sent over TLS that carry none; "" adds nothing.
 	HSTS string
+	// AccessLog is where the site's client requests are logged.
+	AccessLog AccessLog
+}
+
+// AccessLog names a site's access log. Sites naming one path share its
+// file, which stays open across reloads that keep naming it.
+type AccessLog struct {
+	// Path is the file (appended to, created if missing), or
+	// accesslog.Stdout; "" logs nothing.
+	Path   string
+	Format accesslog.Format
 }
 
 // Compress selects the encodings stored next to each compressible body.
@@ -114,6 +126,9 @@ type site struct {
 	varyCookies []string
 	hsts        []byte // HSTS, kept as bytes for the hit path
 	targeted    string // Config.Targeted: the field addressed to ramjet alone
+	// log is where its requests are logged; nil: nowhere. Set when the
+	// generation opens its files.
+	log *siteLog
 }
 
 // classify is classify with the field addressed to ramjet alone counted

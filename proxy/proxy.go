@@ -2,12 +2,14 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 
+	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
@@ -33,6 +35,11 @@ type Proxy struct {
 	steps   steps
 	flights flights
 	purger  Purger // set once before serving; nil = own cache only
+	// logs are the open access log files, shared by the generations
+	// naming them; stop is closed by Close, ending the waits for retired
+	// generations to drain.
+	logs *accesslog.Files
+	stop chan struct{}
 
 	// reloadMu serialises Reload and Close.
 	reloadMu sync.Mutex
@@ -57,6 +64,15 @@ type generation struct {
 	// docroots are the handlers of the docroot sites, closed (waited
 	// for) when the generation retires.
 	docroots []*docroot.Handler
+	// logs are the access log writers its sites use, one per path
+	// (logfiles.go); logging: there is at least one, and client requests
+	// are counted in users until they leave, drained closing after the
+	// generation was replaced and the last one left.
+	logs        []*accesslog.Writer
+	logging     bool
+	users       atomic.Int64
+	drained     chan struct{}
+	drainedOnce sync.Once
 }
 
 // Stores are the long-lived caches a proxy serves from.
@@ -71,13 +87,15 @@ type Stores struct {
 // background work.
 func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
 	p := &Proxy{cache: st.Public, private: st.Private, idSeed: maphash.MakeSeed(), log: log,
-		metrics: newMetrics(st.Public), steps: newSteps(pipeline())}
+		metrics: newMetrics(st.Public), steps: newSteps(pipeline()),
+		logs: accesslog.NewFiles(accesslog.Config{Log: log}), stop: make(chan struct{})}
 	g, err := p.newGeneration(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
 	p.gen.Store(g)
 	p.metrics.more = p.writePHPMetrics
+	p.metrics.set.NewGauge("ramjet_access_log_dropped_total", func() float64 { return float64(p.logs.Dropped()) })
 	return p, nil
 }
 
@@ -110,6 +128,7 @@ func (p *Proxy) Reload(ctx context.Context, cfg Config) error {
 		if g.pool != old.pool {
 			_ = g.pool.Close() // never started serving; nothing to report
 		}
+		p.releaseLogs(g)
 		return fmt.Errorf("proxy: reload: %w", err)
 	}
 	if g.pool != old.pool {
@@ -117,6 +136,7 @@ func (p *Proxy) Reload(ctx context.Context, cfg Config) error {
 	}
 	p.gen.Store(g)
 	p.retire(old, g)
+	p.retireLogs(old)
 	if g.pool != old.pool {
 		if err := old.pool.Close(); err != nil {
 			// Swapped already: the reload took effect, whatever the old
@@ -138,19 +158,24 @@ func (p *Proxy) newGeneration(cfg Config, old *generation) (*generation, error) 
 	if err != nil {
 		return nil, err
 	}
-	g := &generation{cfg: cfg, router: r, types: make(map[string]struct{})}
+	g := &generation{cfg: cfg, router: r, types: make(map[string]struct{}), drained: make(chan struct{})}
 	for _, t := range cfg.Compress.Types {
 		g.types[t] = struct{}{}
+	}
+	if err := p.openLogs(g); err != nil {
+		return nil, err
 	}
 	if old != nil && sameOrigin(old.cfg.Origin, cfg.Origin) {
 		g.pool = old.pool
 	} else if g.pool, err = origin.New(cfg.Origin, p.log); err != nil {
+		p.releaseLogs(g)
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	if err := p.buildDocroots(g, old); err != nil {
 		if old == nil || g.pool != old.pool {
 			_ = g.pool.Close() // never started; nothing to report
 		}
+		p.releaseLogs(g)
 		return nil, err
 	}
 	return g, nil
@@ -183,6 +208,7 @@ func (p *Proxy) Close() error {
 		return nil
 	}
 	p.closed = true
+	close(p.stop)
 	g := p.gen.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.drainTimeout())
 	defer cancel()
@@ -198,5 +224,19 @@ func (p *Proxy) Close() error {
 	for _, pp := range g.pools {
 		_ = pp.pool.Close() // shutting down: workers are killed either way
 	}
-	return g.pool.Close()
+	return errors.Join(p.closeLogs(ctx, g), g.pool.Close())
+}
+
+// closeLogs waits, within ctx, for the client requests still on g to
+// write their lines, then closes every access log file.
+func (p *Proxy) closeLogs(ctx context.Context, g *generation) error {
+	if g.logging {
+		g.stopEntering()
+		select {
+		case <-g.drained:
+		case <-ctx.Done():
+			p.log.Warn("closing the access logs with requests still running; their lines are dropped")
+		}
+	}
+	return p.logs.Close()
 }

@@ -10,23 +10,29 @@ import (
 
 const hexUpper = "0123456789ABCDEF"
 
-// mustEscape reports the bytes nginx writes as \xHH in a log line
+// mustEscape holds the bytes nginx writes as \xHH in a log line
 // (ngx_http_log_escape): control characters, '"', '\', DEL and every
 // byte from 0x80. A client cannot end a line or a quoted field early.
-func mustEscape(c byte) bool {
-	return c < 0x20 || c == '"' || c == '\\' || c >= 0x7f
-}
+var mustEscape = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x7f
+	}
+	return t
+}()
 
-// appendEscaped appends v as nginx escapes a variable's value.
+// appendEscaped appends v as nginx escapes a variable's value, copying
+// the runs between escaped bytes whole.
 func appendEscaped(dst, v []byte) []byte {
-	for _, c := range v {
-		if mustEscape(c) {
-			dst = append(dst, '\\', 'x', hexUpper[c>>4], hexUpper[c&0xf])
+	start := 0
+	for i, c := range v {
+		if !mustEscape[c] {
 			continue
 		}
-		dst = append(dst, c)
+		dst = append(dst, v[start:i]...)
+		dst = append(dst, '\\', 'x', hexUpper[c>>4], hexUpper[c&0xf])
+		start = i + 1
 	}
-	return dst
+	return append(dst, v[start:]...)
 }
 
 // appendQuotedOrDash appends "v", or - when v is empty (nginx writes an

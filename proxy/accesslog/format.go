@@ -56,8 +56,10 @@ func (f Format) String() string {
 // Record is what a line tells of one request. Its slices are only read
 // during Append.
 type Record struct {
-	Time   time.Time // when the answer was ready; written in its location
-	Addr   net.IP    // the client's address
+	// Time is the line's time, written in its location. ramjet gives the
+	// time the request came, as Apache does; nginx writes when it ended.
+	Time   time.Time
+	Addr   net.IP // the client's address
 	Method []byte
 	// URI is the request target as the client sent it, query included.
 	URI      []byte
@@ -90,20 +92,13 @@ func (f Format) Append(dst []byte, rec *Record) []byte {
 	return append(dst, '\n')
 }
 
-// Layouts of the time as nginx writes $time_local and $time_iso8601
-// (with milliseconds, which JSON consumers read and ordering needs).
-const (
-	timeLocal = "02/Jan/2006:15:04:05 -0700"
-	timeISO   = "2006-01-02T15:04:05.000-07:00"
-)
-
 // appendCombined is nginx's
 // '$remote_addr - $remote_user [$time_local] "$request" $status
 // $body_bytes_sent "$http_referer" "$http_user_agent"'.
 func appendCombined(dst []byte, rec *Record) []byte {
 	dst = appendAddr(dst, rec.Addr)
 	dst = append(dst, " - - ["...)
-	dst = rec.Time.AppendFormat(dst, timeLocal)
+	dst = appendTimeLocal(dst, rec.Time)
 	dst = append(dst, `] "`...)
 	dst = appendEscaped(dst, rec.Method)
 	dst = append(dst, ' ')
@@ -147,7 +142,7 @@ func appendRamjet(dst []byte, rec *Record) []byte {
 // "" (as nginx's escape=json writes them), unknown numbers null.
 func appendJSON(dst []byte, rec *Record) []byte {
 	dst = append(dst, `{"time":"`...)
-	dst = rec.Time.AppendFormat(dst, timeISO)
+	dst = appendTimeISO(dst, rec.Time)
 	dst = append(dst, `","remote_addr":"`...)
 	dst = appendAddr(dst, rec.Addr)
 	dst = append(dst, `","request_method":`...)

@@ -128,3 +128,20 @@ func TestParseFormat(t *testing.T) {
 		t.Error("ParseFormat(common) did not fail")
 	}
 }
+
+// TestTimesAreWrittenAsTimeFormatWouldWriteThem: the hand-written time
+// fields match the layouts, over zones west and east and every month.
+func TestTimesAreWrittenAsTimeFormatWouldWriteThem(t *testing.T) {
+	zones := []*time.Location{time.UTC, time.FixedZone("", -(9*3600 + 30*60)), time.FixedZone("", 5*3600+45*60)}
+	for _, z := range zones {
+		for m := range 12 {
+			tm := time.Date(2026, time.Month(m+1), 9+m, m, 2*m, 59-m, m*83e6+999, z)
+			if got, want := string(appendTimeLocal(nil, tm)), tm.Format("02/Jan/2006:15:04:05 -0700"); got != want {
+				t.Errorf("time_local %q, want %q", got, want)
+			}
+			if got, want := string(appendTimeISO(nil, tm)), tm.Format("2006-01-02T15:04:05.000-07:00"); got != want {
+				t.Errorf("time_iso8601 %q, want %q", got, want)
+			}
+		}
+	}
+}
