@@ -64,9 +64,9 @@ func TestAccessLogReopensForLogrotate(t *testing.T) {
 	}
 	waitLines(t, log, 2)
 
-	bin, err := exec.LookPath("logrotate")
-	if err != nil {
-		t.Fatalf("logrotate not found (install the Debian package logrotate): %v", err)
+	const bin = "/usr/sbin/logrotate"
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s not found (install the Debian package logrotate): %v", bin, err)
 	}
 	from := len(rj.Output())
 	cmd := exec.Command(bin, "-f", "-s", filepath.Join(dir, "logrotate.state"), logrotateConf(t, dir, rj.Pid()))
