@@ -200,3 +200,42 @@ func TestReloadToAnotherPathLosesNoLine(t *testing.T) {
 		t.Errorf("%d lines in the two files, %d dropped, for %d requests", lines, p.logs.Dropped(), served.Load())
 	}
 }
+
+// openHere reports whether this process has path open.
+func openHere(path string) bool {
+	fds, _ := filepath.Glob("/proc/self/fd/*")
+	for _, fd := range fds {
+		if target, err := os.Readlink(fd); err == nil && target == path {
+			return true
+		}
+	}
+	return false
+}
+
+// TestReloadToAFileThatCannotBeOpenedKeepsTheRunningLog: the reload fails
+// before the swap, the running generation keeps logging to its file, and
+// a request after Close neither hangs nor writes.
+func TestReloadToAFileThatCannotBeOpenedKeepsTheRunningLog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "access.log")
+	cfg := testConfig(logOrigin(t).URL)
+	cfg.Default.AccessLog = AccessLog{Path: path, Format: accesslog.Ramjet}
+	p := newTestProxy(t, cfg, nil)
+	bad := cfg
+	bad.Default.AccessLog.Path = filepath.Join(dir, "missing", "access.log")
+	bad.Sites = []Site{{Names: []string{"other.test"}, AccessLog: AccessLog{Path: filepath.Join(dir, "other.log")}}}
+	if err := p.Reload(t.Context(), bad); err == nil {
+		t.Fatal("a reload to a log in a missing directory succeeded")
+	}
+	p.ServeFastHTTP(requestCtx("GET", "site.test", "/after-the-failed-reload", false))
+	if got := logLines(t, p, path); len(got) != 1 || got[0].uri != "/after-the-failed-reload" {
+		t.Errorf("running log holds %+v, want the request after the failed reload", got)
+	}
+	if openHere(filepath.Join(dir, "other.log")) {
+		t.Error("the failed reload left the other site's file open")
+	}
+	p.ServeFastHTTP(requestCtx("GET", "site.test", "/after-close", false))
+	if p.logs.Dropped() != 1 {
+		t.Errorf("dropped %d after a request past Close, want 1", p.logs.Dropped())
+	}
+}

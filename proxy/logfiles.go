@@ -100,6 +100,12 @@ func (p *Proxy) enter() *generation {
 		if !g.logging || g.users.Add(1) > 0 {
 			return g
 		}
+		if p.gen.Load() == g {
+			// Retired but still current: the proxy is closed, and a request
+			// the listeners let through late keeps g (and the count, which
+			// its leave gives back); its line is dropped and counted.
+			return g
+		}
 		g.leave() // replaced meanwhile: start on the current one
 	}
 }
