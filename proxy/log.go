@@ -19,10 +19,11 @@ type siteLog struct {
 	name []byte
 }
 
-var (
-	protoHTTP2  = []byte("HTTP/2.0")
-	noOrigin    = time.Duration(-1)
-	logBufStart = 512
+var protoHTTP2 = []byte("HTTP/2.0")
+
+const (
+	noOrigin    = time.Duration(-1) // Record.OriginTime of a request the upstream never saw
+	logBufStart = 512               // a request's line buffer, grown by longer lines and kept
 )
 
 // stageLog writes the access log line of a client's request, once it is
