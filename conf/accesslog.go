@@ -10,7 +10,8 @@ import (
 
 // AccessLog is where and how client requests are logged: at the top
 // level for every site, per host for its names. "access_log: off" in
-// the file is Format "off".
+// the file is Path "": so a host under a top-level "off" that names a
+// file logs to it, in the format it names or the top level's.
 type AccessLog struct {
 	// Path is an absolute file name (appended to, created if missing;
 	// its directory must exist when ramjet starts or reloads), or

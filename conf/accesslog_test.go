@@ -21,7 +21,10 @@ func TestHostAccessLogOverlaysTheTopLevelOne(t *testing.T) {
 			[]AccessLog{{Path: "stdout", Format: "json"}, {Path: "/var/log/a.log", Format: "json"}}},
 		{"access_log: off in a host",
 			"access_log:\n  path: /var/log/all.log\nhosts:\n  - names: [a.test]\n    access_log: off\n",
-			[]AccessLog{{Path: "/var/log/all.log", Format: "combined"}, {Path: "/var/log/all.log", Format: "off"}}},
+			[]AccessLog{{Path: "/var/log/all.log", Format: "combined"}, {Format: "combined"}}},
+		{"a host naming a file under a top-level off",
+			"access_log: off\nhosts:\n  - names: [a.test]\n    access_log: {path: /var/log/a.log}\n",
+			[]AccessLog{{Format: "combined"}, {Path: "/var/log/a.log", Format: "combined"}}},
 		{"two hosts share a file in one format",
 			"hosts:\n  - names: [a.test]\n    access_log: {path: /var/log/shared.log, format: ramjet}\n" +
 				"  - names: [b.test]\n    access_log: {path: /var/log/shared.log, format: ramjet}\n",

@@ -157,8 +157,8 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value, path string) {
 		d.hosts = n
 		return
 	case accessLogType:
-		if n.Kind == yaml.ScalarNode && n.Value == "off" { // nginx's "access_log off"
-			v.FieldByName("Format").SetString("off")
+		if n.Kind == yaml.ScalarNode && n.Value == "off" { // nginx's "access_log off": no file
+			v.FieldByName("Path").SetString("")
 			return
 		}
 	case durationType:
