@@ -13,18 +13,21 @@ import (
 // the file; ramjet.example.yaml documents each of them. A Config from
 // Parse or Default is never shared: the caller may keep or change it.
 type Config struct {
-	Listen   string `yaml:"listen"` // main HTTP listener, host:port
-	Admin    Admin  `yaml:"admin"`
-	Log      Log    `yaml:"log"`
-	Server   Server `yaml:"server"`
-	Origin   Origin `yaml:"origin"`
-	Cache    Cache  `yaml:"cache"`
-	Purge    Purge  `yaml:"purge"`
-	ESI      ESI    `yaml:"esi"`
-	TLS      TLS    `yaml:"tls"`
-	H2C      H2C    `yaml:"h2c"`
-	RealIP   RealIP `yaml:"real_ip"`
-	Defaults Site   `yaml:"defaults"` // for requests whose Host matches no Hosts entry
+	Listen string `yaml:"listen"` // main HTTP listener, host:port
+	Admin  Admin  `yaml:"admin"`
+	Log    Log    `yaml:"log"`
+	// AccessLog logs the client requests of every site, but for hosts
+	// that name their own.
+	AccessLog AccessLog `yaml:"access_log"`
+	Server    Server    `yaml:"server"`
+	Origin    Origin    `yaml:"origin"`
+	Cache     Cache     `yaml:"cache"`
+	Purge     Purge     `yaml:"purge"`
+	ESI       ESI       `yaml:"esi"`
+	TLS       TLS       `yaml:"tls"`
+	H2C       H2C       `yaml:"h2c"`
+	RealIP    RealIP    `yaml:"real_ip"`
+	Defaults  Site      `yaml:"defaults"` // for requests whose Host matches no Hosts entry
 	// Hosts hold effective settings: each is Defaults overlaid with its
 	// block in the file, so callers never merge.
 	Hosts []Host `yaml:"hosts"`
@@ -208,7 +211,9 @@ type Host struct {
 	// ("*.example.com") matching any subdomain but not the bare domain.
 	// Compare them with the request's Host lower-cased and without port.
 	Names []string `yaml:"names"`
-	Site  `yaml:",inline"`
+	// AccessLog is the top-level one overlaid with the host's block.
+	AccessLog AccessLog `yaml:"access_log"`
+	Site      `yaml:",inline"`
 	// AdminToken (or AdminTokenFile, a file holding it) lets whoever has
 	// it purge this site only, through the admin API: what the site's
 	// WordPress plugin is given instead of admin.token.
@@ -240,6 +245,8 @@ func Default() *Config {
 		Listen: ":8080",
 		Admin:  Admin{Listen: "127.0.0.1:9090", ProxyProtocol: defaultProxyProtocol()},
 		Log:    Log{Level: "info", Format: "text"},
+		// Off until a path is named: a log file is the admin's to place.
+		AccessLog: AccessLog{Format: "combined"},
 		Server: Server{
 			ReadTimeout:    Duration(60 * time.Second),
 			WriteTimeout:   Duration(60 * time.Second),

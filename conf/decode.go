@@ -74,9 +74,10 @@ type decoder struct {
 }
 
 var (
-	durationType = reflect.TypeFor[Duration]()
-	sizeType     = reflect.TypeFor[Size]()
-	hostsType    = reflect.TypeFor[[]Host]()
+	durationType  = reflect.TypeFor[Duration]()
+	accessLogType = reflect.TypeFor[AccessLog]()
+	sizeType      = reflect.TypeFor[Size]()
+	hostsType     = reflect.TypeFor[[]Host]()
 )
 
 // document returns the top-level mapping of data, or nil if there is
@@ -155,6 +156,11 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value, path string) {
 	case hostsType:
 		d.hosts = n
 		return
+	case accessLogType:
+		if n.Kind == yaml.ScalarNode && n.Value == "off" { // nginx's "access_log off": no file
+			v.FieldByName("Path").SetString("")
+			return
+		}
 	case durationType:
 		if s, ok := d.scalar(n, path, "a duration"); ok {
 			x, err := ParseDuration(s)
@@ -318,7 +324,7 @@ func (d *decoder) decodeHosts(cfg *Config) {
 	for i, item := range n.Content {
 		p := "hosts[" + strconv.Itoa(i) + "]"
 		d.lines[p] = item.Line
-		h := Host{Site: cfg.Defaults.clone()}
+		h := Host{Site: cfg.Defaults.clone(), AccessLog: cfg.AccessLog}
 		d.decodeValue(item, reflect.ValueOf(&h).Elem(), p)
 		for j, name := range h.Names {
 			h.Names[j] = strings.ToLower(name)

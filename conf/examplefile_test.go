@@ -20,6 +20,7 @@ func TestExampleFileMatchesDefault(t *testing.T) {
 	want := Default()
 	wantHost := Host{Names: []string{"example.com", "*.example.com"}, Site: want.Defaults.clone()}
 	wantHost.DefaultTTL = Duration(5 * time.Minute)
+	wantHost.AccessLog = AccessLog{Path: "/var/log/ramjet/example.com.log", Format: "ramjet"}
 	if !reflect.DeepEqual(cfg.Hosts, []Host{wantHost}) {
 		t.Errorf("example hosts = %+v\nwant %+v", cfg.Hosts, wantHost)
 	}

@@ -18,6 +18,7 @@ func (c *Config) Validate() error {
 	p.listen("listen", c.Listen)
 	c.Admin.validate(&p, c.Listen)
 	c.Log.validate(&p)
+	c.validateAccessLogs(&p)
 	c.Server.validate(&p)
 	c.Origin.validate(&p)
 	c.Cache.validate(&p)

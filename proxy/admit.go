@@ -1,17 +1,22 @@
 package proxy
 
 import (
+	"time"
+
 	"github.com/valyala/fasthttp"
 )
 
-// stageAdmit routes the request to its site and refuses what the site
-// does not take: a declared body over the limit (413), a plain request for
+// stageAdmit routes the request to its site, notes when it began, and
+// refuses what the site does not take: a declared body over the limit (413), a plain request for
 // a site that wants HTTPS (redirect). A fragment is a GET of the proxy's
 // own making: it is only routed.
 func stageAdmit(r *request) verdict {
 	r.s = r.g.router.route(r.header().Host())
 	if r.ctx == nil {
 		return proceed
+	}
+	if r.s.log != nil {
+		r.start = time.Now() // the access log's request time: read the clock only for it
 	}
 	h := r.header()
 	switch {

@@ -5,14 +5,18 @@ package proxy
 import (
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 )
 
 // TestHitDoesNotAllocate serves a stored page, identity and gzip, through
-// the whole handler and counts allocations.
+// the whole handler and counts allocations, without an access log and
+// with one in each format.
 func TestHitDoesNotAllocate(t *testing.T) {
 	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/mine" {
@@ -26,7 +30,31 @@ func TestHitDoesNotAllocate(t *testing.T) {
 		w.Header().Set("X-LiteSpeed-Tag", "a,b")
 		w.Write([]byte(strings.Repeat("<p>hello</p>", 200)))
 	})
-	p, base := startProxy(t, testConfig(o.URL))
+	eachLog(t, testConfig(o.URL), hitAllocs)
+}
+
+// eachLog runs test on cfg without an access log, then with one in each
+// format.
+func eachLog(t *testing.T, cfg Config, test func(*testing.T, Config)) {
+	for _, f := range []accesslog.Format{0, accesslog.Combined, accesslog.Ramjet, accesslog.JSON} {
+		name := "no access log"
+		if f != 0 {
+			name = "access log " + f.String()
+		}
+		t.Run(name, func(t *testing.T) {
+			c := cfg
+			if f != 0 {
+				c.Default.AccessLog = AccessLog{Path: filepath.Join(t.TempDir(), "access.log"), Format: f}
+			}
+			test(t, c)
+		})
+	}
+}
+
+// hitAllocs counts the allocations of hits under cfg: identity, gzip,
+// br, and with a session that makes the private cache be looked in.
+func hitAllocs(t *testing.T, cfg Config) {
+	p, base := startProxy(t, cfg)
 	get(t, base+"/page?b=1&a=2")
 	// A private entry makes every request with a session compute its
 	// identity and look in the private cache first.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 	"github.com/ramjet-proxy/ramjet/proxy/realip"
@@ -103,6 +104,17 @@ type Site struct {
 	// CacheSize gives a configured site a cache of its own, of this many
 	// bytes, apart from the shared one; 0 shares it.
 	CacheSize int64
+	// AccessLog is where the site's client requests are logged.
+	AccessLog AccessLog
+}
+
+// AccessLog names a site's access log. Sites naming one path share its
+// file, which stays open across reloads that keep naming it.
+type AccessLog struct {
+	// Path is the file (appended to, created if missing), or
+	// accesslog.Stdout; "" logs nothing.
+	Path   string
+	Format accesslog.Format
 }
 
 // Compress selects the encodings stored next to each compressible body.
@@ -130,6 +142,9 @@ type site struct {
 	// shared cache) and state what it keeps across reloads (sitestate.go).
 	cache *cache.Cache
 	state *siteState
+	// log is where its requests are logged; nil: nowhere. Set when the
+	// generation opens its files.
+	log *siteLog
 }
 
 // classify is classify with the field addressed to ramjet alone counted

@@ -13,7 +13,7 @@
 // in the file named after it (pipeline.go lists them):
 //
 //	admit → purge → identity → key → lookup ─ fresh ──────────┐
-//	                                   └─ miss, stale, pass → fill → respond
+//	                                   └─ miss, stale, pass → fill → respond → log
 //
 // A stage added to the list applies to every entry. An inline request
 // runs the same stages and is declined, unchanged, by the first one that
@@ -21,8 +21,10 @@
 //
 // Per-site policy lives in a generation that Reload swaps atomically; a
 // request keeps the generation it started with to its end, fragments
-// included. The caches, the in-flight fills and the background refreshes
-// belong to the Proxy and survive reloads.
+// included. The caches, the in-flight fills, the background refreshes
+// and the open access log files (proxy/accesslog, one writer per path)
+// belong to the Proxy and survive reloads; a generation holds the files
+// its sites name until its last client request has logged.
 //
 // It must not import conf (cmd translates the file into Config) and does
 // not handle signals.

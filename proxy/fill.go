@@ -28,6 +28,9 @@ type result struct {
 	// staleOnError: entry is the stale copy, served because the origin failed.
 	staleOnError bool
 	err          error
+	// origin is how long this request's exchange with the upstream took
+	// until its response header (ns, for the access log); 0: none.
+	origin int64
 }
 
 // stageFill answers what the cache could not: a pass is forwarded, a miss
@@ -108,6 +111,7 @@ func (r *request) fetch(key string) result {
 		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private,
 		scope: scopeOf(r.s, r.header().Host())}
 	res := f.run()
+	res.origin = max(f.now-f.born, 1)
 	switch {
 	case res.staleOnError:
 		r.tally(r.c.staleError, outHit)

@@ -15,16 +15,18 @@ func (r *request) forward() verdict {
 	if ctx.IsHead() {
 		resp.SkipBody = true
 	}
+	sent := r.p.cache.Now()
 	err := doUpstream(r.s, req, resp)
+	took := max(r.p.cache.Now()-sent, 1)
 	fasthttp.ReleaseRequest(req)
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)
-		r.res.err = err
+		r.res.err, r.res.origin = err, took
 		return answered
 	}
 	r.p.applyResponsePurges(&resp.Header, responsePurge{host: ctx.Host(), scope: scopeOf(r.s, ctx.Host()), id: r.identity()})
 	r.invalidateAfter(resp.StatusCode())
-	r.res = result{resp: resp, status: r.pass}
+	r.res = result{resp: resp, status: r.pass, origin: took}
 	return answered
 }
 

@@ -3,15 +3,29 @@ package proxy
 import (
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 )
 
 // BenchmarkServeHit is the handler's share of a cache hit (no network):
 // a 30 KB page, identity and gzip.
 func BenchmarkServeHit(b *testing.B) {
+	benchmarkHit(b, AccessLog{})
+}
+
+// BenchmarkServeHitWithAccessLog is BenchmarkServeHit with a combined
+// access log in a file: the line's formatting and hand-over on the
+// request goroutine, and the writer's goroutine writing the file.
+func BenchmarkServeHitWithAccessLog(b *testing.B) {
+	benchmarkHit(b, AccessLog{Path: filepath.Join(b.TempDir(), "access.log"), Format: accesslog.Combined})
+}
+
+func benchmarkHit(b *testing.B, log AccessLog) {
 	t := &testing.T{}
 	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "max-age=600")
@@ -20,7 +34,9 @@ func BenchmarkServeHit(b *testing.B) {
 		w.Write([]byte(strings.Repeat("<p>hello world</p>", 30720/18)))
 	})
 	defer o.Close()
-	p, base := startProxy(t, testConfig(o.URL))
+	cfg := testConfig(o.URL)
+	cfg.Default.AccessLog = log
+	p, base := startProxy(t, cfg)
 	get(t, base+"/page")
 	for _, ae := range []string{"", "gzip"} {
 		b.Run("accept-encoding="+ae, func(b *testing.B) {

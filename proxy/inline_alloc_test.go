@@ -8,10 +8,13 @@ import (
 )
 
 // TestServeHitDoesNotAllocate: the inline hit path allocates nothing
-// either.
+// either, with or without an access log.
 func TestServeHitDoesNotAllocate(t *testing.T) {
-	o := inlineOrigin(t)
-	p, base := startProxy(t, testConfig(o.URL))
+	eachLog(t, testConfig(inlineOrigin(t).URL), inlineHitAllocs)
+}
+
+func inlineHitAllocs(t *testing.T, cfg Config) {
+	p, base := startProxy(t, cfg)
 	get(t, base+"/page")
 	ctx := requestCtx("GET", strings.TrimPrefix(base, "http://"), "/page", false)
 	ctx.Request.Header.Set("Accept-Encoding", "gzip")

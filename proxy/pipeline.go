@@ -17,7 +17,8 @@ package proxy
 //	         apply response purges, decide, store               store.go
 //	respond  write the answer (page) or hand the body over      respond.go
 //	         (fragment); runs for every answered request
-//	         (log: the access log goes here)
+//	log      the access log line of a client request, handed    log.go
+//	         to its file's writer; runs for every answered one
 
 // verdict is what a stage tells the pipeline.
 type verdict uint8
@@ -54,6 +55,7 @@ func pipeline() []stage {
 		{name: "lookup", run: stageLookup},
 		{name: "fill", run: stageFill},
 		{name: "respond", run: stageRespond, always: true},
+		{name: "log", run: stageLog, always: true},
 	}
 }
 

@@ -2,12 +2,14 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 
+	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
@@ -35,6 +37,11 @@ type Proxy struct {
 	purger  Purger // set once before serving; nil = own cache only
 	// sites is what each configured site keeps across reloads.
 	sites *siteStates
+	// logs are the open access log files, shared by the generations
+	// naming them; stop is closed by Close, ending the waits for retired
+	// generations to drain.
+	logs *accesslog.Files
+	stop chan struct{}
 
 	// reloadMu serialises Reload and Close.
 	reloadMu sync.Mutex
@@ -64,6 +71,15 @@ type generation struct {
 	// successor no longer uses, closed when it retires.
 	newShares  map[*siteState]*cache.Cache
 	goneShares []*cache.Cache
+	// logs are the access log writers its sites use, one per path
+	// (logfiles.go); logging: there is at least one, and client requests
+	// are counted in users until they leave, drained closing after the
+	// generation was replaced and the last one left.
+	logs        []*accesslog.Writer
+	logging     bool
+	users       atomic.Int64
+	drained     chan struct{}
+	drainedOnce sync.Once
 }
 
 // Stores are the long-lived caches a proxy serves from.
@@ -81,7 +97,8 @@ type Stores struct {
 // background work.
 func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
 	p := &Proxy{cache: st.Public, private: st.Private, idSeed: maphash.MakeSeed(), log: log,
-		metrics: newMetrics(st.Public), steps: newSteps(pipeline())}
+		metrics: newMetrics(st.Public), steps: newSteps(pipeline()),
+		logs: accesslog.NewFiles(accesslog.Config{Log: log}), stop: make(chan struct{})}
 	p.sites = newSiteStates(p.metrics.set, st.NewShare)
 	g, err := p.newGeneration(cfg, nil)
 	if err != nil {
@@ -90,6 +107,7 @@ func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
 	p.gen.Store(g)
 	p.sites.commit(g)
 	p.metrics.more = p.writePHPMetrics
+	p.metrics.set.NewGauge("ramjet_access_log_dropped_total", func() float64 { return float64(p.logs.Dropped()) })
 	return p, nil
 }
 
@@ -123,6 +141,7 @@ func (p *Proxy) Reload(ctx context.Context, cfg Config) error {
 			_ = g.pool.Close() // never started serving; nothing to report
 		}
 		g.discardShares()
+		p.releaseLogs(g)
 		return fmt.Errorf("proxy: reload: %w", err)
 	}
 	if g.pool != old.pool {
@@ -131,6 +150,7 @@ func (p *Proxy) Reload(ctx context.Context, cfg Config) error {
 	p.gen.Store(g)
 	old.goneShares = p.sites.commit(g)
 	p.retire(old, g)
+	p.retireLogs(old)
 	if g.pool != old.pool {
 		if err := old.pool.Close(); err != nil {
 			// Swapped already: the reload took effect, whatever the old
@@ -152,13 +172,17 @@ func (p *Proxy) newGeneration(cfg Config, old *generation) (*generation, error) 
 	if err != nil {
 		return nil, err
 	}
-	g := &generation{cfg: cfg, router: r, types: make(map[string]struct{})}
+	g := &generation{cfg: cfg, router: r, types: make(map[string]struct{}), drained: make(chan struct{})}
 	for _, t := range cfg.Compress.Types {
 		g.types[t] = struct{}{}
+	}
+	if err := p.openLogs(g); err != nil {
+		return nil, err
 	}
 	if old != nil && sameOrigin(old.cfg.Origin, cfg.Origin) {
 		g.pool = old.pool
 	} else if g.pool, err = origin.New(cfg.Origin, p.log); err != nil {
+		p.releaseLogs(g)
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	err = p.sites.bind(g, p.cache)
@@ -170,6 +194,7 @@ func (p *Proxy) newGeneration(cfg Config, old *generation) (*generation, error) 
 			_ = g.pool.Close() // never started; nothing to report
 		}
 		g.discardShares()
+		p.releaseLogs(g)
 		return nil, err
 	}
 	return g, nil
@@ -202,6 +227,7 @@ func (p *Proxy) Close() error {
 		return nil
 	}
 	p.closed = true
+	close(p.stop)
 	g := p.gen.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.drainTimeout())
 	defer cancel()
@@ -220,5 +246,19 @@ func (p *Proxy) Close() error {
 	for _, c := range p.sites.shares() {
 		_ = c.Close() // the sites' own caches are the proxy's
 	}
-	return g.pool.Close()
+	return errors.Join(p.closeLogs(ctx, g), g.pool.Close())
+}
+
+// closeLogs waits, within ctx, for the client requests still on g to
+// write their lines, then closes every access log file.
+func (p *Proxy) closeLogs(ctx context.Context, g *generation) error {
+	if g.logging {
+		g.stopEntering()
+		select {
+		case <-g.drained:
+		case <-ctx.Done():
+			p.log.Warn("closing the access logs with requests still running; their lines are dropped")
+		}
+	}
+	return p.logs.Close()
 }

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -81,25 +82,34 @@ type request struct {
 
 	res result // the answer
 
+	// start is when admit began, for the access log's request time (only
+	// read when the site logs); logBuf holds its line, reused.
+	start  time.Time
+	logBuf []byte
+
 	fragState fragment         // frag points here: no allocation per fragment
 	sub       fasthttp.Request // a fragment's sub-request, req points here
 }
 
 var requestPool = sync.Pool{New: func() any {
 	return &request{key: make([]byte, 0, 256), variant: make([]byte, 0, 64),
-		params: make([][]byte, 0, 16), pkey: make([]byte, 0, 256)}
+		params: make([][]byte, 0, 16), pkey: make([]byte, 0, 256), logBuf: make([]byte, 0, logBufStart)}
 }}
 
-// clientRequest is the request a client sent on ctx.
+// clientRequest is the request a client sent on ctx, on the current
+// generation until release.
 func (p *Proxy) clientRequest(ctx *fasthttp.RequestCtx, inline bool) *request {
 	r := requestPool.Get().(*request)
-	r.p, r.g, r.ctx, r.req, r.inline = p, p.gen.Load(), ctx, &ctx.Request, inline
+	r.p, r.g, r.ctx, r.req, r.inline = p, p.enter(), ctx, &ctx.Request, inline
 	r.tls, r.c = ctx.IsTLS(), &p.metrics.pages
 	return r
 }
 
 // release returns r to the pool; nothing of it may be used after.
 func (r *request) release() {
+	if r.ctx != nil {
+		r.g.leave()
+	}
 	if r.remoteSet {
 		r.ctx.SetRemoteAddr(nil) // ctx outlives r, which goes back to the pool
 	}

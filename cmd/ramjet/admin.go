@@ -15,7 +15,7 @@ import (
 // adminHandler serves the admin listener: /healthz for load balancers and
 // supervisors (it reports the Redis fan-out without failing the node),
 // /metrics in the Prometheus text format (behind the token when one is
-// set), and POST /purge.
+// set), POST /purge and POST /reopen-logs (ramjet reopen-logs).
 func (d *daemon) adminHandler() fasthttp.RequestHandler {
 	token := d.cfg.Admin.Token
 	return func(ctx *fasthttp.RequestCtx) {
@@ -31,6 +31,11 @@ func (d *daemon) adminHandler() fasthttp.RequestHandler {
 			d.proxy.Metrics().WritePrometheus(ctx)
 		case "/purge":
 			d.api.Load().ServePurge(ctx)
+		case "/reopen-logs":
+			if !requireToken(ctx, token) {
+				return
+			}
+			d.serveReopenLogs(ctx)
 		case "/php/status":
 			if !requireToken(ctx, token) {
 				return
@@ -58,6 +63,23 @@ func (d *daemon) newAPI(cfg *conf.Config) (*purge.API, error) {
 	}
 	return purge.NewAPI(purge.APIConfig{Token: d.cfg.Admin.Token, Allow: prefixes(d.cfg.Purge.AdminAllow),
 		Sites: sites, ScopeOf: d.proxy.ScopeOf}, d.hub), nil
+}
+
+// serveReopenLogs reopens the access log files and says whether every
+// one could be: 200, or 500 with the errors (the files that failed keep
+// writing to the old ones).
+func (d *daemon) serveReopenLogs(ctx *fasthttp.RequestCtx) {
+	if !ctx.IsPost() {
+		ctx.Response.Header.Set("Allow", "POST")
+		ctx.Error("POST only\n", fasthttp.StatusMethodNotAllowed)
+		return
+	}
+	if err := d.reopenLogs("admin API"); err != nil {
+		ctx.Error(err.Error()+"\n", fasthttp.StatusInternalServerError)
+		return
+	}
+	ctx.SetContentType("text/plain; charset=utf-8")
+	ctx.SetBodyString("access logs reopened\n")
 }
 
 // health answers 200 while the node serves; the fan-out state is

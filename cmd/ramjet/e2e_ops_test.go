@@ -195,6 +195,9 @@ func TestCheckCommand(t *testing.T) {
 		{"syntax error", "defaults:\n  default_ttl: 30s\n  grace: 5s: 6s\n", []int{3}},
 		{"origin idle timeout of none", "origin:\n  servers: [\"http://127.0.0.1:8081\"]\n  idle_timeout: 0s\n", []int{3}},
 		{"two problems", "cache:\n  size: 100\ndefaults:\n  default_ttl: 30s\norigin:\n  servers: [\"ftp://127.0.0.1:21\"]\n", []int{2, 6}},
+		{"access logs", "access_log:\n  path: stdout\nhosts:\n  - names: [a.test]\n    access_log: off\n  - names: [b.test]\n    access_log: {path: /var/log/ramjet/b.log, format: json}\n", nil},
+		{"unknown access log format", "access_log:\n  path: /var/log/ramjet/access.log\n  format: apache\n", []int{3}},
+		{"unknown access log format of a host", "hosts:\n  - names: [a.test]\n    access_log:\n      format: nginx\n", []int{4}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

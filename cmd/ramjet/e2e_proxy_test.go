@@ -76,7 +76,8 @@ func TestBodiesAreByteExact(t *testing.T) {
 	}
 }
 
-// rawRequest writes req verbatim to addr and reads one response.
+// rawRequest writes req verbatim to addr and reads one response (as the
+// answer to a HEAD when req is one).
 func rawRequest(t *testing.T, addr, req string) result {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
@@ -90,7 +91,8 @@ func rawRequest(t *testing.T, addr, req string) result {
 	if _, err := conn.Write([]byte(strings.ReplaceAll(req, "\n", "\r\n"))); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	method, _, _ := strings.Cut(req, " ")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: method})
 	if err != nil {
 		t.Fatalf("read response: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,7 @@ func TestSandwichWithXForwardedFor(t *testing.T) {
 	t.Parallel()
 	o := startOrigin(t)
 	h2cAddr := fmt.Sprintf("127.0.0.1:%d", testbed.FreePort(t))
+	accessLog := filepath.Join(t.TempDir(), "access.log")
 	rj := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", fmt.Sprintf(`h2c:
   listen: %q
   behind_tls: true
@@ -100,7 +102,9 @@ real_ip:
   from: ["127.0.0.1/32"]
 purge:
   trusted: ["%s/32"]
-`, h2cAddr, purgerAddr)))
+access_log:
+  path: %q
+`, h2cAddr, purgerAddr, accessLog)))
 	n := startXFFTerminator(t, h2cAddr)
 	outside, purger := clientFrom(t, outsideAddr), clientFrom(t, purgerAddr)
 	ns := nsFor(t)
@@ -157,6 +161,21 @@ purge:
 			if r.Status != tt.want {
 				t.Errorf("admin purge with %q: status %d, want %d", tt.hdr, r.Status, tt.want)
 			}
+		}
+	})
+	t.Run("the access log names the outside client of a refused PURGE", func(t *testing.T) {
+		var lines []string
+		found := testbed.Poll(10*time.Second, func() bool {
+			lines = readLog(accessLog)
+			for _, l := range lines {
+				if strings.HasPrefix(l, outsideAddr+" - - [") && strings.Contains(l, `"PURGE /`) && strings.Contains(l, `" 405 `) {
+					return true
+				}
+			}
+			return false
+		})
+		if !found {
+			t.Errorf("no line for %s's PURGE answered 405 in the access log:\n%s", outsideAddr, strings.Join(lines, "\n"))
 		}
 	})
 	t.Run("a spoofed X-Forwarded-For from an untrusted peer is ignored", func(t *testing.T) {

@@ -17,6 +17,7 @@ const usage = `usage:
                [--tls-listen ADDR --tls-cert FILE --tls-key FILE] [--h2c-listen ADDR]
   ramjet check --config FILE
   ramjet purge [--admin URL] [--token TOKEN] (--tag T... | --url U... | --prefix P... | --all) [--soft] [--host H]
+  ramjet reopen-logs [--config FILE] [--admin URL] [--token TOKEN]
   ramjet version
 `
 
@@ -36,6 +37,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return check(args[1:], stdout, stderr)
 	case "purge":
 		return purgeCmd(args[1:], stdout, stderr)
+	case "reopen-logs":
+		return reopenLogsCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "ramjet", version)
 		return 0

@@ -162,16 +162,21 @@ func (d *daemon) run() error {
 	return d.shutdown(main, admin, w)
 }
 
-// loop handles signals until SIGTERM or SIGINT: HUP and file changes reload.
+// loop handles signals until SIGTERM or SIGINT: HUP and file changes
+// reload, USR1 reopens the access logs (logrotate's postrotate).
 func (d *daemon) loop(changed <-chan struct{}) {
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
 	defer signal.Stop(sigs)
 	for {
 		select {
 		case <-changed:
 			d.reload("file changed")
 		case s := <-sigs:
+			if s == syscall.SIGUSR1 {
+				_ = d.reopenLogs("SIGUSR1") // logged there: a signal has no one to answer
+				continue
+			}
 			if s == syscall.SIGHUP {
 				d.reload("SIGHUP")
 				if err := d.edge.rereadCerts(); err != nil {
@@ -252,6 +257,18 @@ func (d *daemon) watch(ctx context.Context, changed chan<- struct{}) (*conf.Watc
 		return nil, err
 	}
 	return w, nil
+}
+
+// reopenLogs opens the access log files again at their paths, after
+// logrotate moved them; a file that fails keeps the old one and is
+// logged.
+func (d *daemon) reopenLogs(why string) error {
+	if err := d.proxy.ReopenLogs(); err != nil {
+		d.log.Error("reopening the access logs", "trigger", why, "err", err)
+		return err
+	}
+	d.log.Info("access logs reopened", "trigger", why)
+	return nil
 }
 
 // reload builds a new generation from the file and swaps it in; a file

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -10,6 +11,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/conf"
 	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy"
+	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
@@ -84,7 +86,7 @@ func proxyConfig(c *conf.Config) proxy.Config {
 				Rise:     c.Origin.Health.Rise,
 			},
 		},
-		Default:    site(nil, c.Defaults),
+		Default:    site(nil, c.Defaults, c.AccessLog),
 		PurgeAllow: prefixes(c.Purge.Trusted),
 		RealIP:     realip.Config{From: prefixes(c.RealIP.From), Header: c.RealIP.Header},
 		ESI: proxy.ESIConfig{
@@ -107,7 +109,7 @@ func proxyConfig(c *conf.Config) proxy.Config {
 		},
 	}
 	for _, h := range c.Hosts {
-		s := site(h.Names, h.Site)
+		s := site(h.Names, h.Site, h.AccessLog)
 		s.CacheSize = int64(h.CacheSize)
 		pc.Sites = append(pc.Sites, s)
 	}
@@ -133,8 +135,9 @@ func timeout(d conf.Duration) time.Duration {
 	return time.Duration(d)
 }
 
-func site(names []string, s conf.Site) proxy.Site {
+func site(names []string, s conf.Site, log conf.AccessLog) proxy.Site {
 	return proxy.Site{
+		AccessLog:       accessLog(log),
 		Names:           names,
 		Cache:           s.Cache,
 		ESI:             s.ESI,
@@ -151,6 +154,23 @@ func site(names []string, s conf.Site) proxy.Site {
 		HTTPSRedirect:   s.HTTPSRedirect,
 		HSTS:            s.HSTS,
 	}
+}
+
+// accessLog translates a validated access_log block; the zero value (no
+// log) when it writes nothing.
+func accessLog(a conf.AccessLog) proxy.AccessLog {
+	if !a.On() {
+		return proxy.AccessLog{}
+	}
+	f, err := accesslog.ParseFormat(cmp.Or(a.Format, "combined"))
+	if err != nil {
+		return proxy.AccessLog{} // cannot happen: conf.Validate allows only these formats
+	}
+	path := a.Path
+	if path == conf.AccessLogStdout {
+		path = accesslog.Stdout
+	}
+	return proxy.AccessLog{Path: path, Format: f}
 }
 
 // docrootConfig translates a site's docroot block; nil when it has none.

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ramjet-proxy/ramjet/conf"
+)
+
+// reopenLogsCmd asks the running daemon, through its admin API, to open
+// its access log files again (logrotate's postrotate, or an admin after
+// moving a file). The API rather than a signal: ramjet has no pid file
+// (systemd runs it, perhaps in a container or as another user), and the
+// API says whether every file could be opened, which a signal cannot.
+// The admin address and token come from the flags or from the config
+// file, so a script needs neither on its command line.
+func reopenLogsCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("reopen-logs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "read admin.listen and admin.token from this config file")
+	admin := fs.String("admin", "", "admin listener base URL (default: the config's admin.listen, else http://127.0.0.1:9090)")
+	token := fs.String("token", "", "admin bearer token (default: the config's admin.token)")
+	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the daemon")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	base, tok := "http://127.0.0.1:9090", ""
+	if *config != "" {
+		cfg, _, err := conf.Load(*config)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		base, tok = adminURL(cfg.Admin.Listen), cfg.Admin.Token
+	}
+	if *admin != "" {
+		base = *admin
+	}
+	if *token != "" {
+		tok = *token
+	}
+	msg, err := postReopen(base, tok, *timeout)
+	if err != nil {
+		fmt.Fprintln(stderr, "ramjet reopen-logs:", err)
+		return 1
+	}
+	fmt.Fprint(stdout, msg)
+	return 0
+}
+
+// adminURL is the base URL of an admin listen address (":9090" is
+// reached on loopback).
+func adminURL(listen string) string {
+	if strings.HasPrefix(listen, ":") {
+		listen = "127.0.0.1" + listen
+	}
+	return "http://" + listen
+}
+
+// postReopen sends POST /reopen-logs and returns the daemon's answer.
+func postReopen(base, token string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+"/reopen-logs", nil)
+	if err != nil {
+		return "", fmt.Errorf("admin URL %q: %w", base, err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("post %s: %w", req.URL, err)
+	}
+	defer resp.Body.Close() // read-only body: a close error changes nothing
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return "", fmt.Errorf("read the answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	return string(body), nil
+}
