@@ -4,12 +4,17 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: build run test deps lint fuzz bench bench-go bench-quick bench-baseline bench-compare bench-charts bench-report clean
+.PHONY: build deb run test deps lint fuzz bench bench-go bench-quick bench-baseline bench-compare bench-charts bench-report clean
 
 build: bin/ramjet
 
 bin/ramjet: $(shell find . -name '*.go' -not -path './bench/*') go.mod go.sum
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ramjet ./cmd/ramjet
+
+# deb: the Debian package bin/ramjet_<version>_<arch>.deb (deb/build; see
+# README "Install as a Debian package"). Needs dpkg-dev.
+deb: bin/ramjet
+	deb/build bin/ramjet bin '$(VERSION)'
 
 bin/demo-origin: cmd/demo-origin/main.go
 	$(GO) build -o bin/demo-origin ./cmd/demo-origin
@@ -34,7 +39,8 @@ deps:
 
 # SHELL_SCRIPTS: every shell script; the bench/*.bash parts are sourced by
 # bench/run, so shellcheck -x checks them with its variables in view.
-SHELL_SCRIPTS := bench/run $(wildcard bench/*.bash) bench/go/guard .ci/deps .ci/run
+SHELL_SCRIPTS := bench/run $(wildcard bench/*.bash) bench/go/guard .ci/deps .ci/run \
+	deb/build deb/box deb/postinst deb/prerm deb/postrm
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
