@@ -108,6 +108,10 @@ func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
 	p.sites.commit(g)
 	p.metrics.more = p.writePHPMetrics
 	p.metrics.set.NewGauge("ramjet_access_log_dropped_total", func() float64 { return float64(p.logs.Dropped()) })
+	if st.Private != nil {
+		p.metrics.set.NewGauge("ramjet_private_cache_objects", func() float64 { return float64(st.Private.Len()) })
+		p.metrics.set.NewGauge("ramjet_private_cache_bytes", func() float64 { return float64(st.Private.Bytes()) })
+	}
 	return p, nil
 }
 

@@ -4,8 +4,10 @@ package main_test
 // listener, hot reload and graceful shutdown.
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -354,5 +356,38 @@ func TestFlagsOverrideConfigFile(t *testing.T) {
 		if _, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", port)); err == nil {
 			t.Errorf("something answers on the config file's port %d; the flag should have replaced it", port)
 		}
+	}
+}
+
+// TestReloadResizesThePrivateCache: a smaller cache.private_size on
+// reload evicts the private cache down to it at once, as cache.size does
+// for the shared one.
+func TestReloadResizesThePrivateCache(t *testing.T) {
+	t.Parallel()
+	page := bytes.Repeat([]byte("p"), 200<<10)
+	o := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-LiteSpeed-Cache-Control", "private, max-age=600")
+		w.Write(page)
+	}))
+	t.Cleanup(o.Close)
+	dir := t.TempDir()
+	path := testbed.WriteConfig(t, dir, "cache:\n  private_size: 16MiB\n")
+	rj := startRamjet(t, o.URL, "--config", path)
+	c := newClient(t)
+	for i := range 20 { // 4 MiB of one user's private pages
+		r := get(t, c, fmt.Sprintf("%s/private/%d", rj.URL, i), "Cookie: session=alice")
+		mustStatus(t, r, http.StatusOK, "private page")
+	}
+	if b := metricValue(t, rj.AdminURL, "ramjet_private_cache_bytes"); b < 3<<20 {
+		t.Fatalf("ramjet_private_cache_bytes %.0f after 4 MiB of private pages, want at least 3 MiB stored", b)
+	}
+	testbed.WriteConfig(t, dir, "cache:\n  private_size: 1MiB\n")
+	rj.Signal(t, syscall.SIGHUP)
+	var b float64
+	if !testbed.Poll(10*time.Second, func() bool {
+		b = metricValue(t, rj.AdminURL, "ramjet_private_cache_bytes")
+		return b <= 1<<20
+	}) {
+		t.Errorf("ramjet_private_cache_bytes %.0f after a reload to private_size: 1MiB", b)
 	}
 }

@@ -318,10 +318,13 @@ func (d *daemon) apply(cfg *conf.Config) error {
 	tlsNext.commit()
 	d.api.Store(api)
 	_ = d.cache.Resize(int64(cfg.Cache.Size)) // cannot fail: checkCacheSize passed
+	if d.private != nil && cfg.Cache.PrivateSize > 0 {
+		_ = d.private.Resize(int64(cfg.Cache.PrivateSize)) // conf's Validate asks for at least 1 MiB
+	}
 	d.level.Set(cfg.Log.SlogLevel())
 	if cfg.Listen != d.cfg.Listen || !reflect.DeepEqual(cfg.Admin, d.cfg.Admin) || !reflect.DeepEqual(cfg.Server, d.cfg.Server) ||
-		cfg.Log.Format != d.cfg.Log.Format || edgeRestartNeeded(d.cfg, cfg) {
-		d.log.Warn("listen, admin, server, log.format, tls.listen, tls.h2_max_streams and h2c settings apply at the next restart")
+		cfg.Log.Format != d.cfg.Log.Format || edgeRestartNeeded(d.cfg, cfg) || (cfg.Cache.PrivateSize == 0) != (d.cfg.Cache.PrivateSize == 0) {
+		d.log.Warn("listen, admin, server, log.format, tls.listen, tls.h2_max_streams, h2c settings and turning the private cache on or off apply at the next restart")
 	}
 	setMemoryLimit(cfg, d.log)
 	d.cfg = cfg
