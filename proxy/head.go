@@ -64,6 +64,10 @@ func storedHead(e *cache.Entry) *fasthttp.ResponseHeader {
 	if err := h.Read(bufio.NewReader(bytes.NewReader(block))); err != nil {
 		return nil // a Date with bytes no header may hold: not from a parsed response
 	}
+	// The parsed status line must not outlive the parse: each hit's status
+	// is written with its own reason phrase and the server's protocol.
+	h.SetStatusMessage(nil)
+	h.SetProtocol(nil)
 	h.DisableNormalizing() // stored names are canonical
 	for _, f := range e.Header {
 		h.AddBytesKV(f.Name, f.Value)

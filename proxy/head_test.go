@@ -14,9 +14,9 @@ import (
 )
 
 // rawGet sends one HTTP/1.1 GET on a connection of its own and returns
-// the answer's Date lines and its Cache-Status, as they came on the wire
-// (net/http would fold two Date lines into one field).
-func rawGet(t *testing.T, base, path string, hdr ...string) (dates []string, cacheStatus string) {
+// the answer's status line, Date lines and Cache-Status, as they came on
+// the wire (net/http would fold two Date lines into one field).
+func rawGet(t *testing.T, base, path string, hdr ...string) (status string, dates []string, cacheStatus string) {
 	t.Helper()
 	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
@@ -29,6 +29,11 @@ func rawGet(t *testing.T, base, path string, hdr ...string) (dates []string, cac
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(c)
+	status, err = br.ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	status = strings.TrimRight(status, "\r\n")
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -36,7 +41,7 @@ func rawGet(t *testing.T, base, path string, hdr ...string) (dates []string, cac
 		}
 		line = strings.TrimRight(line, "\r\n")
 		if line == "" {
-			return dates, cacheStatus
+			return status, dates, cacheStatus
 		}
 		name, value, _ := strings.Cut(line, ":")
 		switch strings.ToLower(name) {
@@ -64,19 +69,22 @@ func TestHitCarriesTheStoredDateOnce(t *testing.T) {
 	})
 	_, base := startProxy(t, testConfig(o.URL))
 	tests := []struct {
-		name, path, cacheStatus string
-		hdr                     []string
-		stored                  bool
+		name, path, status, cacheStatus string
+		hdr                             []string
+		stored                          bool
 	}{
-		{name: "the miss that stores it", path: "/page", cacheStatus: "ramjet; fwd=miss; stored", stored: true},
-		{name: "a hit", path: "/page", cacheStatus: "ramjet; hit", stored: true},
-		{name: "a 304 from the cache", path: "/page", cacheStatus: "ramjet; hit", hdr: []string{"If-None-Match: \"v1\"\r\n"}, stored: true},
-		{name: "a hit in gzip", path: "/page", cacheStatus: "ramjet; hit", hdr: []string{"Accept-Encoding: gzip\r\n"}, stored: true},
-		{name: "an answer not stored", path: "/pass", cacheStatus: "ramjet; fwd=miss; detail=no-store"},
+		{name: "the miss that stores it", path: "/page", status: "HTTP/1.1 200 OK", cacheStatus: "ramjet; fwd=miss; stored", stored: true},
+		{name: "a hit", path: "/page", status: "HTTP/1.1 200 OK", cacheStatus: "ramjet; hit", stored: true},
+		{name: "a 304 from the cache", path: "/page", status: "HTTP/1.1 304 Not Modified", cacheStatus: "ramjet; hit", hdr: []string{"If-None-Match: \"v1\"\r\n"}, stored: true},
+		{name: "a hit in gzip", path: "/page", status: "HTTP/1.1 200 OK", cacheStatus: "ramjet; hit", hdr: []string{"Accept-Encoding: gzip\r\n"}, stored: true},
+		{name: "an answer not stored", path: "/pass", status: "HTTP/1.1 200 OK", cacheStatus: "ramjet; fwd=miss; detail=no-store"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dates, cs := rawGet(t, base, tt.path, tt.hdr...)
+			status, dates, cs := rawGet(t, base, tt.path, tt.hdr...)
+			if status != tt.status {
+				t.Fatalf("status line %q, want %q", status, tt.status)
+			}
 			if cs != tt.cacheStatus {
 				t.Fatalf("Cache-Status %q, want %q", cs, tt.cacheStatus)
 			}
