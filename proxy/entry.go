@@ -72,6 +72,9 @@ func (f *fill) newEntry(body []byte) *cache.Entry {
 		e.Header = append(e.Header, cache.Field{Name: []byte("Vary"), Value: vary})
 	}
 	e.ETagWeak = weakETag(e.ETag)
+	if head := storedHead(e); head != nil {
+		e.Head = head
+	}
 	return e
 }
 

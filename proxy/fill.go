@@ -109,7 +109,7 @@ func (r *request) fetch(key string) result {
 	defer fasthttp.ReleaseRequest(req)
 	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.stale, fwd: r.fwd,
 		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private,
-		scope: scopeOf(r.s, r.header().Host())}
+		scope: scopeOf(r.s, r.header().Host()), client: r.ctx}
 	res := f.run()
 	res.origin = max(f.now-f.born, 1)
 	switch {
@@ -123,7 +123,8 @@ func (r *request) fetch(key string) result {
 
 // fill is one exchange with a site's upstream that may store its answer:
 // a page's or a fragment's miss, the revalidation of a stale copy, a
-// background refresh. It does not touch the client.
+// background refresh. It touches the client only to pass on the origin's
+// interim responses (client).
 type fill struct {
 	p     *Proxy
 	g     *generation
@@ -142,6 +143,9 @@ type fill struct {
 	// scope is the answering site's purge namespace (scope.go): its
 	// entries' tags live there, its response purges act there.
 	scope string
+	// client gets the origin's interim responses (interim.go): the
+	// client whose request this fill is; nil for fragments and refreshes.
+	client *fasthttp.RequestCtx
 
 	resp      *fasthttp.Response // set by run
 	born, now int64
@@ -175,6 +179,7 @@ func (f *fill) run() result {
 		}
 		return result{err: err}
 	}
+	passInterim(f.client, f.resp)
 	f.p.applyResponsePurges(&f.resp.Header, responsePurge{host: f.req.Header.Host(), scope: f.scope, born: f.born - 1, id: f.id})
 	code := f.resp.StatusCode()
 	switch {

@@ -24,6 +24,7 @@ func (r *request) forward() verdict {
 		r.res.err, r.res.origin = err, took
 		return answered
 	}
+	passInterim(ctx, resp)
 	r.p.applyResponsePurges(&resp.Header, responsePurge{host: ctx.Host(), scope: scopeOf(r.s, ctx.Host()), id: r.identity()})
 	r.invalidateAfter(resp.StatusCode())
 	r.res = result{resp: resp, status: r.pass, origin: took}

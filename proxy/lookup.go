@@ -40,6 +40,9 @@ func stageLookup(r *request) verdict {
 	r.selectVariant(&o.Vary)
 	e := o.Variant(r.variant)
 	if e == nil {
+		e = r.languageVariant(o)
+	}
+	if e == nil {
 		return r.toFill(nil, fwdVaryMiss, true)
 	}
 	if r.authorized && !e.Shared {

@@ -49,6 +49,12 @@ func (r *request) serve(e *cache.Entry, now int64, status []byte) {
 // pre-serialised, the body is written from the entry without a copy.
 func serveEntry(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int64, status []byte) {
 	resp := &ctx.Response
+	h := &resp.Header
+	// First: copying the stored head replaces the whole header (head.go).
+	head, _ := e.Head.(*fasthttp.ResponseHeader)
+	if head != nil {
+		head.CopyTo(h)
+	}
 	body, etag, enc := pickEncoding(peekCanonical(&ctx.Request.Header, "Accept-Encoding"), e)
 	if notModified(&ctx.Request.Header, e, etag) {
 		resp.SetStatusCode(fasthttp.StatusNotModified)
@@ -65,12 +71,13 @@ func serveEntry(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int64, st
 			resp.Header.SetCanonical(hdrContentEncoding, enc)
 		}
 	}
-	h := &resp.Header
 	// Stored names are canonical (normalised when the upstream's answer
 	// was parsed): adding them skips fasthttp's normalising of each name.
 	h.DisableNormalizing()
-	for i := range e.Header {
-		h.AddBytesKV(e.Header[i].Name, e.Header[i].Value)
+	if head == nil {
+		for i := range e.Header {
+			h.AddBytesKV(e.Header[i].Name, e.Header[i].Value)
+		}
 	}
 	if s.DebugHeaders {
 		for i := range e.Internal {

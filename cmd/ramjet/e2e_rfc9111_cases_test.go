@@ -586,16 +586,14 @@ func rfcOtherCases() []rfcCase {
 			{resp: rfcFresh(hv("Age", "30")), setup: true, pause: rfcAged},
 			{want: rfcReused, has: []rfcField{hgt("Age", 30)}},
 		}},
-		{id: "other-date-update", name: "a reused response keeps the origin's Date", today: rfcFail,
-			deliberate: "README Standards: over HTTP/1.1 fasthttp's server writes Date itself (the time of the answer); Age counts from the stored response's arrival", steps: []rfcStep{
-				{resp: rfcFresh(hd("Date", -10)), setup: true},
-				{want: rfcReused, has: []rfcField{hd("Date", -10)}},
-			}},
-		{id: "other-date-update-expires", name: "a reused response keeps the origin's Date (Expires)", today: rfcFail,
-			deliberate: "README Standards: over HTTP/1.1 fasthttp's server writes Date itself (the time of the answer); Age counts from the stored response's arrival", steps: []rfcStep{
-				{resp: []rfcField{monthAhead, hd("Date", -10)}, setup: true},
-				{want: rfcReused, has: []rfcField{hd("Date", -10)}},
-			}},
+		{id: "other-date-update", name: "a reused response keeps the origin's Date", today: rfcPass, steps: []rfcStep{
+			{resp: rfcFresh(hd("Date", -10)), setup: true},
+			{want: rfcReused, has: []rfcField{hd("Date", -10)}},
+		}},
+		{id: "other-date-update-expires", name: "a reused response keeps the origin's Date (Expires)", today: rfcPass, steps: []rfcStep{
+			{resp: []rfcField{monthAhead, hd("Date", -10)}, setup: true},
+			{want: rfcReused, has: []rfcField{hd("Date", -10)}},
+		}},
 		{id: "query-args-different", name: "another query is another cache key", today: rfcPass, steps: []rfcStep{
 			{query: "?test=one", resp: rfcFresh(), setup: true},
 			{query: "?test=two", want: rfcForwarded},

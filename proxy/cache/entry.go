@@ -27,9 +27,12 @@ type Entry struct {
 	ETag, ETagWeak []byte
 	LastModified   []byte
 	// Date is the response's Date, kept for If-Modified-Since against a
-	// response without Last-Modified (RFC 9111 4.3.2); fasthttp's server
-	// writes its own Date.
+	// response without Last-Modified (RFC 9111 4.3.2).
 	Date []byte
+	// Head is Header and Date made ready by the entry's owner to be
+	// copied on a hit (the proxy's: a *fasthttp.ResponseHeader); nil
+	// writes Header field by field.
+	Head any
 	// ContentType is kept apart because fasthttp treats it specially.
 	ContentType []byte
 	Body        []byte
@@ -90,8 +93,13 @@ func (e *Entry) Age(now int64) int64 {
 func (e *Entry) Size() int {
 	n := entryOverhead + len(e.Variant) + len(e.Body) + len(e.Gzip) + len(e.Brotli) +
 		len(e.ETag) + len(e.ETagWeak) + len(e.LastModified) + len(e.Date) + len(e.ContentType)
+	fields := 0
 	for _, f := range e.Header {
-		n += len(f.Name) + len(f.Value) + fieldOverhead
+		fields += len(f.Name) + len(f.Value) + fieldOverhead
+	}
+	n += fields
+	if e.Head != nil { // the same fields again, and the header's own slices
+		n += headOverhead + fields + len(e.Date)
 	}
 	for _, f := range e.Internal {
 		n += len(f.Name) + len(f.Value) + fieldOverhead
@@ -111,5 +119,6 @@ func (e *Entry) expires() int64 {
 const (
 	entryOverhead  = 320
 	fieldOverhead  = 48
+	headOverhead   = 512
 	objectOverhead = 160
 )

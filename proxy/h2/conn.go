@@ -94,6 +94,12 @@ func newConn(s *Server, nc, standin net.Conn) *conn {
 	c.fr.MaxHeaderListSize = uint32(s.cfg.MaxHeaderBytes + headerOverhead)
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.enc = hpack.NewEncoder(&c.hb)
+	switch sc := standin.(type) {
+	case *streamConn:
+		sc.owner = c
+	case *tlsStreamConn:
+		sc.owner = c
+	}
 	return c
 }
 

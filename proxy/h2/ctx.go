@@ -126,7 +126,10 @@ var errStreamConn = errors.New("h2: an HTTP/2 stream has no connection of its ow
 // streamConn stands in for the connection in a stream's RequestCtx so
 // that ctx.RemoteAddr, ctx.RemoteIP and ctx.LocalAddr work. It is shared
 // by the streams of one connection and never changes.
-type streamConn struct{ laddr, raddr net.Addr }
+type streamConn struct {
+	laddr, raddr net.Addr
+	owner        *conn // the connection the streams are on (SendInterim)
+}
 
 func (*streamConn) Read([]byte) (int, error)         { return 0, errStreamConn }
 func (*streamConn) Write([]byte) (int, error)        { return 0, errStreamConn }

@@ -240,6 +240,12 @@ func (c *conn) writeHeaders(st *stream, resp *fasthttp.Response, status int, hea
 		var d [20]byte
 		c.field("content-length", c.intern(c.values, strconv.AppendInt(d[:0], int64(n), 10)))
 	}
+	c.appendHeaderBlock(st.id, end)
+}
+
+// appendHeaderBlock frames the encoded fields in c.hb as HEADERS and,
+// past the client's frame size, CONTINUATION frames. mu must be held.
+func (c *conn) appendHeaderBlock(id uint32, end bool) {
 	block, max := c.hb.b, c.peerMaxFrame
 	t, flags := http2.FrameHeaders, http2.Flags(0)
 	if end {
@@ -250,7 +256,7 @@ func (c *conn) writeHeaders(st *stream, resp *fasthttp.Response, status int, hea
 		if n == len(block) {
 			flags |= http2.FlagHeadersEndHeaders
 		}
-		c.appendFrameHeader(n, t, flags, st.id)
+		c.appendFrameHeader(n, t, flags, id)
 		c.out = append(c.out, block[:n]...)
 		block = block[n:]
 		if len(block) == 0 {

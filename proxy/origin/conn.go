@@ -16,43 +16,49 @@ import (
 type deadlineConn struct {
 	net.Conn
 	bodyIdle time.Duration
-	// local are LocalAddr's answers, made at dial: [0] while nothing has
-	// been read from the connection, [1] after.
-	local [2]connAddr
+	addr     net.Addr // the connection's own LocalAddr
 
 	// Owned by the single goroutine using the connection at a time.
 	headerDeadline time.Time
 	inHeader       bool
-	tail           [3]byte
-	tailLen        int
+	// head holds the response header bytes read so far, while inHeader,
+	// up to maxHead: interim (1xx) responses are taken from it.
+	head     []byte
+	headFull bool // past maxHead: looking for the header's end only
+	// cur is what LocalAddr last answered: the request now on the
+	// connection, which its interim responses go to.
+	cur *connAddr
 	// answered: a byte has ever been read; heard: one has been read since
 	// the last Write, that is of the answer to the request being sent.
 	answered, heard bool
 }
 
-// connAddr is a connection's local address, marked with whether the
-// connection had answered a request before, and pointing back at it.
+// maxHead bounds the header bytes kept while looking for interim
+// responses; the end of a larger header is still found.
+const maxHead = 16 << 10
+
+// connAddr is a connection's local address as one request got it: marked
+// with whether the connection had answered a request before, pointing
+// back at it, and holding the interim responses the request received.
 type connAddr struct {
 	net.Addr
-	conn   *deadlineConn
-	reused bool
+	conn    *deadlineConn
+	reused  bool
+	interim []Interim
 }
 
 func newDeadlineConn(c net.Conn, bodyIdle time.Duration) *deadlineConn {
-	d := &deadlineConn{Conn: c, bodyIdle: bodyIdle}
-	d.local = [2]connAddr{{Addr: c.LocalAddr(), conn: d}, {Addr: c.LocalAddr(), conn: d, reused: true}}
-	return d
+	return &deadlineConn{Conn: c, bodyIdle: bodyIdle, addr: c.LocalAddr()}
 }
 
-// LocalAddr is how a failed request's connection is found again:
-// fasthttp tells nothing about it but keeps this value in the response
-// (Response.LocalAddr), asked for when the request takes the connection,
-// so a reused connection answers with the reused mark.
+// LocalAddr is how a request's connection is found again: fasthttp tells
+// nothing about it but keeps this value in the response
+// (Response.LocalAddr), asked for when the request takes the connection.
+// Each request gets its own, so what it holds stays the request's after
+// the connection went on to serve another.
 func (c *deadlineConn) LocalAddr() net.Addr {
-	if c.answered {
-		return &c.local[1]
-	}
-	return &c.local[0]
+	c.cur = &connAddr{Addr: c.addr, conn: c, reused: c.answered}
+	return c.cur
 }
 
 var headerEnd = []byte("\r\n\r\n")
@@ -60,7 +66,7 @@ var headerEnd = []byte("\r\n\r\n")
 func (c *deadlineConn) SetReadDeadline(t time.Time) error {
 	c.headerDeadline = t
 	c.inHeader = true
-	c.tailLen = 0
+	c.head, c.headFull = c.head[:0], false
 	return c.Conn.SetReadDeadline(t)
 }
 
@@ -91,26 +97,43 @@ func (c *deadlineConn) Read(p []byte) (int, error) {
 	if n > 0 {
 		c.answered, c.heard = true, true
 		if c.inHeader {
-			c.scanHeaderEnd(p[:n])
+			c.scanHeader(p[:n])
 		}
 	}
 	return n, err
 }
 
-// scanHeaderEnd leaves the header phase once CRLFCRLF has been read,
-// including across read boundaries.
-func (c *deadlineConn) scanHeaderEnd(b []byte) {
-	var joined [6]byte
-	k := copy(joined[:], c.tail[:c.tailLen])
-	k += copy(joined[k:], b[:min(len(b), 3)])
-	if bytes.Contains(joined[:k], headerEnd) || bytes.Contains(b, headerEnd) {
-		c.inHeader = false
+// scanHeader leaves the header phase once the final response's header
+// has been read (its CRLFCRLF, across read boundaries), taking the
+// interim responses before it for the request (fasthttp's client reads
+// and drops them).
+func (c *deadlineConn) scanHeader(b []byte) {
+	if c.headFull {
+		c.head = append(c.head, b...)
+		if bytes.Contains(c.head, headerEnd) {
+			c.inHeader = false
+		}
+		c.head = c.head[:copy(c.head, c.head[max(0, len(c.head)-3):])]
 		return
 	}
-	if len(b) >= 3 {
-		c.tailLen = copy(c.tail[:], b[len(b)-3:])
-		return
+	c.head = append(c.head, b...)
+	for {
+		i := bytes.Index(c.head, headerEnd)
+		if i < 0 {
+			if len(c.head) > maxHead {
+				c.headFull = true
+				c.head = c.head[:copy(c.head, c.head[len(c.head)-3:])]
+			}
+			return
+		}
+		im, ok := parseInterim(c.head[:i+2])
+		if !ok {
+			c.inHeader = false
+			return
+		}
+		if c.cur != nil {
+			c.cur.interim = append(c.cur.interim, im)
+		}
+		c.head = c.head[:copy(c.head, c.head[i+4:])]
 	}
-	all := append(c.tail[:c.tailLen:c.tailLen], b...)
-	c.tailLen = copy(c.tail[:], all[max(0, len(all)-3):])
 }

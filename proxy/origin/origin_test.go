@@ -1,6 +1,7 @@
 package origin
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"log/slog"
@@ -26,12 +27,14 @@ func TestScanHeaderEndAcrossReads(t *testing.T) {
 		{"split after three", []string{"X\r\n\r", "\n"}, false},
 		{"no end yet", []string{"HTTP/1.1 200 OK\r\nA: b\r\n"}, true},
 		{"lone CRs", []string{"\r\r\r", "\r"}, true},
+		{"an interim response only", []string{"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n"}, true},
+		{"interim responses, then the final one", []string{"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early", " Hints\r\nLink: </a.css>\r\n\r", "\nHTTP/1.1 200 OK\r\n\r\n"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &deadlineConn{inHeader: true}
 			for _, ch := range tt.chunks {
-				c.scanHeaderEnd([]byte(ch))
+				c.scanHeader([]byte(ch))
 			}
 			if c.inHeader != tt.inHdr {
 				t.Fatalf("inHeader = %v, want %v", c.inHeader, tt.inHdr)
@@ -40,17 +43,37 @@ func TestScanHeaderEndAcrossReads(t *testing.T) {
 	}
 }
 
-func FuzzScanHeaderEnd(f *testing.F) {
+func FuzzScanHeader(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 200 OK\r\n\r\n"), 3)
+	f.Add([]byte("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\n\r\n"), 30)
 	f.Fuzz(func(t *testing.T, data []byte, split int) {
 		if split < 0 || split > len(data) {
 			split = len(data) / 2
 		}
+		if len(data) > maxHead {
+			return
+		}
 		c := &deadlineConn{inHeader: true}
-		c.scanHeaderEnd(data[:split])
-		c.scanHeaderEnd(data[split:])
-		if want := strings.Contains(string(data), "\r\n\r\n"); c.inHeader == want {
-			t.Fatalf("found end = %v, want %v", !c.inHeader, want)
+		c.LocalAddr()
+		c.scanHeader(data[:split])
+		c.scanHeader(data[split:])
+		want, n := false, 0 // the final header ends: a block that is not interim
+		for rest := data; ; n++ {
+			i := bytes.Index(rest, []byte("\r\n\r\n"))
+			if i < 0 {
+				break
+			}
+			if _, ok := parseInterim(rest[:i+2]); !ok {
+				want = true
+				break
+			}
+			rest = rest[i+4:]
+		}
+		if c.inHeader == want {
+			t.Fatalf("found the end = %v, want %v", !c.inHeader, want)
+		}
+		if len(c.cur.interim) != n {
+			t.Fatalf("%d interim responses taken, want %d", len(c.cur.interim), n)
 		}
 	})
 }
@@ -172,5 +195,30 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached in 5s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// An interim response is a 1xx but 101, with its fields as they came.
+func TestParseInterimTakesOnly1xxBut101(t *testing.T) {
+	tests := []struct {
+		name, block string
+		status      int
+		fields      int
+	}{
+		{"103 with links", "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\nLink: </b.js>\r\n", 103, 2},
+		{"100 without a reason", "HTTP/1.1 100\r\n", 100, 0},
+		{"HTTP/1.0", "HTTP/1.0 102 Processing\r\n", 102, 0},
+		{"101 ends HTTP/1.1", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n", 0, 0},
+		{"a final answer", "HTTP/1.1 200 OK\r\nA: b\r\n", 0, 0},
+		{"not HTTP", "SSH-2.0-OpenSSH\r\n", 0, 0},
+		{"a bad code", "HTTP/1.1 1x3 Hm\r\n", 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			im, ok := parseInterim([]byte(tt.block))
+			if ok != (tt.status != 0) || im.Status != tt.status || len(im.Fields) != tt.fields {
+				t.Fatalf("parseInterim = %+v, %v; want status %d with %d fields", im, ok, tt.status, tt.fields)
+			}
+		})
 	}
 }
