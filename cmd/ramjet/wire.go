@@ -212,11 +212,14 @@ func serverConfig(c *conf.Config) proxy.ServerConfig {
 	return proxy.ServerConfig{
 		Name:           "main",
 		Addr:           c.Listen,
+		HeaderTimeout:  time.Duration(c.Server.HeaderTimeout),
 		ReadTimeout:    time.Duration(c.Server.ReadTimeout),
 		WriteTimeout:   time.Duration(c.Server.WriteTimeout),
 		IdleTimeout:    time.Duration(c.Server.IdleTimeout),
 		MaxHeaderBytes: int(c.Server.MaxHeaderBytes),
 		MaxConns:       c.Server.MaxConns,
+		MaxConnsPerIP:  c.Server.MaxConnsPerIP,
+		NoParking:      !c.Server.ParkIdle,
 	}
 }
 
