@@ -108,7 +108,11 @@ type Origin struct {
 	// connection just as ramjet reuses it.
 	IdleTimeout Duration `yaml:"idle_timeout"`
 	MaxConns    int      `yaml:"max_conns"` // per server
-	Health      Health   `yaml:"health"`
+	// MaxQueue bounds the requests waiting for a connection when every
+	// one is busy (each waits connect_timeout at most); past it they get
+	// 503 with Retry-After at once. 0: none wait.
+	MaxQueue int    `yaml:"max_queue"`
+	Health   Health `yaml:"health"`
 }
 
 // Health configures origin health checks.
@@ -274,6 +278,7 @@ func Default() *Config {
 			BodyTimeout:    Duration(60 * time.Second),
 			IdleTimeout:    Duration(4 * time.Second),
 			MaxConns:       512,
+			MaxQueue:       512,
 			Health: Health{
 				Interval: Duration(5 * time.Second),
 				Timeout:  Duration(2 * time.Second),

@@ -91,6 +91,7 @@ func (o *Origin) validate(p *problems) {
 	p.nonNegative("origin.body_timeout", o.BodyTimeout)
 	p.positive("origin.idle_timeout", o.IdleTimeout)
 	p.minInt("origin.max_conns", o.MaxConns, 1)
+	p.minInt("origin.max_queue", o.MaxQueue, 0)
 	o.Health.validate(p)
 }
 

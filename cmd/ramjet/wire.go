@@ -78,6 +78,7 @@ func proxyConfig(c *conf.Config) proxy.Config {
 			BodyTimeout:    timeout(c.Origin.BodyTimeout),
 			IdleTimeout:    time.Duration(c.Origin.IdleTimeout), // positive: validated
 			MaxConns:       c.Origin.MaxConns,
+			MaxQueue:       cmp.Or(c.Origin.MaxQueue, -1), // the file's 0 is "no queue"
 			Health: origin.HealthConfig{
 				Path:     c.Origin.Health.Path,
 				Interval: time.Duration(c.Origin.Health.Interval),
