@@ -219,18 +219,19 @@ func (l *Listener) admit(c net.Conn) (*Conn, int) {
 }
 
 // release gives back c's place under the limits when it closes.
+// The address's count goes first: whoever sees the open count drop sees
+// the address's dropped too.
 func (l *Listener) release(c *Conn) {
+	if l.cfg.MaxPerIP > 0 {
+		l.mu.Lock()
+		if n := l.perIP[c.ip] - 1; n > 0 {
+			l.perIP[c.ip] = n
+		} else {
+			delete(l.perIP, c.ip)
+		}
+		l.mu.Unlock()
+	}
 	l.open.Add(-1)
-	if l.cfg.MaxPerIP <= 0 {
-		return
-	}
-	l.mu.Lock()
-	if n := l.perIP[c.ip] - 1; n > 0 {
-		l.perIP[c.ip] = n
-	} else {
-		delete(l.perIP, c.ip)
-	}
-	l.mu.Unlock()
 }
 
 func clientIP(c net.Conn) netip.Addr {
