@@ -269,3 +269,18 @@ func TestShutdownClosesParkedConnections(t *testing.T) {
 		t.Fatalf("read after shutdown: %v, want EOF", err)
 	}
 }
+
+// TestRequestAfterProxyHeaderInOneSegmentKeepsItsHeaderTimeout: a
+// request whose start came with the PROXY header (read ahead) and whose
+// rest comes later is not cut off by the linger's short wait.
+func TestRequestAfterProxyHeaderInOneSegmentKeepsItsHeaderTimeout(t *testing.T) {
+	s := startServer(t, ServerConfig{IdleTimeout: time.Minute, HeaderTimeout: 10 * time.Second,
+		ProxyProtocol: &proxyproto.Config{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
+	c := dial(t, s)
+	io.WriteString(c.c, "PROXY TCP4 203.0.113.7 127.0.0.1 40000 80\r\nGET / HTTP/1.1\r\nHo")
+	time.Sleep(200 * time.Millisecond) // the client is slow, well within the header timeout
+	io.WriteString(c.c, "st: x\r\n\r\n")
+	if code, body, err := c.read(); err != nil || code != 200 || body != "203.0.113.7:40000" {
+		t.Fatalf("request: %d %q %v", code, body, err)
+	}
+}

@@ -117,11 +117,18 @@ func (c *Conn) Read(p []byte) (int, error) {
 		return c.Conn.Read(p)
 	}
 	c.idle = false
-	if c.fd < 0 || buffered(c.Conn) {
-		return c.Conn.Read(p)
-	}
 	intercepted := c.intercepted
 	c.intercepted = false
+	if c.fd < 0 || buffered(c.Conn) {
+		// Bytes are already here (a PROXY header's read-ahead): no wait,
+		// and the request gets the deadline the server asked for.
+		if intercepted {
+			if err := c.Conn.SetReadDeadline(c.parkBy); err != nil {
+				return 0, err
+			}
+		}
+		return c.Conn.Read(p)
+	}
 	if !intercepted { // the server set no deadline: time the linger ourselves
 		c.parkBy = time.Time{}
 		if err := c.Conn.SetReadDeadline(time.Now().Add(c.l.cfg.Linger)); err != nil {
