@@ -75,13 +75,21 @@ type Log struct {
 
 // Server bounds the client-facing HTTP server. A zero timeout means none.
 type Server struct {
-	ReadTimeout    Duration `yaml:"read_timeout"`     // whole request, header and body
+	// HeaderTimeout bounds a request's header: from the accept for a
+	// connection's first request, from its first byte for later ones
+	// (slowloris). 0: read_timeout bounds the whole request instead.
+	HeaderTimeout  Duration `yaml:"header_timeout"`
+	ReadTimeout    Duration `yaml:"read_timeout"`     // the body, after the header (the whole request without header_timeout)
 	WriteTimeout   Duration `yaml:"write_timeout"`    // whole response
 	IdleTimeout    Duration `yaml:"idle_timeout"`     // keep-alive idle
 	MaxRequestBody Size     `yaml:"max_request_body"` // larger bodies get 413
 	MaxHeaderBytes Size     `yaml:"max_header_bytes"` // larger headers get 431
-	MaxConns       int      `yaml:"max_conns"`        // concurrent client connections
-	DrainTimeout   Duration `yaml:"drain_timeout"`    // grace for in-flight requests on SIGTERM
+	MaxConns       int      `yaml:"max_conns"`        // open client connections, idle ones included
+	MaxConnsPerIP  int      `yaml:"max_conns_per_ip"` // of one client address; 0: no bound
+	// ParkIdle parks idle keep-alive HTTP/1.1 connections of the main
+	// listener: no goroutine, no buffers (proxy/conns).
+	ParkIdle     bool     `yaml:"park_idle"`
+	DrainTimeout Duration `yaml:"drain_timeout"` // grace for in-flight requests on SIGTERM
 	// ProxyProtocol is the main listener's (tls and h2c have their own).
 	ProxyProtocol ProxyProtocol `yaml:"proxy_protocol"`
 }
@@ -100,7 +108,11 @@ type Origin struct {
 	// connection just as ramjet reuses it.
 	IdleTimeout Duration `yaml:"idle_timeout"`
 	MaxConns    int      `yaml:"max_conns"` // per server
-	Health      Health   `yaml:"health"`
+	// MaxQueue bounds the requests waiting for a connection when every
+	// one is busy (each waits connect_timeout at most); past it they get
+	// 503 with Retry-After at once. 0: none wait.
+	MaxQueue int    `yaml:"max_queue"`
+	Health   Health `yaml:"health"`
 }
 
 // Health configures origin health checks.
@@ -248,9 +260,11 @@ func Default() *Config {
 		// Off until a path is named: a log file is the admin's to place.
 		AccessLog: AccessLog{Format: "combined"},
 		Server: Server{
+			HeaderTimeout:  Duration(10 * time.Second),
 			ReadTimeout:    Duration(60 * time.Second),
 			WriteTimeout:   Duration(60 * time.Second),
 			IdleTimeout:    Duration(120 * time.Second),
+			ParkIdle:       true,
 			MaxRequestBody: 64 * MiB,
 			MaxHeaderBytes: 16 * KiB,
 			MaxConns:       10000,
@@ -264,6 +278,7 @@ func Default() *Config {
 			BodyTimeout:    Duration(60 * time.Second),
 			IdleTimeout:    Duration(4 * time.Second),
 			MaxConns:       512,
+			MaxQueue:       512,
 			Health: Health{
 				Interval: Duration(5 * time.Second),
 				Timeout:  Duration(2 * time.Second),

@@ -62,6 +62,7 @@ func (l *Log) validate(p *problems) {
 }
 
 func (s *Server) validate(p *problems) {
+	p.nonNegative("server.header_timeout", s.HeaderTimeout)
 	p.nonNegative("server.read_timeout", s.ReadTimeout)
 	p.nonNegative("server.write_timeout", s.WriteTimeout)
 	p.nonNegative("server.idle_timeout", s.IdleTimeout)
@@ -69,6 +70,7 @@ func (s *Server) validate(p *problems) {
 	p.minSize("server.max_request_body", s.MaxRequestBody, 1)
 	p.minSize("server.max_header_bytes", s.MaxHeaderBytes, 1)
 	p.minInt("server.max_conns", s.MaxConns, 1)
+	p.minInt("server.max_conns_per_ip", s.MaxConnsPerIP, 0)
 	s.ProxyProtocol.validate(p, "server.proxy_protocol")
 }
 
@@ -89,6 +91,7 @@ func (o *Origin) validate(p *problems) {
 	p.nonNegative("origin.body_timeout", o.BodyTimeout)
 	p.positive("origin.idle_timeout", o.IdleTimeout)
 	p.minInt("origin.max_conns", o.MaxConns, 1)
+	p.minInt("origin.max_queue", o.MaxQueue, 0)
 	o.Health.validate(p)
 }
 

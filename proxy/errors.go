@@ -18,7 +18,8 @@ var ErrBodyRead = errors.New("proxy: reading origin body")
 // revalidated because the origin failed: RFC 9111 5.2.2.2 asks for 504.
 var ErrMustRevalidate = errors.New("proxy: the stored response must be revalidated and the origin failed")
 
-// retryAfter is what a client told 503 (every PHP worker busy) waits.
+// retryAfter is what a client told 503 (every PHP worker or origin
+// connection busy, the queue full) waits.
 const retryAfter = "1"
 
 // statusFor is the one place that maps a failure to the client's status.
@@ -26,7 +27,7 @@ func statusFor(err error) int {
 	switch {
 	case errors.Is(err, origin.ErrTimeout), errors.Is(err, phppool.ErrTimeout), errors.Is(err, ErrMustRevalidate):
 		return fasthttp.StatusGatewayTimeout
-	case errors.Is(err, phppool.ErrBusy):
+	case errors.Is(err, phppool.ErrBusy), errors.Is(err, origin.ErrBusy):
 		return fasthttp.StatusServiceUnavailable
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		return fasthttp.StatusRequestEntityTooLarge
@@ -44,7 +45,11 @@ func (p *Proxy) writeError(ctx *fasthttp.RequestCtx, err error) {
 	case fasthttp.StatusBadGateway:
 		p.metrics.originErrors.Inc()
 	case fasthttp.StatusServiceUnavailable:
-		p.metrics.phpBusy.Inc()
+		if errors.Is(err, origin.ErrBusy) {
+			p.metrics.originBusy.Inc()
+		} else {
+			p.metrics.phpBusy.Inc()
+		}
 	}
 	if code == fasthttp.StatusRequestEntityTooLarge {
 		p.log.Info("request body too large", "host", string(ctx.Host()), "uri", string(ctx.RequestURI()))

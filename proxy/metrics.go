@@ -27,7 +27,7 @@ type Metrics struct {
 	originRetries                    *metrics.Counter
 	refreshes, reloads, reloadErrors *metrics.Counter
 	badPurgeHeaders                  *metrics.Counter
-	phpBusy                          *metrics.Counter
+	phpBusy, originBusy              *metrics.Counter
 }
 
 // requestCounters count requests by how the cache answered them.
@@ -62,6 +62,7 @@ func newMetrics(c *cache.Cache) *Metrics {
 		reloadErrors:      s.NewCounter(`ramjet_reloads_total{result="error"}`),
 		badPurgeHeaders:   s.NewCounter("ramjet_purge_header_errors_total"),
 		phpBusy:           s.NewCounter(`ramjet_origin_errors_total{kind="php_busy"}`),
+		originBusy:        s.NewCounter(`ramjet_origin_errors_total{kind="busy"}`),
 	}
 	s.NewGauge("ramjet_cache_objects", func() float64 { return float64(c.Len()) })
 	s.NewGauge("ramjet_cache_bytes", func() float64 { return float64(c.Bytes()) })

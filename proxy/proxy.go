@@ -216,7 +216,7 @@ func sameOrigin(a, b origin.Config) bool {
 	a.Servers, b.Servers = nil, nil
 	return a.ConnectTimeout == b.ConnectTimeout && a.HeaderTimeout == b.HeaderTimeout &&
 		a.BodyTimeout == b.BodyTimeout && a.IdleTimeout == b.IdleTimeout &&
-		a.MaxConns == b.MaxConns && a.Health == b.Health
+		a.MaxConns == b.MaxConns && a.MaxQueue == b.MaxQueue && a.Health == b.Health
 }
 
 // Close waits, within the drain timeout, for the docroots' requests and

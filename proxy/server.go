@@ -9,23 +9,41 @@ import (
 	"sync"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
+	"github.com/ramjet-proxy/ramjet/proxy/conns"
 	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
 )
 
 // ServerConfig is a client-facing listener. Zero timeouts mean none.
 type ServerConfig struct {
-	Name         string // for logs: "main", "admin"
-	Addr         string
+	Name string // for logs and metrics: "main", "admin"
+	Addr string
+	// HeaderTimeout bounds receiving a request's header: from the
+	// connection's accept for its first request, from the first byte for
+	// later ones (a slowloris client trickling a header is cut off here,
+	// whatever IdleTimeout allows between requests).
+	HeaderTimeout time.Duration
+	// ReadTimeout bounds reading the body once the header is in.
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
-	IdleTimeout  time.Duration
+	IdleTimeout  time.Duration // between keep-alive requests
 	// BufferBody is the largest request body read into memory before the
 	// handler runs; larger ones stream to it. 0 means 64 KiB.
 	BufferBody     int
 	MaxHeaderBytes int // larger headers get 431; 0 means 16 KiB
-	MaxConns       int // 0 means fasthttp's default
+	// MaxConns bounds open connections, idle ones included (503 and
+	// close past it); MaxConnsPerIP those of one client address (429 and
+	// close). 0 means none.
+	MaxConns      int
+	MaxConnsPerIP int
+	// NoParking keeps every idle keep-alive connection on a goroutine of
+	// its own, as fasthttp does, instead of parking it (package conns).
+	NoParking bool
+	// Metrics, when set, gets the listener's connection gauges and
+	// counters.
+	Metrics *metrics.Set
 	// ProxyProtocol, when set, takes only connections that open with a
 	// PROXY header from its allowed networks, at the addresses the
 	// header names. nil takes connections at their own addresses.
@@ -36,7 +54,7 @@ type ServerConfig struct {
 type Server struct {
 	cfg  ServerConfig
 	srv  *fasthttp.Server
-	ln   net.Listener
+	ln   *conns.Listener
 	log  *slog.Logger
 	done chan error
 	once sync.Once
@@ -50,15 +68,18 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 	if cfg.MaxHeaderBytes <= 0 {
 		cfg.MaxHeaderBytes = 16 << 10
 	}
+	readTimeout, headerReceived := readTimeouts(cfg)
 	srv := &fasthttp.Server{
 		Handler:                       h,
 		Name:                          "ramjet",
-		ReadTimeout:                   cfg.ReadTimeout,
+		ReadTimeout:                   readTimeout,
+		HeaderReceived:                headerReceived,
+		ConnState:                     connState,
 		WriteTimeout:                  cfg.WriteTimeout,
 		IdleTimeout:                   cfg.IdleTimeout,
 		MaxRequestBodySize:            cfg.BufferBody,
 		ReadBufferSize:                cfg.MaxHeaderBytes,
-		Concurrency:                   cfg.MaxConns,
+		Concurrency:                   cfg.MaxConns, // served at once: at most the open ones
 		StreamRequestBody:             true,
 		DisablePreParseMultipartForm:  true,
 		NoDefaultServerHeader:         true,
@@ -85,10 +106,65 @@ func (s *Server) Start(context.Context) error {
 	if s.cfg.ProxyProtocol != nil {
 		ln = proxyproto.NewListener(ln, *s.cfg.ProxyProtocol)
 	}
-	s.ln = ln
-	go func() { s.done <- s.srv.Serve(ln) }()
+	s.ln = conns.NewListener(ln, conns.Config{Name: s.cfg.Name, MaxConns: s.cfg.MaxConns,
+		MaxPerIP: s.cfg.MaxConnsPerIP, Park: !s.cfg.NoParking, PlainHTTP: true}, s.log)
+	RegisterConnMetrics(s.cfg.Metrics, s.cfg.Name, s.ln)
+	go func() { s.done <- s.srv.Serve(s.ln) }()
 	s.log.Info("listening", "listener", s.cfg.Name, "addr", ln.Addr().String(), "proxy_protocol", s.cfg.ProxyProtocol != nil)
 	return nil
+}
+
+// readTimeouts are fasthttp's ReadTimeout, which it applies to a
+// request from its start, and the hook it calls at the header's end:
+// with a HeaderTimeout the first is the header's and the hook moves the
+// deadline to the body's; without, ReadTimeout bounds the whole request.
+func readTimeouts(cfg ServerConfig) (time.Duration, func(*fasthttp.RequestHeader) fasthttp.RequestConfig) {
+	if cfg.HeaderTimeout <= 0 {
+		return cfg.ReadTimeout, nil
+	}
+	body := cfg.ReadTimeout
+	if body <= 0 {
+		body = 100 * 365 * 24 * time.Hour // none; a zero RequestConfig.ReadTimeout would keep the header's
+	}
+	return cfg.HeaderTimeout, func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+		return fasthttp.RequestConfig{ReadTimeout: body}
+	}
+}
+
+// connState tells a parkable connection when fasthttp has answered a
+// request and waits for the next (its next read may park it), and when
+// the next one's bytes are in.
+func connState(c net.Conn, st fasthttp.ConnState) {
+	pc, ok := c.(*conns.Conn)
+	if !ok {
+		return
+	}
+	switch st {
+	case fasthttp.StateIdle:
+		pc.Idle()
+	case fasthttp.StateActive:
+		pc.Busy()
+	}
+}
+
+// RegisterConnMetrics publishes a conns.Listener's gauges and counters
+// in set (nil: nowhere), labelled with the listener's name.
+func RegisterConnMetrics(set *metrics.Set, name string, l *conns.Listener) {
+	if set == nil {
+		return
+	}
+	lbl := `{listener="` + name + `"}`
+	gauge := func(metric string, f func(conns.Stats) float64) {
+		set.GetOrCreateGauge(metric, func() float64 { return f(l.Stats()) })
+	}
+	gauge("ramjet_client_connections"+lbl, func(s conns.Stats) float64 { return float64(s.Open) })
+	gauge("ramjet_client_connections_parked"+lbl, func(s conns.Stats) float64 { return float64(s.Parked) })
+	gauge("ramjet_client_connection_parks_total"+lbl, func(s conns.Stats) float64 { return float64(s.Parks) })
+	gauge(`ramjet_client_connections_refused_total{listener="`+name+`",reason="max_conns"}`,
+		func(s conns.Stats) float64 { return float64(s.RefusedMax) })
+	gauge(`ramjet_client_connections_refused_total{listener="`+name+`",reason="per_ip"}`,
+		func(s conns.Stats) float64 { return float64(s.RefusedPerIP) })
+	gauge("ramjet_accept_errors_total"+lbl, func(s conns.Stats) float64 { return float64(s.AcceptErrors) })
 }
 
 // Addr is the bound address (useful with port 0).
@@ -119,4 +195,12 @@ type fasthttpLogger struct{ log *slog.Logger }
 
 func (l fasthttpLogger) Printf(format string, args ...any) {
 	l.log.Debug(fmt.Sprintf(format, args...), "source", "fasthttp")
+}
+
+// ConnStats are the listener's connection counts (zero before Start).
+func (s *Server) ConnStats() conns.Stats {
+	if s.ln == nil {
+		return conns.Stats{}
+	}
+	return s.ln.Stats()
 }

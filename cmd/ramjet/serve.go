@@ -141,6 +141,7 @@ func (d *daemon) run() error {
 	}
 	sc := serverConfig(d.cfg)
 	sc.ProxyProtocol = d.proxyProtocol(d.cfg.Server.ProxyProtocol, "main")
+	sc.Metrics = d.proxy.Metrics().Set()
 	main := proxy.NewServer(sc, d.proxy.ServeFastHTTP, d.log)
 	if err := main.Start(ctx); err != nil {
 		return err

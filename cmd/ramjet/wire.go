@@ -78,6 +78,7 @@ func proxyConfig(c *conf.Config) proxy.Config {
 			BodyTimeout:    timeout(c.Origin.BodyTimeout),
 			IdleTimeout:    time.Duration(c.Origin.IdleTimeout), // positive: validated
 			MaxConns:       c.Origin.MaxConns,
+			MaxQueue:       cmp.Or(c.Origin.MaxQueue, -1), // the file's 0 is "no queue"
 			Health: origin.HealthConfig{
 				Path:     c.Origin.Health.Path,
 				Interval: time.Duration(c.Origin.Health.Interval),
@@ -212,11 +213,14 @@ func serverConfig(c *conf.Config) proxy.ServerConfig {
 	return proxy.ServerConfig{
 		Name:           "main",
 		Addr:           c.Listen,
+		HeaderTimeout:  time.Duration(c.Server.HeaderTimeout),
 		ReadTimeout:    time.Duration(c.Server.ReadTimeout),
 		WriteTimeout:   time.Duration(c.Server.WriteTimeout),
 		IdleTimeout:    time.Duration(c.Server.IdleTimeout),
 		MaxHeaderBytes: int(c.Server.MaxHeaderBytes),
 		MaxConns:       c.Server.MaxConns,
+		MaxConnsPerIP:  c.Server.MaxConnsPerIP,
+		NoParking:      !c.Server.ParkIdle,
 	}
 }
 

@@ -13,12 +13,18 @@ var (
 	ErrUnavailable = errors.New("origin: unavailable")
 	// ErrTimeout: the origin did not answer within the deadline.
 	ErrTimeout = errors.New("origin: timeout")
+	// ErrBusy: every connection to the origin was in use and the queue
+	// full, or the wait for one ran out (Config.MaxQueue): the origin is
+	// saturated, not down.
+	ErrBusy = errors.New("origin: saturated")
 )
 
 // classify wraps err in one of the exported sentinels.
 func classify(addr string, err error) error {
 	var ne net.Error
 	switch {
+	case errors.Is(err, fasthttp.ErrNoFreeConns):
+		return joinErr(ErrBusy, addr, err)
 	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, fasthttp.ErrDialTimeout):
 		if errors.Is(err, fasthttp.ErrDialTimeout) {
 			return joinErr(ErrUnavailable, addr, err)

@@ -36,6 +36,11 @@ type Config struct {
 	// MaxConns bounds the pooled connections per server, and apart from
 	// them the new connections of retries; 0 means 512.
 	MaxConns int
+	// MaxQueue bounds the requests that wait for a connection when all
+	// MaxConns of every server are busy; past it a request fails at once
+	// with ErrBusy, as one does that waited ConnectTimeout for a
+	// connection. Negative means no queue; 0 means MaxConns.
+	MaxQueue int
 	Health   HealthConfig
 	// Retried, when set, is called each time a request is sent again on
 	// a new connection because the origin had closed the pooled one it
@@ -61,6 +66,9 @@ type Pool struct {
 	servers []*server
 	next    atomic.Uint32
 	log     *slog.Logger
+	// asking counts requests in Do: sending, or waiting for a connection.
+	asking atomic.Int64
+	admit  int64 // the most in Do at once: connections plus queue
 
 	closeOnce sync.Once
 	cancel    context.CancelFunc
@@ -73,7 +81,7 @@ func New(cfg Config, log *slog.Logger) (*Pool, error) {
 	if len(cfg.Servers) == 0 {
 		return nil, errors.New("origin: no servers configured")
 	}
-	p := &Pool{cfg: cfg, log: log}
+	p := &Pool{cfg: cfg, log: log, admit: int64(cfg.MaxConns*len(cfg.Servers) + max(cfg.MaxQueue, 0))}
 	for _, raw := range cfg.Servers {
 		s, err := newServer(raw, cfg)
 		if err != nil {
@@ -103,6 +111,9 @@ func withDefaults(c Config) Config {
 	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = 512
+	}
+	if c.MaxQueue == 0 {
+		c.MaxQueue = c.MaxConns
 	}
 	if c.Health.Fall <= 0 {
 		c.Health.Fall = 2
@@ -166,6 +177,13 @@ func newHostClient(addr string, cfg Config) *fasthttp.HostClient {
 // resp; the body streams (resp.BodyStream) when the origin sends one.
 // The caller owns req and resp and must close resp's body stream.
 func (p *Pool) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
+	// A saturated origin gets no more than it can take plus a bounded
+	// queue: the rest are answered at once (503), not parked in memory.
+	if p.asking.Add(1) > p.admit {
+		p.asking.Add(-1)
+		return ErrBusy
+	}
+	defer p.asking.Add(-1)
 	replay := replayable(req) // before a first attempt consumes a streamed body
 	n := len(p.servers)
 	start := int(p.next.Add(1)) % n
@@ -191,6 +209,9 @@ func (p *Pool) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
 				return classify(s.addr, err)
 			}
 			lastErr = classify(s.addr, err)
+			if errors.Is(err, fasthttp.ErrNoFreeConns) {
+				continue // saturated, not down: another server may have room
+			}
 			if s.failed(p.cfg.Health) {
 				p.log.Warn("origin marked down", "server", s.addr, "err", err)
 			}

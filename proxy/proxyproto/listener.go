@@ -126,6 +126,14 @@ func newConn(c net.Conn, h Header, rest []byte) *Conn {
 	return pc
 }
 
+// NetConn is the connection under the header, for those who need its
+// socket (package conns parks it).
+func (c *Conn) NetConn() net.Conn { return c.Conn }
+
+// Buffered is how many bytes read past the header the next Reads return
+// before reading the socket.
+func (c *Conn) Buffered() int { return len(c.rest) }
+
 // Header is the header the connection opened with.
 func (c *Conn) Header() Header { return c.hdr }
 

@@ -1,0 +1,149 @@
+package main_test
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
+)
+
+// rawConn is a keep-alive client connection the test drives by hand.
+type rawConn struct {
+	c  net.Conn
+	br *bufio.Reader
+}
+
+func dialRaw(t *testing.T, addr string) *rawConn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &rawConn{c: c, br: bufio.NewReader(c)}
+}
+
+func (r *rawConn) get(t *testing.T, path string) *http.Response {
+	t.Helper()
+	if _, err := io.WriteString(r.c, "GET "+path+" HTTP/1.1\r\nHost: conns.test\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = r.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(r.br, nil)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// TestIdleConnectionsAreParkedAndSlowClientsCutOff: idle keep-alive
+// connections wait parked (counted in /metrics) and their next request is
+// a cache hit like any; a client trickling a header is cut off at
+// server.header_timeout though idle_timeout is a minute; past
+// max_conns_per_ip a client gets 429.
+func TestIdleConnectionsAreParkedAndSlowClientsCutOff(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=600")
+		io.WriteString(w, "page "+r.URL.Path)
+	}))
+	defer origin.Close()
+	cfg := testbed.WriteConfig(t, "", "server:\n  header_timeout: 500ms\n  idle_timeout: 60s\n  max_conns_per_ip: 12\n")
+	rj := startRamjet(t, origin.URL, "--config", cfg)
+	const n = 10
+	clients := make([]*rawConn, n)
+	for i := range clients {
+		clients[i] = dialRaw(t, rj.Addr)
+		if resp := clients[i].get(t, "/p"); resp.StatusCode != 200 {
+			t.Fatalf("first request: %d", resp.StatusCode)
+		}
+	}
+	parked := `ramjet_client_connections_parked{listener="main"}`
+	if !testbed.Poll(5*time.Second, func() bool { return metricValue(t, rj.AdminURL, parked) == n }) {
+		t.Fatalf("%s = %v, want %d", parked, metricValue(t, rj.AdminURL, parked), n)
+	}
+	for i, c := range clients {
+		resp := c.get(t, "/p")
+		if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Cache-Status"), "hit") {
+			t.Fatalf("client %d after parking: %d %q", i, resp.StatusCode, resp.Header.Get("Cache-Status"))
+		}
+	}
+
+	slow := dialRaw(t, rj.Addr)
+	io.WriteString(slow.c, "GET /p HTTP/1.1\r\nHost: conns.test\r\n") // and never the end
+	start := time.Now()
+	_ = slow.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadAll(slow.br); err != nil {
+		t.Fatalf("slow client: %v, want the server to close", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("slow client cut off after %v, want about header_timeout", d)
+	}
+
+	dialRaw(t, rj.Addr)          // 11 open with the first ten
+	third := dialRaw(t, rj.Addr) // 12
+	over := dialRaw(t, rj.Addr)  // 13: over max_conns_per_ip
+	_ = third
+	_ = over.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(over.br, nil)
+	if err != nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("connection over max_conns_per_ip: %v %v, want 429", resp, err)
+	}
+	refused := `ramjet_client_connections_refused_total{listener="main",reason="per_ip"}`
+	if v := metricValue(t, rj.AdminURL, refused); v != 1 {
+		t.Errorf("%s = %v, want 1", refused, v)
+	}
+}
+
+// TestSaturatedOriginKeepsServingHits: with the origin's one connection
+// busy and no queue, an uncached request gets 503 with Retry-After at
+// once while cached pages are served as before.
+func TestSaturatedOriginKeepsServingHits(t *testing.T) {
+	release := make(chan struct{})
+	busy := make(chan struct{}, 1)
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			busy <- struct{}{}
+			<-release
+		}
+		w.Header().Set("Cache-Control", "public, max-age=600")
+		io.WriteString(w, "page "+r.URL.Path)
+	}))
+	defer origin.Close()
+	defer close(release)
+	cfg := testbed.WriteConfig(t, "", "origin:\n  max_conns: 1\n  max_queue: 0\n")
+	rj := startRamjet(t, origin.URL, "--config", cfg)
+	c := newClient(t)
+	mustStatus(t, get(t, c, rj.URL+"/cached"), 200, "fill")
+	go func() {
+		resp, err := http.Get(rj.URL + "/slow")
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-busy // the one origin connection is taken
+	r := get(t, c, rj.URL+"/uncached")
+	mustStatus(t, r, 503, "uncached while saturated")
+	if r.Header.Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
+	for range 20 {
+		r := get(t, c, rj.URL+"/cached")
+		mustStatus(t, r, 200, "cached while saturated")
+		if !r.CacheStatus().Hit {
+			t.Fatalf("cached page not a hit: %q", r.Header.Get("Cache-Status"))
+		}
+	}
+	if v := metricValue(t, rj.AdminURL, `ramjet_origin_errors_total{kind="busy"}`); v != 1 {
+		t.Errorf("busy count %v, want 1", v)
+	}
+}

@@ -1,0 +1,220 @@
+package conns
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// A Conn's life, in its state field: served by a goroutine, asked to
+// park (its waiting Read returned io.EOF), parked in the lot, closed.
+const (
+	stServing int32 = iota
+	stParkPending
+	stParked
+	stClosed
+)
+
+// Conn is an accepted connection. It is served like any net.Conn; the
+// server calls Idle after each answer, and a Read that then finds no
+// request within the linger time returns io.EOF, after which Close parks
+// the connection instead of closing it (when parking is on and the
+// socket can be polled).
+type Conn struct {
+	net.Conn // the accepted one (a TCP connection, or one a PROXY header named)
+	l        *Listener
+	ip       netip.Addr // counted against the per-address limit; zero when not
+	fd       int        // the socket, for the lot's epoll set; -1: never parked
+	state    atomic.Int32
+
+	// Fields of the serving goroutine (handed over with the connection
+	// by the lot's wake, through a channel).
+	idle        bool      // the server waits for the next request: the next Read may park
+	fresh       bool      // no request served since accept or wake
+	intercepted bool      // the server set a read deadline while idle
+	parkBy      time.Time // that deadline: a parked connection is closed then; zero: never
+
+	// Fields of the lot, under its mutex.
+	heapIdx int       // position in the lot's deadline heap; -1 when not parked
+	by      time.Time // parkBy, or the far future for none
+}
+
+func newConn(l *Listener, c net.Conn, ip netip.Addr) *Conn {
+	pc := &Conn{Conn: c, l: l, ip: ip, fd: -1, heapIdx: -1, idle: true, fresh: true}
+	if l.lot != nil {
+		pc.fd = socketFD(c)
+	}
+	return pc
+}
+
+// socketFD is the descriptor of the TCP socket under c's wrappers
+// (NetConn, as tls.Conn names it), or -1.
+func socketFD(c net.Conn) int {
+	sc, ok := unwrap(c).(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	if err := raw.Control(func(s uintptr) { fd = int(s) }); err != nil {
+		return -1
+	}
+	return fd
+}
+
+// unwrap is the connection under c's wrappers (NetConn, as tls.Conn
+// names it): the socket.
+func unwrap(c net.Conn) net.Conn {
+	for {
+		w, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return c
+		}
+		c = w.NetConn()
+	}
+}
+
+// Idle tells c that its request was answered and the server now waits
+// for the next one: the deadline it sets next and the Read after it may
+// park the connection. Call it from the serving goroutine.
+func (c *Conn) Idle() {
+	c.idle, c.fresh = true, false
+}
+
+// Busy tells c that a request's bytes arrived (already buffered by the
+// server, as a pipelined one is): reads are the request's again.
+func (c *Conn) Busy() {
+	c.idle, c.intercepted = false, false
+}
+
+// SetReadDeadline, while c waits for a request, keeps t as the time the
+// connection may stay idle (parked or not) and waits on a goroutine only
+// for the linger time before it.
+func (c *Conn) SetReadDeadline(t time.Time) error {
+	if !c.idle || c.fd < 0 {
+		return c.Conn.SetReadDeadline(t)
+	}
+	c.intercepted, c.parkBy = true, t
+	wait := time.Now().Add(c.l.cfg.Linger)
+	if !t.IsZero() && t.Before(wait) {
+		wait = t
+	}
+	return c.Conn.SetReadDeadline(wait)
+}
+
+// Read is the connection's: while c waits for a request, a Read that
+// finds none within the linger time returns io.EOF to have it parked.
+func (c *Conn) Read(p []byte) (int, error) {
+	if !c.idle {
+		return c.Conn.Read(p)
+	}
+	c.idle = false
+	intercepted := c.intercepted
+	c.intercepted = false
+	if c.fd < 0 || buffered(c.Conn) {
+		// Bytes are already here (a PROXY header's read-ahead): no wait,
+		// and the request gets the deadline the server asked for.
+		if intercepted {
+			if err := c.Conn.SetReadDeadline(c.parkBy); err != nil {
+				return 0, err
+			}
+		}
+		return c.Conn.Read(p)
+	}
+	if !intercepted { // the server set no deadline: time the linger ourselves
+		c.parkBy = time.Time{}
+		if err := c.Conn.SetReadDeadline(time.Now().Add(c.l.cfg.Linger)); err != nil {
+			return 0, err
+		}
+	}
+	n, err := c.Conn.Read(p)
+	if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) && (c.parkBy.IsZero() || time.Now().Before(c.parkBy)) {
+		if c.state.CompareAndSwap(stServing, stParkPending) {
+			return 0, io.EOF
+		}
+		return 0, net.ErrClosed
+	}
+	// A server re-arms the read deadline at a keep-alive request's first
+	// byte (fasthttp does), but not at a connection's first request, nor
+	// when it set none: the linger deadline must not outlive the wait.
+	if n > 0 && (c.fresh || !intercepted) {
+		if derr := c.Conn.SetReadDeadline(c.parkBy); derr != nil {
+			return n, derr
+		}
+	}
+	return n, err
+}
+
+// buffered reports whether a wrapper under c holds bytes already read
+// from the socket, which the socket's readiness would not show.
+func buffered(c net.Conn) bool {
+	b, ok := c.(interface{ Buffered() int })
+	return ok && b.Buffered() > 0
+}
+
+// ReadFrom keeps the socket's own ReadFrom (sendfile) for writers that
+// look for it.
+func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(writerOnly{c.Conn}, r)
+}
+
+// writerOnly hides ReadFrom so that io.Copy does not call back into it.
+type writerOnly struct{ io.Writer }
+
+// NetConn is the connection c wraps.
+func (c *Conn) NetConn() net.Conn { return c.Conn }
+
+// Close parks c when its last Read asked for it, and closes it
+// otherwise. It may be called from any goroutine, any number of times.
+func (c *Conn) Close() error {
+	for {
+		switch s := c.state.Load(); s {
+		case stClosed:
+			return nil
+		case stParkPending:
+			if c.state.CompareAndSwap(s, stParked) {
+				c.l.lot.park(c) // closes c when it cannot
+				return nil
+			}
+		case stParked:
+			if c.state.CompareAndSwap(s, stClosed) {
+				c.l.lot.forget(c)
+				return c.closeSocket()
+			}
+		default:
+			if c.state.CompareAndSwap(s, stClosed) {
+				return c.closeSocket()
+			}
+		}
+	}
+}
+
+// closeSocket closes the connection for good and gives back its place
+// under the limits. Only the goroutine that moved c to stClosed calls it.
+func (c *Conn) closeSocket() error {
+	err := c.Conn.Close()
+	c.l.release(c)
+	return err
+}
+
+// rearm makes a woken c look freshly accepted to the server that gets
+// it next. The lot calls it before handing c out.
+func (c *Conn) rearm() {
+	c.idle, c.fresh, c.intercepted, c.parkBy = true, true, false, time.Time{}
+}
+
+var (
+	_ net.Conn      = (*Conn)(nil)
+	_ io.ReaderFrom = (*Conn)(nil)
+)

@@ -1,0 +1,260 @@
+package conns
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// lot is the epoll set of parked connections and its poller goroutine.
+// The poller does not hold an OS thread: the epoll descriptor is itself
+// registered with Go's netpoller (an epoll set is readable while it has
+// events), so the goroutine sleeps like any reader until a parked
+// connection has bytes or its deadline comes.
+type lot struct {
+	l    *Listener
+	epfd int
+	file *os.File // epfd, pollable through Go's netpoller
+	raw  syscall.RawConn
+	done chan struct{} // the poller's end
+
+	mu     sync.Mutex // guards byFD, byTime, closed, parks
+	parks  uint64
+	byFD   map[int32]*Conn
+	byTime deadlines
+	closed bool
+}
+
+// never is the deadline of a connection parked without one.
+var never = time.Unix(1<<62, 0)
+
+// sweep bounds how late past its deadline a parked connection closes:
+// the poller waits at most this long between looks at the deadlines.
+const sweep = time.Second
+
+func newLot(l *Listener) (*lot, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("conns: epoll_create1: %w", err)
+	}
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		_ = unix.Close(epfd)
+		return nil, fmt.Errorf("conns: epoll fd: %w", err)
+	}
+	f := os.NewFile(uintptr(epfd), "conns-epoll")
+	raw, err := f.SyscallConn()
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("conns: epoll fd: %w", err)
+	}
+	if err := f.SetReadDeadline(time.Now().Add(sweep)); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("conns: epoll fd is not pollable: %w", err)
+	}
+	return &lot{l: l, epfd: epfd, file: f, raw: raw, done: make(chan struct{}), byFD: make(map[int32]*Conn)}, nil
+}
+
+func (p *lot) start() { go p.poll() }
+
+// park puts c (moved to stParked by its Close) in the set, or closes it
+// when the lot is closed or the kernel refuses.
+func (p *lot) park(c *Conn) {
+	by := c.parkBy
+	if by.IsZero() {
+		by = never
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.closeParked(c)
+		return
+	}
+	p.byFD[int32(c.fd)] = c
+	p.parks++
+	c.by = by
+	heap.Push(&p.byTime, c)
+	// One shot: after its event the descriptor stays in the set, disarmed,
+	// until the next park re-arms it (or its close removes it).
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(c.fd)}
+	err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev)
+	if errors.Is(err, unix.ENOENT) {
+		err = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, c.fd, &ev)
+	}
+	if err != nil {
+		p.removeLocked(c)
+		p.mu.Unlock()
+		p.l.log.Debug("parking a connection failed; closed", "listener", p.l.cfg.Name, "err", err)
+		p.closeParked(c)
+		return
+	}
+	p.mu.Unlock()
+}
+
+// forget takes a parked c out of the set; its Close is closing it.
+func (p *lot) forget(c *Conn) {
+	p.mu.Lock()
+	p.removeLocked(c)
+	p.mu.Unlock()
+}
+
+func (p *lot) removeLocked(c *Conn) {
+	if c.heapIdx >= 0 {
+		heap.Remove(&p.byTime, c.heapIdx)
+	}
+	if p.byFD[int32(c.fd)] == c {
+		delete(p.byFD, int32(c.fd))
+	}
+}
+
+// closeParked closes a c the lot took out of the set, unless something
+// else closed it first.
+func (p *lot) closeParked(c *Conn) {
+	if c.state.CompareAndSwap(stParked, stClosed) {
+		_ = c.closeSocket() // an idle connection: nobody to tell
+	}
+}
+
+// count is how many connections are parked, and were so far.
+func (p *lot) count() (int64, uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return int64(len(p.byFD)), p.parks
+}
+
+// close stops the poller and closes every parked connection.
+func (p *lot) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	_ = p.file.SetReadDeadline(time.Now()) // wakes the poller
+	<-p.done
+}
+
+func (p *lot) poll() {
+	defer close(p.done)
+	events := make([]unix.EpollEvent, 128)
+	var n int
+	var werr error
+	wait := func(fd uintptr) bool {
+		n, werr = unix.EpollWait(int(fd), events, 0)
+		if errors.Is(werr, unix.EINTR) {
+			n, werr = 0, nil
+		}
+		return n > 0 || werr != nil
+	}
+	for {
+		n, werr = 0, nil
+		err := p.raw.Read(wait)
+		if p.isClosed() {
+			p.closeAll()
+			_ = p.file.Close()
+			return
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) || werr != nil {
+			p.l.log.Error("parked connections: epoll failed; closing them", "listener", p.l.cfg.Name, "err", errors.Join(err, werr))
+			p.closeAll()
+			p.mu.Lock()
+			p.closed = true
+			p.mu.Unlock()
+			_ = p.file.Close()
+			return
+		}
+		for i := range events[:n] {
+			p.wake(events[i].Fd)
+		}
+		next := p.expire(time.Now())
+		_ = p.file.SetReadDeadline(next) // a pollable file: cannot fail
+	}
+}
+
+func (p *lot) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+// wake hands the parked connection on fd back to the server.
+func (p *lot) wake(fd int32) {
+	p.mu.Lock()
+	c := p.byFD[fd]
+	if c == nil {
+		p.mu.Unlock()
+		return // closed since the event
+	}
+	p.removeLocked(c)
+	p.mu.Unlock()
+	if !c.state.CompareAndSwap(stParked, stServing) {
+		return // closed meanwhile
+	}
+	c.rearm()
+	select {
+	case p.l.woken <- c:
+	case <-p.l.closed:
+		_ = c.Close()
+	}
+}
+
+// expire closes the connections whose idle time is up and returns when
+// the poller should look again.
+func (p *lot) expire(now time.Time) time.Time {
+	next := now.Add(sweep)
+	for {
+		p.mu.Lock()
+		if len(p.byTime) == 0 || p.byTime[0].by.After(now) {
+			if len(p.byTime) > 0 && p.byTime[0].by.Before(next) {
+				next = p.byTime[0].by
+			}
+			p.mu.Unlock()
+			return next
+		}
+		c := p.byTime[0]
+		p.removeLocked(c)
+		p.mu.Unlock()
+		p.closeParked(c)
+	}
+}
+
+func (p *lot) closeAll() {
+	p.mu.Lock()
+	all := make([]*Conn, 0, len(p.byFD))
+	for _, c := range p.byFD {
+		all = append(all, c)
+	}
+	for _, c := range all {
+		p.removeLocked(c)
+	}
+	p.mu.Unlock()
+	for _, c := range all {
+		p.closeParked(c)
+	}
+}
+
+// deadlines is a min-heap of parked connections by deadline; each
+// Conn's heapIdx follows its place.
+type deadlines []*Conn
+
+func (h deadlines) Len() int           { return len(h) }
+func (h deadlines) Less(i, j int) bool { return h[i].by.Before(h[j].by) }
+func (h deadlines) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIdx, h[j].heapIdx = i, j
+}
+func (h *deadlines) Push(x any) {
+	c := x.(*Conn)
+	c.heapIdx = len(*h)
+	*h = append(*h, c)
+}
+func (h *deadlines) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	c.heapIdx = -1
+	*h = old[:len(old)-1]
+	return c
+}
