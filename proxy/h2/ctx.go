@@ -23,7 +23,7 @@ func (s *Server) standin(c net.Conn) net.Conn {
 		return &tlsStreamConn{streamConn: sc, state: tc.ConnectionState()}
 	case *h2cConn:
 		if s.cfg.BehindTLS {
-			return &tlsStreamConn{streamConn: sc, terminator: !proxyproto.Proxied(tc.Conn)}
+			return &tlsStreamConn{streamConn: sc, behind: true, terminator: !proxyproto.Proxied(tc.Conn)}
 		}
 	}
 	return &sc
@@ -61,6 +61,18 @@ func FromTerminator(ctx *fasthttp.RequestCtx) bool {
 	return false
 }
 
+// BehindTLS reports whether ctx came over a BehindTLS listener: the TLS
+// it counts as was a terminator's in front, not this server's.
+func BehindTLS(ctx *fasthttp.RequestCtx) bool {
+	switch c := ctx.Conn().(type) {
+	case *terminatedConn:
+		return true
+	case *tlsStreamConn:
+		return c.behind
+	}
+	return false
+}
+
 // IsHTTP2 reports whether ctx is an HTTP/2 stream served by this package.
 func IsHTTP2(ctx *fasthttp.RequestCtx) bool {
 	switch ctx.Conn().(type) {
@@ -79,6 +91,7 @@ type streamConn struct{ streamctx.Conn }
 type tlsStreamConn struct {
 	streamConn
 	state      tls.ConnectionState
+	behind     bool // see BehindTLS
 	terminator bool // see FromTerminator
 }
 
