@@ -45,11 +45,17 @@ func startH3Ramjet(t testing.TB, p *pki, originURL string, args ...string) *tlsR
 // Clients made with one cache resume each other's sessions (0-RTT).
 func (r *tlsRamjet) h3Client(t testing.TB, cache tls.ClientSessionCache) *http.Client {
 	t.Helper()
+	return r.h3ClientVia(t, cache, r.TLSAddr)
+}
+
+// h3ClientVia is h3Client sending its datagrams to addr (a relay).
+func (r *tlsRamjet) h3ClientVia(t testing.TB, cache tls.ClientSessionCache, addr string) *http.Client {
+	t.Helper()
 	tr := &http3.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: r.pki.ca.Pool(), ClientSessionCache: cache},
 		QUICConfig:      &quic.Config{MaxIdleTimeout: 20 * time.Second},
 		Dial: func(ctx context.Context, _ string, tc *tls.Config, qc *quic.Config) (*quic.Conn, error) {
-			return quic.DialAddrEarly(ctx, r.TLSAddr, tc, qc)
+			return quic.DialAddrEarly(ctx, addr, tc, qc)
 		},
 	}
 	t.Cleanup(func() { tr.Close() })
@@ -235,7 +241,9 @@ func TestH30RTTGetAcceptedPostNot(t *testing.T) {
 	mustStatus(t, get(t, first, rj.HTTPS("localhost", "/e/h3-0rtt-warm")), http.StatusOK, "1-RTT request")
 	first.Transport.(*http3.Transport).Close() // the ticket stays in cache
 
-	resumed := rj.h3Client(t, cache)
+	// Through a relay that delays ramjet's packets: the GET reaches
+	// ramjet before the handshake can have completed.
+	resumed := rj.h3ClientVia(t, cache, testbed.StartUDPRelay(t, rj.TLSAddr, 200*time.Millisecond).Addr)
 	r, err := tryDo(resumed, http3.MethodGet0RTT, rj.HTTPS("localhost", "/e/h3-0rtt-get"), nil)
 	if err != nil {
 		t.Fatal(err)

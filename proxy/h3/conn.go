@@ -62,7 +62,18 @@ func (c *conn) serve() {
 		}
 		c.s.wg.Add(1)
 		c.s.streams.Add(1)
-		go c.serveStream(qs)
+		go c.serveStream(qs, !c.handshakeDone())
+	}
+}
+
+// handshakeDone reports whether the handshake has completed: a stream
+// opened before is 0-RTT data.
+func (c *conn) handshakeDone() bool {
+	select {
+	case <-c.qc.HandshakeComplete():
+		return true
+	default:
+		return false
 	}
 }
 

@@ -74,7 +74,7 @@ func (s *Server) releaseStream(st *stream) {
 
 // serveStream runs one request stream: request, 0-RTT check, handler,
 // response.
-func (c *conn) serveStream(qs *quic.Stream) {
+func (c *conn) serveStream(qs *quic.Stream, early bool) {
 	s := c.s
 	defer func() {
 		s.streams.Add(-1)
@@ -95,7 +95,7 @@ func (c *conn) serveStream(qs *quic.Stream) {
 	if status != 0 {
 		st.ctx.Response.SetStatusCode(status)
 	} else {
-		if !st.wait0RTT() {
+		if early && !st.wait0RTT() {
 			qs.CancelRead(errRequestRejected)
 			qs.CancelWrite(errRequestRejected)
 			return
@@ -126,17 +126,13 @@ func (st *stream) abort(err error) {
 	}
 }
 
-// wait0RTT holds a request that came as 0-RTT data until the handshake
-// completes, unless it is safe to replay (GET or HEAD without a body),
-// and reports whether it may be served. Served early, it carries
-// Early-Data: 1 to the origin (RFC 8470 §5.1), which may answer 425.
+// wait0RTT holds a request that came as 0-RTT data (its stream opened
+// before the handshake completed) until the handshake completes, unless
+// it is safe to replay (GET or HEAD without a body), and reports whether
+// it may be served. Served early, it carries Early-Data: 1 to the origin
+// (RFC 8470 §5.1), which may answer 425.
 func (st *stream) wait0RTT() bool {
 	qc := st.c.qc
-	select {
-	case <-qc.HandshakeComplete():
-		return true
-	default:
-	}
 	h := &st.ctx.Request.Header
 	if (h.IsGet() || h.IsHead()) && st.bodyDone {
 		st.c.s.stats.EarlyAccepted.Add(1)
@@ -215,7 +211,6 @@ func (st *stream) fillRequest() error {
 	h := &st.ctx.Request.Header
 	var method, path, scheme, authority []byte
 	pseudoDone := false
-	malformed := streamError(errMessage, "malformed request")
 	st.fieldSize = 0
 	for _, fd := range st.dec.fields {
 		st.fieldSize += len(fd.name) + len(fd.value) + fieldOverhead
@@ -321,6 +316,7 @@ type requestBody struct{ st *stream }
 
 var (
 	errBodyLength = streamError(errMessage, "body length differs from content-length")
+	malformed     = streamError(errMessage, "malformed request")
 )
 
 func (b *requestBody) Read(p []byte) (int, error) {
