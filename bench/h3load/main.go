@@ -97,7 +97,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.out, "o", "", "fetch the URL once, write the body here (and the header to -dump-header) and exit")
 	fs.StringVar(&c.head, "dump-header", "", "with -o: write the status line and header fields here")
 	fs.Int("t", 1, "threads (accepted for h2load's command line; Go schedules the goroutines)")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(splitShort(args)); err != nil {
 		return c, err
 	}
 	if fs.NArg() != 1 {
@@ -116,6 +116,20 @@ func parseFlags(args []string) (config, error) {
 	}
 	c.url = u
 	return c, nil
+}
+
+// splitShort turns h2load's glued short flags ("-c100", "-m10", "-t1")
+// into the "-c 100" Go's flag package reads.
+func splitShort(args []string) []string {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		if len(a) > 2 && a[0] == '-' && strings.ContainsRune("tcnm", rune(a[1])) && a[2] >= '0' && a[2] <= '9' {
+			out = append(out, a[:2], a[2:])
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 func (c config) tlsConfig(cache tls.ClientSessionCache) *tls.Config {

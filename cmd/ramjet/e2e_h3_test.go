@@ -480,3 +480,66 @@ func TestH3ProtocolAbuseThenGoodRequest(t *testing.T) {
 	}
 	good("24 requests on 8 streams")
 }
+
+func TestH3PurgeAndESI(t *testing.T) {
+	t.Parallel()
+	o := startOrigin(t)
+	rj := startH3Ramjet(t, newPKI(t), o.URL)
+	c := rj.h3Client(t, nil)
+
+	u := rj.HTTPS("localhost", "/e/h3-purge?"+hq("Cache-Control: max-age=60", "X-LiteSpeed-Tag: h3-tag"))
+	first := get(t, c, u)
+	mustMissStored(t, first, "fill over h3")
+	mustFreshHit(t, get(t, c, u), "hit over h3")
+	r := do(t, c, "PURGE", u)
+	mustStatus(t, r, http.StatusOK, "PURGE over h3")
+	if !strings.Contains(string(r.Body), `"purged"`) {
+		t.Fatalf("PURGE answer %q", r.Body)
+	}
+	if again := get(t, c, u); again.CacheStatus().Hit || again.ID() == first.ID() {
+		t.Fatalf("after PURGE over h3: %q, id %s (was %s)", again.Header.Get("Cache-Status"), again.ID(), first.ID())
+	}
+
+	page := rj.HTTPS("localhost", esiPage("", []string{
+		incl("/esi/pub.php?name=a"),
+		incl("/esi/priv.php?name=p", `cache-control="private,no-vary"`),
+	}))
+	var pageID string
+	for i := range 2 {
+		what := fmt.Sprintf("ESI page over h3, request %d", i+1)
+		r := get(t, c, page, alice)
+		mustIntactPage(t, r, 2, what)
+		mustNoMarkup(t, r, what)
+		mustFrag(t, r, "a", what)
+		mustFrag(t, r, "p", what)
+		if i == 0 {
+			pageID = r.ID()
+			continue
+		}
+		mustPageHit(t, r, pageID, what)
+	}
+}
+
+func TestH3PHPDocroot(t *testing.T) {
+	t.Parallel()
+	root := phpDocroot(t)
+	rj := startH3Ramjet(t, newPKI(t), "", "--config", phpConfig(t, root, ""))
+	c := rj.h3Client(t, nil)
+	r := get(t, c, rj.HTTPS("localhost", "/hello.php"))
+	mustStatus(t, r, http.StatusOK, "hello.php over h3")
+	if string(r.Body) != "Hello, World!" {
+		t.Fatalf("hello.php body %q", r.Body)
+	}
+	env := string(get(t, c, rj.HTTPS("localhost", "/env.php")).Body)
+	if !strings.Contains(env, "https: on\n") || !strings.Contains(env, "server_port: "+rj.Port+"\n") {
+		t.Fatalf("PHP over h3 does not see HTTPS on port %s:\n%s", rj.Port, env)
+	}
+	r, err := tryDo(c, http.MethodPost, rj.HTTPS("localhost", "/form.php"), strings.NewReader("name=h3&lang=go"),
+		"Content-Type: application/x-www-form-urlencoded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(r.Body), "post.name: h3") {
+		t.Fatalf("form POST over h3:\n%s", r.Body)
+	}
+}

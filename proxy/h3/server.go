@@ -180,37 +180,45 @@ func (s *Server) Start(context.Context) error {
 	return nil
 }
 
-// raiseBuffers asks for udpBuffer-sized socket buffers. Linux caps them
-// at net.core.rmem_max / wmem_max (208 KiB by default), which drops
-// packets at high rates: the advice says how to raise the cap.
+// raiseBuffers asks for udpBuffer-sized socket buffers, past the
+// kernel's cap when the process may (root: SO_RCVBUFFORCE on Linux).
+// Linux caps them at net.core.rmem_max / wmem_max (208 KiB by default),
+// which drops packets at high rates: the advice says how to raise the cap.
 func (s *Server) raiseBuffers() {
 	_ = s.udp.SetReadBuffer(udpBuffer)  // checked below
 	_ = s.udp.SetWriteBuffer(udpBuffer) // checked below
-	rd, wr, err := socketBuffers(s.udp)
+	rd, wr, err := socketBuffers(s.udp, false)
+	if err == nil && (rd < udpBuffer || wr < udpBuffer) {
+		rd, wr, err = socketBuffers(s.udp, true)
+	}
 	if err != nil {
 		s.log.Debug("UDP buffer sizes unknown", "listener", s.cfg.Name, "err", err)
 		return
 	}
-	// Linux reports twice what was granted (its bookkeeping overhead).
-	if rd/2 < udpBuffer || wr/2 < udpBuffer {
+	if rd < udpBuffer || wr < udpBuffer {
 		s.log.Warn("UDP socket buffers are smaller than HTTP/3 needs at high rates; raise the kernel's limits: "+
 			"sysctl -w net.core.rmem_max=7500000 net.core.wmem_max=7500000",
-			"listener", s.cfg.Name, "receive_kib", rd/2/1024, "send_kib", wr/2/1024, "wanted_kib", udpBuffer/1024)
+			"listener", s.cfg.Name, "receive_kib", rd/1024, "send_kib", wr/1024, "wanted_kib", udpBuffer/1024)
 	}
 }
 
-func socketBuffers(c *net.UDPConn) (rd, wr int, err error) {
+// socketBuffers reports c's buffer sizes as granted (Linux reports twice
+// that, its bookkeeping included), forcing udpBuffer first with force.
+func socketBuffers(c *net.UDPConn, force bool) (rd, wr int, err error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return 0, 0, err
 	}
 	var serr error
 	err = raw.Control(func(fd uintptr) {
+		if force {
+			forceBuffers(int(fd), udpBuffer)
+		}
 		if rd, serr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF); serr == nil {
 			wr, serr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF)
 		}
 	})
-	return rd, wr, errors.Join(err, serr)
+	return rd / 2, wr / 2, errors.Join(err, serr)
 }
 
 // Addr is the bound UDP address (useful with port 0).
