@@ -543,3 +543,23 @@ func TestH3PHPDocroot(t *testing.T) {
 		t.Fatalf("form POST over h3:\n%s", r.Body)
 	}
 }
+
+func TestH3ReloadKeepsTheConnection(t *testing.T) {
+	t.Parallel()
+	o := startOrigin(t)
+	dir := t.TempDir()
+	cfg := testbed.WriteConfig(t, dir, "log:\n  level: info\n")
+	rj := startH3Ramjet(t, newPKI(t), o.URL, "--config", cfg)
+	c := rj.h3Client(t, nil)
+	u := rj.HTTPS("localhost", "/static/page725.html")
+	if get(t, c, u).Header.Get("Alt-Svc") == "" {
+		t.Fatal("no Alt-Svc before the reload")
+	}
+	testbed.WriteConfig(t, dir, "log:\n  level: info\ndefaults:\n  alt_svc: false\n")
+	if !testbed.Poll(10*time.Second, func() bool { return get(t, c, u).Header.Get("Alt-Svc") == "" }) {
+		t.Fatalf("alt_svc: false not applied by the reload:\n%s", rj.Output())
+	}
+	if n := metricValue(t, rj.AdminURL, "ramjet_h3_connections_total"); n != 1 {
+		t.Errorf("%v h3 connections, want the one that lived through the reload", n)
+	}
+}

@@ -10,17 +10,6 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// page725 is a cached page's response as the proxy leaves it in ctx.
-func page725(ctx *fasthttp.RequestCtx) {
-	ctx.Response.Header.SetContentType("text/html; charset=utf-8")
-	ctx.Response.Header.Set("Cache-Status", "ramjet; hit")
-	ctx.Response.Header.Set("Age", "12")
-	ctx.Response.Header.Set("ETag", `"5f2a-725"`)
-	ctx.SetBody(body725)
-}
-
-var body725 = bytes.Repeat([]byte("x"), 725)
-
 // TestStreamLayerAllocatesNothing: this package's share of a hit — the
 // request's HEADERS read and decoded into a pooled RequestCtx, the
 // response's fields encoded and framed with the body — allocates
@@ -53,5 +42,15 @@ func TestStreamLayerAllocatesNothing(t *testing.T) {
 	serve()
 	if n := testing.AllocsPerRun(200, serve); n != 0 {
 		t.Fatalf("the HTTP/3 layer allocates %v times per hit, want 0", n)
+	}
+}
+
+func TestDecodeAllocatesNothing(t *testing.T) {
+	p := encodeQPACK(t, qpack.HeaderField{Name: ":method", Value: "GET"}, qpack.HeaderField{Name: ":path", Value: "/page/with/a/long/path"},
+		qpack.HeaderField{Name: "user-agent", Value: "Mozilla/5.0 (X11; Linux x86_64)"}, qpack.HeaderField{Name: "x-custom", Value: "value"})
+	var d fieldDecoder
+	_ = d.decode(p) // grows the buffers
+	if n := testing.AllocsPerRun(100, func() { _ = d.decode(p) }); n != 0 {
+		t.Fatalf("decode allocates %v times, want 0", n)
 	}
 }

@@ -125,7 +125,11 @@ func (c *conn) goAway() {
 	b = quicvarint.Append(b, uint64(c.nextID))
 	// A write blocks only when the client grants no credit on the
 	// control stream; it fails once the connection closes.
-	go func() { _, _ = c.ctrl.Write(b) }() // errors: the connection ends either way
+	c.s.wg.Add(1)
+	go func() {
+		defer c.s.wg.Done()
+		_, _ = c.ctrl.Write(b) // errors: the connection ends either way
+	}()
 	c.closeIfDrained()
 }
 

@@ -1,9 +1,12 @@
 package h3
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/valyala/fasthttp"
 )
 
 // BenchmarkHitOverQUIC is a 725 B answer over a real QUIC connection on
@@ -35,3 +38,14 @@ func BenchmarkHitOverQUIC(b *testing.B) {
 		}
 	})
 }
+
+// page725 is a cached page's response as the proxy leaves it in ctx.
+func page725(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.SetContentType("text/html; charset=utf-8")
+	ctx.Response.Header.Set("Cache-Status", "ramjet; hit")
+	ctx.Response.Header.Set("Age", "12")
+	ctx.Response.Header.Set("ETag", `"5f2a-725"`)
+	ctx.SetBody(body725)
+}
+
+var body725 = bytes.Repeat([]byte("x"), 725)
