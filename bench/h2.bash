@@ -2,8 +2,12 @@
 # own): ramjet's TLS listener (HTTP/2 and HTTP/1.1 by ALPN) against nginx
 # (TLS + HTTP/2) with the same self-signed certificate and the same TLS 1.3
 # cipher, measured with the seeds' own h2load commands on loopback; plus the
-# RSS of each server with 1,000 concurrent h2 connections open. See
-# bench/README.md, "h2 section".
+# RSS of each server with 1,000 concurrent h2 connections open. ramjet's
+# HTTP/3 (same listener's port, UDP) is measured beside its h2 with
+# bench/h3load (h2load's command line, on quic-go's client; nginx 1.22 has
+# no QUIC): the same pages, the time to first byte of fresh connections
+# (1-RTT, resumed / 0-RTT) against h2+TLS, and the RSS of 1,000 idle h3
+# connections. See bench/README.md, "h2 section".
 #
 # Uses from bench/run: WORK ROOT TASKSET NGINX PHPFPM SS SERVER_CPU LOAD_CPU
 # ROUNDS QUICK CLK_TCK SKIP_RAMJET ROOTPID STARTED_PIDS CONFIG_GROUP P_*
@@ -14,7 +18,9 @@
 # shellcheck disable=SC2153,SC2034 # ROOT, WORK and the rest are set by bench/run; what this file sets, bench/run and its other parts read
 H2_CIPHER=TLS_AES_128_GCM_SHA256
 H2_PAGES=(725 30k 2m)
-H2_PROTOS=(h2 h1)
+H2_PROTOS=(h2 h1 h3)
+H2_HANDSHAKES=${BENCH_H2_HANDSHAKES:-1000} # fresh connections timed per handshake row; 0 skips them
+H3LOAD=""
 H2_HOLD=${BENCH_H2_HOLD:-}     # seconds the 1,000 connections stay open
 H2_IDLE_CONNS=${BENCH_H2_CONNS:-1000}
 H2_SKIP=""
@@ -25,6 +31,7 @@ declare -A H2_CHECK=()
 h2_validate_env() {
 	[[ -z $H2_HOLD ]] || [[ $H2_HOLD =~ ^[1-9][0-9]*$ ]] || die "BENCH_H2_HOLD must be a positive number of seconds, got $H2_HOLD"
 	[[ $H2_IDLE_CONNS =~ ^[0-9]+$ ]] || die "BENCH_H2_CONNS must be a number (0 skips the RSS test), got $H2_IDLE_CONNS"
+	[[ $H2_HANDSHAKES =~ ^[0-9]+$ ]] || die "BENCH_H2_HANDSHAKES must be a number (0 skips the handshake rows), got $H2_HANDSHAKES"
 	if [[ -z $H2_HOLD ]]; then
 		if ((QUICK)); then H2_HOLD=5; else H2_HOLD=10; fi
 	fi
@@ -68,6 +75,10 @@ h2_setup() {
 		write_configs
 	fi
 	mkdir -p "$WORK/tls" "$WORK/h2load"
+	if [[ $SKIP_RAMJET != 1 ]]; then
+		(cd "$ROOT" && go build -o "$WORK/h3load" ./bench/h3load) || { H2_SKIP="go build ./bench/h3load failed"; return 1; }
+		H3LOAD=$WORK/h3load
+	fi
 	"$(find_tool openssl)" req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 \
 		-subj /CN=bench.test -addext 'subjectAltName=DNS:bench.test,IP:127.0.0.1' \
 		-keyout "$WORK/tls/bench.key" -out "$WORK/tls/bench.crt" >"$WORK/logs/openssl.log" 2>&1 ||
@@ -124,13 +135,15 @@ tls:
   cert: $WORK/tls/bench.crt
   key: $WORK/tls/bench.key
   ocsp: false
+  # HTTP/3 on the same port (UDP), for the h3 rows
+  http3: true
 EOF
 	CONFIG_GROUP=h2
 	config_record nginx-h2 "$WORK/nginx-h2.conf" nginx "nginx static file (h2 group)" \
 		"\`worker_processes 1\`, \`$H2_NGINX_LISTEN\`, no \`sendfile\`/\`tcp_nopush\`, \`open_file_cache\`, \`ssl_session_cache shared:SSL:10m\`, TLS 1.3 \`$H2_CIPHER\`, \`keepalive_requests 100000\`, \`access_log off\`" \
 		"one worker for ramjet's one core; sendfile cannot carry TLS (nginx encrypts with OpenSSL in user space; only kernel TLS lifts that) and tcp_nopush only acts with sendfile, so both are left out; a shared session cache as nginx's TLS guides advise; the same single TLS 1.3 suite as h2load offers"
 	config_record ramjet-h2 "$WORK/ramjet-h2.yaml" yaml "ramjet (h2 group)" \
-		"\`tls.listen\`, the same certificate, \`cache.max_object_size: 8MiB\` (the default), \`GOMAXPROCS=1\`" \
+		"\`tls.listen\`, \`tls.http3: true\`, the same certificate, \`cache.max_object_size: 8MiB\` (the default), \`GOMAXPROCS=1\`" \
 		"ramjet's defaults with its TLS listener"
 	CONFIG_GROUP=cache
 }
@@ -188,8 +201,14 @@ h2_check() {
 	[[ $proto == h1 ]] && pf=(--http1.1)
 	url=$(h2_url "$s" "$page")
 	for ((i = 1; i <= 20; i++)); do
-		r=$(curl -sk "${pf[@]}" --tls13-ciphers "$H2_CIPHER" --max-time 10 -o "$WORK/h2-body" -D "$WORK/h2-h" \
-			-w '%{http_code} %{http_version}' "$url" || echo "000 0")
+		if [[ $proto == h3 ]]; then # Debian's curl has no HTTP/3: h3load fetches once
+			r="000 0"
+			"$H3LOAD" -timeout 10s -o "$WORK/h2-body" -dump-header "$WORK/h2-h" "$url" 2>/dev/null &&
+				r="$(head -n1 "$WORK/h2-h" | awk '{print $2}') 3"
+		else
+			r=$(curl -sk "${pf[@]}" --tls13-ciphers "$H2_CIPHER" --max-time 10 -o "$WORK/h2-body" -D "$WORK/h2-h" \
+				-w '%{http_code} %{http_version}' "$url" || echo "000 0")
+		fi
 		[[ $s == nginx ]] && break
 		v=$(grep -i '^Cache-Status:' "$WORK/h2-h" | tr -d '\r' | cut -d: -f2-)
 		[[ ${v,,} =~ (^|[;,[:space:]])hit([;,[:space:]]|$) ]] && break
@@ -201,7 +220,7 @@ h2_check() {
 		st="HIT NOT CONFIRMED (${v# })"
 	elif ! cmp -s "$WORK/h2-body" "$(h2_file "$page")"; then
 		st="body differs ($(wc -c <"$WORK/h2-body") B)"
-	elif [[ $proto == h2 && ${r#* } != 2 ]] || [[ $proto == h1 && ${r#* } != 1.1 ]]; then
+	elif [[ $proto == h2 && ${r#* } != 2 ]] || [[ $proto == h1 && ${r#* } != 1.1 ]] || [[ $proto == h3 && ${r#* } != 3 ]]; then
 		st="curl got HTTP/${r#* }"
 	fi
 	[[ $st == ok && $s == ramjet ]] && st=hit
@@ -212,16 +231,17 @@ h2_check() {
 # ---------------------------------------------------------------- load
 # h2_measure ROUND PAGE PROTO SERVER
 h2_measure() {
-	local round=$1 page=$2 proto=$3 s=$4 url out
+	local round=$1 page=$2 proto=$3 s=$4 url out tool=$H2LOAD
 	local -a args wargs
+	[[ $proto == h3 ]] && tool=$H3LOAD
 	url=$(h2_url "$s" "$page")
 	mapfile -t args < <(h2_args "$page" "$proto")
 	mapfile -t wargs < <(h2_warm_args "$page" "$proto")
 	h2_check "$s" "$page" "$proto"
-	"$TASKSET" -c "$LOAD_CPU" timeout 120 "$H2LOAD" "${wargs[@]}" --tls13-ciphers="$H2_CIPHER" "$url" >/dev/null 2>&1 || true
+	"$TASKSET" -c "$LOAD_CPU" timeout 120 "$tool" "${wargs[@]}" --tls13-ciphers="$H2_CIPHER" "$url" >/dev/null 2>&1 || true
 
 	out="$WORK/h2load/r$round-$page-$proto-$s.txt"
-	local -a cmd=("$TASKSET" -c "$LOAD_CPU" timeout 300 "$H2LOAD" "${args[@]}" --tls13-ciphers="$H2_CIPHER" "$url")
+	local -a cmd=("$TASKSET" -c "$LOAD_CPU" timeout 300 "$tool" "${args[@]}" --tls13-ciphers="$H2_CIPHER" "$url")
 	local root s0 s1 l0 l1 t0 t1 php0 php1 sampler
 	root=$(h2_root "$s")
 	php0=$(php_calls)
@@ -276,7 +296,8 @@ h2_measure() {
 	lbusy=$(busy_pct "$l0" "$l1")
 	other=$(busy_pct "$s0" "$s1" $((t1 - t0)))
 	local chk=${H2_CHECK[$s.$page.$proto]}
-	[[ $tls == "TLSv1.3 $H2_CIPHER h2" || ($proto == h1 && $tls == "TLSv1.3 $H2_CIPHER http/1.1") ]] || chk="$chk; h2load negotiated: $tls"
+	[[ ($proto == h2 && $tls == "TLSv1.3 $H2_CIPHER h2") || ($proto == h1 && $tls == "TLSv1.3 $H2_CIPHER http/1.1") ||
+		($proto == h3 && $tls == "TLSv1.3 $H2_CIPHER h3") ]] || chk="$chk; load tool negotiated: $tls"
 	row h2 "$round" "$page" "$s" proto="$proto" rps:="$rps" mean_ms:="$tmean" sd_ms:="$tsd" max_ms:="$tmax" \
 		cpu_us:="$cpu_us" rss_kb:="$rss" requests:="$ok" failed:="$fail" bytes:="$data" php_calls:="$calls" \
 		server_busy_pct:="$sbusy" load_busy_pct:="$lbusy" other_pct:="$other" check="$chk" tls="$tls" \
@@ -320,6 +341,61 @@ h2_idle() {
 		"$s" "$base" "$peak" "$maxc" "${ok:-0}" "${fail:-0}" "$tls")"
 }
 
+# h3_handshakes PROTO MODE: ramjet's time to first byte of H2_HANDSHAKES
+# fresh connections, one after the other (h3load -handshakes): PROTO h3 or
+# h2 (TLS + HTTP/2), MODE full (1-RTT) or resumed (session ticket; for h3 a
+# 0-RTT GET)
+h3_handshakes() {
+	local proto=$1 mode=$2 out line p50 p99 mean n res early
+	local -a flags=()
+	[[ $proto == h2 ]] && flags+=(-h2)
+	[[ $mode == resumed ]] && flags+=(-resume)
+	out="$WORK/h2load/handshakes-$proto-$mode.txt"
+	local -a cmd=("$TASKSET" -c "$LOAD_CPU" timeout 300 "$H3LOAD" -handshakes "$H2_HANDSHAKES" "${flags[@]}" "$(h2_url ramjet 725)")
+	"${cmd[@]}" >"$out" 2>&1 || true
+	line=$(grep '^ttfb:' "$out" || true)
+	if [[ -z $line ]]; then
+		warn "h3load -handshakes produced no result for $proto $mode:"
+		sed 's/^/    /' "$out" >&2
+		return 0
+	fi
+	read -r p50 p99 mean n res early < <(sed -E 's/^ttfb: p50 ([0-9.]+) p99 ([0-9.]+) mean ([0-9.]+) \(ms\), ([0-9]+) [a-z0-9]+ connections, ([0-9]+) resumed \(0-RTT ([0-9]+)\)/\1 \2 \3 \4 \5 \6/' <<<"$line")
+	row h2hs 1 725 ramjet proto="$proto" phase="$mode" p50_ms:="$p50" p99_ms:="$p99" mean_ms:="$mean" \
+		requests:="$n" opened:="$res" conns:="$early" cmd="$(quoted "${cmd[@]}")" config=ramjet-h2
+	log "  $(printf 'ramjet %-2s %-7s ttfb p50 %s ms  p99 %s ms  mean %s ms over %s connections (%s resumed, %s 0-RTT)' \
+		"$proto" "$mode" "$p50" "$p99" "$mean" "$n" "$res" "$early")"
+}
+
+# h3_idle: ramjet's RSS with H2_IDLE_CONNS h3 connections, one request
+# each, held idle for H2_HOLD s (h3load -hold)
+h3_idle() {
+	local root out pid base peak=0 r i open
+	root=$(h2_root ramjet)
+	out="$WORK/h2load/idle-ramjet-h3.txt"
+	sleep 1
+	base=$(h2_rss "$root")
+	local -a cmd=("$TASKSET" -c "$LOAD_CPU" timeout $((H2_HOLD + 120)) "$H3LOAD" -c"$H2_IDLE_CONNS" -hold "${H2_HOLD}s" "$(h2_url ramjet 725)")
+	"${cmd[@]}" >"$out" 2>&1 &
+	pid=$!
+	STARTED_PIDS+=("$pid")
+	for ((i = 0; i < (H2_HOLD + 120) * 4; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		r=$(h2_rss "$root")
+		((r > peak)) && peak=$r
+		sleep 0.25
+	done
+	wait "$pid" 2>/dev/null || true
+	local ok fail
+	open=$(awk '/^open:/ {print $2}' "$out")
+	ok=$(awk '/^requests:/ {print $8}' "$out")
+	fail=$(awk '/^requests:/ {print $10}' "$out")
+	[[ -n $ok ]] || { warn "h3load -hold produced no result:"; sed 's/^/    /' "$out" >&2; }
+	row h2rss 1 725 ramjet proto=h3 base_rss_kb:="$base" peak_rss_kb:="$peak" open:="${open:-0}" requests:="${ok:-0}" \
+		failed:="${fail:-0}" tls="TLSv1.3 (QUIC) h3" cmd="$(quoted "${cmd[@]}")" config=ramjet-h2
+	log "  $(printf 'ramjet h3 RSS before %7s kB, peak %7s kB with %s connections open; %s ok, %s failed' \
+		"$base" "$peak" "${open:-0}" "${ok:-0}" "${fail:-0}")"
+}
+
 # ---------------------------------------------------------------- the section
 h2_section() {
 	H2_SKIP=$(h2_tools)
@@ -347,7 +423,12 @@ h2_section() {
 	for ((round = 1; round <= ROUNDS; round++)); do
 		for page in "${H2_PAGES[@]}"; do
 			for proto in "${H2_PROTOS[@]}"; do
-				mapfile -t order < <(rotated "$round" "${servers[@]}")
+				if [[ $proto == h3 ]]; then
+					[[ -n $H3LOAD ]] || continue
+					order=(ramjet) # nginx 1.22 has no QUIC
+				else
+					mapfile -t order < <(rotated "$round" "${servers[@]}")
+				fi
 				log "h2 round $round/$ROUNDS, $page $proto: ${order[*]}"
 				for s in "${order[@]}"; do
 					h2_measure "$round" "$page" "$proto" "$s"
@@ -356,9 +437,16 @@ h2_section() {
 			done
 		done
 	done
+	if ((H2_HANDSHAKES > 0)) && [[ -n $H3LOAD ]]; then
+		log "h2: time to first byte of $H2_HANDSHAKES fresh connections, h3 and h2+TLS, 1-RTT and resumed"
+		for proto in h3 h2; do
+			for mode in full resumed; do h3_handshakes "$proto" "$mode"; done
+		done
+	fi
 	if ((H2_IDLE_CONNS > 0)); then
 		log "h2: RSS with $H2_IDLE_CONNS h2 connections open for ${H2_HOLD} s"
 		for s in "${servers[@]}"; do h2_idle "$s"; done
+		[[ -n $H3LOAD ]] && h3_idle
 	fi
 	stop_all
 }

@@ -175,6 +175,10 @@ type Site struct {
 	// HSTS is the Strict-Transport-Security value added to responses
 	// sent over TLS ("max-age=31536000; includeSubDomains"); "" = none.
 	HSTS string `yaml:"hsts"`
+	// AltSvc advertises HTTP/3 (Alt-Svc: h3=":port") on responses sent
+	// over the TLS listener when tls.http3 is on; off for a host whose
+	// clients must stay on TCP.
+	AltSvc bool `yaml:"alt_svc"`
 }
 
 // Docroot serves a site from a directory with ramjet's own php-cgi
@@ -301,8 +305,9 @@ func Default() *Config {
 					"application/rss+xml", "image/svg+xml"},
 			},
 		},
-		ESI:    ESI{MaxDepth: 3, MaxIncludes: 64, Timeout: Duration(2 * time.Second)},
-		TLS:    TLS{OCSP: true, OCSPTimeout: Duration(10 * time.Second), H2MaxStreams: 250, ProxyProtocol: defaultProxyProtocol()},
+		ESI: ESI{MaxDepth: 3, MaxIncludes: 64, Timeout: Duration(2 * time.Second)},
+		TLS: TLS{OCSP: true, OCSPTimeout: Duration(10 * time.Second), H2MaxStreams: 250, ProxyProtocol: defaultProxyProtocol(),
+			H3MaxStreams: 100, H3ZeroRTT: true},
 		H2C:    H2C{ProxyProtocol: defaultProxyProtocol()},
 		RealIP: RealIP{Header: "X-Forwarded-For"},
 		Purge: Purge{
@@ -317,6 +322,7 @@ func Default() *Config {
 				"woocommerce_items_in_cart", "woocommerce_cart_hash"},
 			DropQueryParams: []string{"utm_*", "gclid", "fbclid", "_ga"},
 			LSCacheHeader:   true,
+			AltSvc:          true,
 			Docroot: Docroot{
 				Serve:           "all",
 				Index:           []string{"index.php", "index.html"},

@@ -23,6 +23,14 @@ type TLS struct {
 	// and h2c listeners).
 	H2MaxStreams  int           `yaml:"h2_max_streams"`
 	ProxyProtocol ProxyProtocol `yaml:"proxy_protocol"` // before the handshake
+	// HTTP3 serves HTTP/3 over QUIC on UDP at Listen's port, with the
+	// same certificates, and advertises it (Alt-Svc) on TLS responses.
+	HTTP3 bool `yaml:"http3"`
+	// H3MaxStreams bounds concurrent requests per HTTP/3 connection.
+	H3MaxStreams int `yaml:"h3_max_streams"`
+	// H3ZeroRTT accepts 0-RTT resumption: GET and HEAD without a body
+	// are served from early data, anything else waits for the handshake.
+	H3ZeroRTT bool `yaml:"h3_0rtt"`
 }
 
 // TLSHost is a certificate served to clients asking for one of Names.
@@ -80,6 +88,13 @@ func (c *Config) validateTLS(p *problems) {
 		p.positive("tls.ocsp_timeout", t.OCSPTimeout)
 	}
 	p.minInt("tls.h2_max_streams", t.H2MaxStreams, 1)
+	p.minInt("tls.h3_max_streams", t.H3MaxStreams, 1)
+	if t.HTTP3 && t.Listen == "" {
+		p.add("tls.http3", "needs tls.listen (HTTP/3 listens on its port, over UDP)")
+	}
+	if t.HTTP3 && t.ProxyProtocol.Enabled {
+		p.add("tls.http3", "cannot take tls.proxy_protocol: a PROXY header cannot precede QUIC, so every HTTP/3 client would have the relay's address; turn one of them off")
+	}
 	t.ProxyProtocol.validate(p, "tls.proxy_protocol")
 	c.H2C.ProxyProtocol.validate(p, "h2c.proxy_protocol")
 	if c.H2C.Listen != "" {

@@ -27,6 +27,9 @@ tls:
       key: DIR/b.key
   ocsp: false
   h2_max_streams: 100
+  http3: true
+  h3_max_streams: 50
+  h3_0rtt: false
 h2c:
   listen: "127.0.0.1:8082"
   behind_tls: true
@@ -34,6 +37,7 @@ hosts:
   - names: [shop.example]
     https_redirect: true
     hsts: "max-age=31536000; includeSubDomains"
+    alt_svc: false
 `, "DIR", dir)
 	cfg, err := Parse([]byte(doc), "ramjet.yaml")
 	if err != nil {
@@ -41,7 +45,8 @@ hosts:
 	}
 	want := TLS{Listen: ":8443", Cert: dir + "/a.crt", Key: dir + "/a.key",
 		Hosts:       []TLSHost{{Names: []string{"shop.example", "*.shop.example"}, Cert: dir + "/b.crt", Key: dir + "/b.key"}},
-		OCSPTimeout: Duration(10 * time.Second), H2MaxStreams: 100, ProxyProtocol: defaultProxyProtocol()}
+		OCSPTimeout: Duration(10 * time.Second), H2MaxStreams: 100, ProxyProtocol: defaultProxyProtocol(),
+		HTTP3: true, H3MaxStreams: 50}
 	if !reflect.DeepEqual(cfg.TLS, want) {
 		t.Errorf("tls = %+v\nwant %+v", cfg.TLS, want)
 	}
@@ -50,6 +55,9 @@ hosts:
 	}
 	if h := cfg.Hosts[0]; !h.HTTPSRedirect || h.HSTS != "max-age=31536000; includeSubDomains" || cfg.Defaults.HTTPSRedirect {
 		t.Errorf("host https_redirect/hsts = %v/%q, defaults %v", h.HTTPSRedirect, h.HSTS, cfg.Defaults.HTTPSRedirect)
+	}
+	if cfg.Hosts[0].AltSvc || !cfg.Defaults.AltSvc {
+		t.Errorf("alt_svc: host %v, defaults %v", cfg.Hosts[0].AltSvc, cfg.Defaults.AltSvc)
 	}
 }
 
@@ -90,6 +98,17 @@ func TestParseTLSProblemsWithLines(t *testing.T) {
 			[]string{
 				`ramjet.yaml:2: tls.ocsp_timeout: must be positive, got 0s`,
 				`ramjet.yaml:3: tls.h2_max_streams: must be at least 1, got 0`,
+			}},
+		{"http3 without a TLS listener, zero streams", "tls:\n  http3: true\n  h3_max_streams: 0\n",
+			[]string{
+				`ramjet.yaml:2: tls.http3: needs tls.listen (HTTP/3 listens on its port, over UDP)`,
+				`ramjet.yaml:3: tls.h3_max_streams: must be at least 1, got 0`,
+			}},
+		{"http3 with the PROXY protocol", "tls:\n  listen: \":8443\"\n  cert: DIR\n  key: DIR\n  http3: true\n  proxy_protocol: {enabled: true, allow: [10.0.0.1]}\n",
+			[]string{
+				`ramjet.yaml:3: tls.cert: "DIR" is not a file`,
+				`ramjet.yaml:4: tls.key: "DIR" is not a file`,
+				`ramjet.yaml:5: tls.http3: cannot take tls.proxy_protocol: a PROXY header cannot precede QUIC, so every HTTP/3 client would have the relay's address; turn one of them off`,
 			}},
 		{"h2c on the admin address", "h2c:\n  listen: \"127.0.0.1:9090\"\n  behind_tls: yes\n",
 			[]string{

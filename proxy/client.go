@@ -50,9 +50,13 @@ func stageClient(r *request) verdict {
 	return proceed
 }
 
-// addrPort is a's address and port; invalid when a is not TCP.
+// addrPort is a's address and port (TCP, or UDP for HTTP/3); invalid
+// for any other kind of address.
 func addrPort(a net.Addr) netip.AddrPort {
-	if t, ok := a.(*net.TCPAddr); ok {
+	switch t := a.(type) {
+	case *net.TCPAddr:
+		return t.AddrPort()
+	case *net.UDPAddr:
 		return t.AddrPort()
 	}
 	return netip.AddrPort{}

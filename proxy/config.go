@@ -41,6 +41,10 @@ type Config struct {
 	// HTTPSPort is the port HTTPS redirects point to; 0 or 443 leave it
 	// out of the URL.
 	HTTPSPort int
+	// AltSvc is the Alt-Svc value that advertises HTTP/3 (`h3=":443";
+	// ma=86400`) on responses sent over the TLS listener, for the sites
+	// whose AltSvc is on; "" advertises nothing.
+	AltSvc string
 	// Targeted names the response field addressed to this cache alone
 	// (RFC 9213: "Ramjet-Cache-Control"): it governs before
 	// CDN-Cache-Control and Cache-Control and is kept from clients.
@@ -101,6 +105,9 @@ type Site struct {
 	// HSTS is the Strict-Transport-Security value added to responses
 	// sent over TLS that carry none; "" adds nothing.
 	HSTS string
+	// AltSvc adds Config.AltSvc to its responses sent over the TLS
+	// listener; off keeps the site's clients on TCP.
+	AltSvc bool
 	// CacheSize gives a configured site a cache of its own, of this many
 	// bytes, apart from the shared one; 0 shares it.
 	CacheSize int64
@@ -134,6 +141,7 @@ type site struct {
 	drop        *patterns
 	varyCookies []string
 	hsts        []byte // HSTS, kept as bytes for the hit path
+	altSvc      []byte // Config.AltSvc when the site's AltSvc is on
 	targeted    string // Config.Targeted: the field addressed to ramjet alone
 	// scope names the site's purge namespace (scope.go); "" for the
 	// default site, whose every host is a scope of its own.
@@ -163,6 +171,13 @@ func compileSite(s Site) *site {
 		bypass:      newPatterns(s.BypassCookies),
 		drop:        newPatterns(s.DropQueryParams),
 		varyCookies: s.VaryCookies,
+	}
+}
+
+// setAltSvc keeps v as the site's Alt-Svc value when it advertises one.
+func (s *site) setAltSvc(v string) {
+	if s.AltSvc && v != "" {
+		s.altSvc = []byte(v)
 	}
 }
 
@@ -201,10 +216,12 @@ type suffixSite struct {
 func newRouter(cfg Config) (*router, error) {
 	r := &router{exact: make(map[string]*site), def: compileSite(cfg.Default)}
 	r.def.targeted = cfg.Targeted
+	r.def.setAltSvc(cfg.AltSvc)
 	var errs []error
 	for _, s := range cfg.Sites {
 		cs := compileSite(s)
 		cs.targeted, cs.scope = cfg.Targeted, siteScope(s.Names)
+		cs.setAltSvc(cfg.AltSvc)
 		for _, n := range s.Names {
 			n = strings.ToLower(n)
 			if suf, ok := strings.CutPrefix(n, "*"); ok {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/h2"
 )
 
 // The HTTPS steps of the request path: plain requests for a site that
@@ -14,6 +16,7 @@ import (
 var (
 	hdrLocation   = []byte("Location")
 	hdrHSTS       = []byte("Strict-Transport-Security")
+	hdrAltSvc     = []byte("Alt-Svc")
 	csRedirect    = []byte("ramjet; detail=https-redirect")
 	acmeChallenge = []byte("/.well-known/acme-challenge/")
 )
@@ -44,6 +47,18 @@ func redirectToHTTPS(ctx *fasthttp.RequestCtx, g *generation) {
 	ctx.Response.SetStatusCode(code)
 	ctx.Response.Header.SetCanonical(hdrLocation, loc)
 	ctx.Response.Header.SetCanonical(hdrCacheStatus, csRedirect)
+}
+
+// addAltSvc advertises HTTP/3 on a response sent over ramjet's own TLS
+// listener (not behind a terminator, whose port and protocols are its
+// own), unless the application sent its own Alt-Svc.
+func addAltSvc(ctx *fasthttp.RequestCtx, s *site) {
+	if len(s.altSvc) == 0 || !ctx.IsTLS() || h2.BehindTLS(ctx) {
+		return
+	}
+	if h := &ctx.Response.Header; len(h.PeekBytes(hdrAltSvc)) == 0 {
+		h.SetCanonical(hdrAltSvc, s.altSvc)
+	}
 }
 
 // addHSTS adds the site's Strict-Transport-Security value to a response

@@ -6,7 +6,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
-	"github.com/ramjet-proxy/ramjet/proxy/h2"
 )
 
 // siteLog is where a site's requests go: the writer of its file, shared
@@ -19,7 +18,9 @@ type siteLog struct {
 	name []byte
 }
 
-var protoHTTP2 = []byte("HTTP/2.0")
+// protoNames are the access log's protocol of each protocol but
+// HTTP/1.x, whose request line names its own (as nginx logs them).
+var protoNames = [...][]byte{protoH2: []byte("HTTP/2.0"), protoH3: []byte("HTTP/3.0")}
 
 const (
 	noOrigin    = time.Duration(-1) // Record.OriginTime of a request the upstream never saw
@@ -34,11 +35,16 @@ const (
 // the disk. Fragments are part of their page's line, not lines of their
 // own.
 func stageLog(r *request) verdict {
-	if r.frag != nil || r.s.log == nil {
+	if r.frag != nil {
+		return proceed
+	}
+	proto, sent := protocolOf(r.ctx), sentBytes(r.ctx)
+	r.p.metrics.served(proto, sent)
+	if r.s.log == nil {
 		return proceed
 	}
 	l := r.s.log
-	rec := r.logRecord(l)
+	rec := r.logRecord(l, proto, sent)
 	r.logBuf = l.format.Append(r.logBuf[:0], &rec)
 	l.w.Log(r.logBuf)
 	return proceed
@@ -48,7 +54,7 @@ func stageLog(r *request) verdict {
 // is when the request came (as Apache's %t): one clock reading with the
 // wall time per request, at admit; the request time needs only the
 // monotonic clock, which is cheaper to read.
-func (r *request) logRecord(l *siteLog) accesslog.Record {
+func (r *request) logRecord(l *siteLog, proto protocol, sent int64) accesslog.Record {
 	ctx, h := r.ctx, r.header()
 	rec := accesslog.Record{
 		Time:        r.start,
@@ -57,7 +63,7 @@ func (r *request) logRecord(l *siteLog) accesslog.Record {
 		URI:         h.RequestURI(),
 		Protocol:    h.Protocol(),
 		Status:      ctx.Response.StatusCode(),
-		Bytes:       sentBytes(ctx),
+		Bytes:       sent,
 		Referer:     h.Referer(),
 		UserAgent:   h.UserAgent(),
 		CacheStatus: ctx.Response.Header.PeekBytes(hdrCacheStatus),
@@ -65,8 +71,8 @@ func (r *request) logRecord(l *siteLog) accesslog.Record {
 		OriginTime:  noOrigin,
 		Site:        l.name,
 	}
-	if h2.IsHTTP2(ctx) {
-		rec.Protocol = protoHTTP2
+	if proto != protoH1 {
+		rec.Protocol = protoNames[proto]
 	}
 	if r.res.origin > 0 {
 		rec.OriginTime = time.Duration(r.res.origin)

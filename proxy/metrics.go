@@ -19,6 +19,7 @@ type Metrics struct {
 	// fragments the includes of ESI pages, which go through the same
 	// stages.
 	pages, fragments                 requestCounters
+	protocols                        protocolCounters
 	storedPrivate                    *metrics.Counter
 	esiFragmentErrors                *metrics.Counter
 	esiMalformed                     *metrics.Counter
@@ -49,6 +50,7 @@ func newMetrics(c *cache.Cache) *Metrics {
 		set:               s,
 		pages:             newRequestCounters(s, "ramjet_requests_total"),
 		fragments:         newRequestCounters(s, "ramjet_esi_fragments_total"),
+		protocols:         newProtocolCounters(s),
 		storedPrivate:     s.NewCounter("ramjet_private_stores_total"),
 		esiFragmentErrors: s.NewCounter("ramjet_esi_fragment_errors_total"),
 		esiMalformed:      s.NewCounter("ramjet_esi_malformed_total"),

@@ -1,7 +1,7 @@
 package proxy
 
 // stageRespond writes the request's answer: a client's into its response
-// (with the site's HSTS over TLS), a fragment's to the page assembling it.
+// (with the site's HSTS and Alt-Svc over TLS), a fragment's to the page assembling it.
 // It runs for every answered request.
 func stageRespond(r *request) verdict {
 	if r.frag != nil {
@@ -24,5 +24,6 @@ func stageRespond(r *request) verdict {
 		r.relay(res.resp, res.prefix, res.status)
 	}
 	addHSTS(r.ctx, r.s)
+	addAltSvc(r.ctx, r.s)
 	return proceed
 }

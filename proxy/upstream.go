@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"net"
 	"net/netip"
 	"strconv"
 	"sync"
@@ -215,8 +214,8 @@ func (r *request) setConnection(h *fasthttp.RequestHeader) {
 	if r.port != 0 {
 		p = strconv.AppendInt(port[:0], int64(r.port), 10)
 	}
-	if t, ok := ctx.LocalAddr().(*net.TCPAddr); ok {
-		a = t.AddrPort().Addr().Unmap().AppendTo(addr[:0])
+	if ap := addrPort(ctx.LocalAddr()); ap.IsValid() {
+		a = ap.Addr().Unmap().AppendTo(addr[:0])
 	}
 	h.SetBytesV(docroot.HeaderRemotePort, p)
 	h.SetBytesV(docroot.HeaderServerAddr, a)

@@ -10,13 +10,16 @@ var (
 	h2Label  = map[string]string{"ramjet": "ramjet (cached)", "nginx": "nginx static file"}
 	h2Title  = map[string]string{"725": "725 B page", "30k": "30 KB page", "2m": "2 MiB file"}
 	h2Pages  = []string{"725", "30k", "2m"}
-	h2Protos = []string{"h2", "h1"}
+	h2Protos = []string{"h2", "h1", "h3"}
 	h2Order  = []string{"ramjet", "nginx"}
 )
 
 func h2Proto(p string) string {
-	if p == "h2" {
+	switch p {
+	case "h2":
 		return "h2"
+	case "h3":
+		return "h3 (h3load)"
 	}
 	return "HTTP/1.1 (--h1)"
 }
@@ -64,7 +67,7 @@ func phpCallsOf(r Record) float64 {
 func h2RatioTable(ss []series) string {
 	t := newTable("page", "protocol", "req/s ×|r", "mean time ×|r", "CPU µs/req ×|r", "target (issue 7)", "met")
 	for _, page := range h2Pages {
-		for _, proto := range h2Protos {
+		for _, proto := range h2Protos[:2] { // nginx has no h3: h3OverH2
 			r, x := find(ss, page+"/"+proto+"/ramjet"), find(ss, page+"/"+proto+"/nginx")
 			target := "–"
 			if page != "2m" && proto == "h2" {
@@ -87,6 +90,56 @@ func h2RatioTable(ss []series) string {
 	}
 	return "ramjet ÷ nginx (medians; req/s above 1 = ramjet faster, mean time and CPU/req below 1 = ramjet better). " +
 		"Target (issue 7): ≥ 1.0× nginx req/s on the cached pages over h2.\n\n" + t.String() + "\n"
+}
+
+// h3OverH2 sets ramjet's HTTP/3 beside its own HTTP/2 (nginx 1.22 has no
+// QUIC): issue 20's target is h3 ≥ 0.5× h2 req/s.
+func h3OverH2(ss []series) string {
+	t := newTable("page", "req/s h3 ÷ h2|r", "CPU µs/req h3|r", "CPU µs/req h2|r", "CPU µs/req h3 ÷ h2|r", "target (issue 20)", "met")
+	for _, page := range h2Pages {
+		a3, a2 := find(ss, page+"/h3/ramjet"), find(ss, page+"/h2/ramjet")
+		if a3 == nil || a2 == nil {
+			continue
+		}
+		rr := ratio(a3.med(rps), a2.med(rps))
+		t.add(h2Title[page], f(2, rr), f(2, a3.med(cpu)), f(2, a2.med(cpu)), f(2, ratio(a3.med(cpu), a2.med(cpu))),
+			"≥ 0.5× req/s", yesNo(rr >= 0.5))
+	}
+	if len(t.rows) == 0 {
+		return ""
+	}
+	return "ramjet's HTTP/3 ÷ its HTTP/2 on the same listener's port (medians; h3load against h2load, same -c -m -n).\n\n" + t.String() + "\n"
+}
+
+// h3Handshakes is the time to first byte of fresh connections.
+func h3Handshakes(rows []Record) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	t := newTable("protocol", "handshake", "TTFB p50 ms|r", "TTFB p99 ms|r", "mean ms|r", "connections|r", "resumed|r", "0-RTT|r")
+	var h3early, h2resumed float64
+	for _, r := range rows {
+		mode := "full (1-RTT)"
+		if r.Phase == "resumed" {
+			mode = "resumed"
+			if r.Proto == "h3" {
+				mode = "resumed, 0-RTT GET"
+				h3early = r.P50
+			} else {
+				h2resumed = r.P50
+			}
+		}
+		proto := "h3 (QUIC)"
+		if r.Proto == "h2" {
+			proto = "h2 + TLS 1.3 (TCP)"
+		}
+		t.add(proto, mode, f(3, r.P50), f(3, r.P99), f(3, r.Mean), fmt.Sprint(r.Requests), fmt.Sprint(r.Opened), fmt.Sprint(r.Conns))
+	}
+	s := t.String()
+	if h3early > 0 && h2resumed > 0 {
+		s += fmt.Sprintf("\nh3 0-RTT ÷ h2+TLS resumed, TTFB p50: %.2f× (target, issue 20: ≤ 1.0×, %s)\n", h3early/h2resumed, yesNo(h3early <= h2resumed))
+	}
+	return s
 }
 
 // h2OverH1 is the cost of each server's HTTP/2 side: h2 ÷ HTTP/1.1 on the
@@ -124,12 +177,17 @@ func h2RSSTable(rows []Record) string {
 		if r.Open > 0 {
 			kib = f(1, g/float64(r.Open))
 		}
-		t.add(h2Label[r.Contender], mib(r.BaseRSS), mib(r.PeakRSS), mib(g), kib, fmt.Sprint(r.Open),
+		label := h2Label[r.Contender] + ", h2"
+		if r.Proto == "h3" {
+			label = h2Label[r.Contender] + ", h3 (h3load -hold)"
+		}
+		t.add(label, mib(r.BaseRSS), mib(r.PeakRSS), mib(g), kib, fmt.Sprint(r.Open),
 			fmt.Sprint(r.Requests), fmt.Sprint(r.Failed), r.TLS)
-		switch r.Contender {
-		case "ramjet":
+		switch {
+		case r.Proto == "h3":
+		case r.Contender == "ramjet":
 			rj = r.PeakRSS
-		case "nginx":
+		case r.Contender == "nginx":
 			nx = r.PeakRSS
 		}
 	}
@@ -164,10 +222,11 @@ func h2Section(d *runData) (string, error) {
 	rows := d.rows["h2"]
 	ss := groupBy(rows, h2Key)
 	var b strings.Builder
-	b.WriteString(h2Table(ss).String() + "\n" + h2RatioTable(ss) + h2OverH1(ss))
+	b.WriteString(h2Table(ss).String() + "\n" + h2RatioTable(ss) + h2OverH1(ss) + h3OverH2(ss))
 	return render("h2.tmpl", d, g, map[string]string{
 		"tables":  b.String(),
 		"rss":     h2RSSTable(d.rows["h2rss"]),
+		"hs":      h3Handshakes(d.rows["h2hs"]),
 		"allruns": h2AllRuns(rows),
 	})
 }

@@ -146,7 +146,7 @@ func (d *daemon) run() error {
 	if err := main.Start(ctx); err != nil {
 		return err
 	}
-	if d.edge, err = startEdge(ctx, d.cfg, d.proxy.ServeFastHTTP, d.proxy.ServeHit, d.proxyProtocol, d.log); err != nil {
+	if d.edge, err = startEdge(ctx, d.cfg, d.proxy, d.proxyProtocol, d.log); err != nil {
 		return errors.Join(err, main.Shutdown(ctx))
 	}
 	admin, err := d.startAdmin(ctx)
@@ -313,7 +313,9 @@ func (d *daemon) apply(cfg *conf.Config) error {
 	if err != nil {
 		return errors.Join(err, tlsNext.abort())
 	}
-	if err := d.proxy.Reload(context.Background(), proxyConfig(cfg)); err != nil {
+	pc := proxyConfig(cfg)
+	pc.AltSvc = d.edge.altSvc() // what runs: tls.http3 applies at restart
+	if err := d.proxy.Reload(context.Background(), pc); err != nil {
 		return errors.Join(err, tlsNext.abort())
 	}
 	tlsNext.commit()
@@ -325,7 +327,7 @@ func (d *daemon) apply(cfg *conf.Config) error {
 	d.level.Set(cfg.Log.SlogLevel())
 	if cfg.Listen != d.cfg.Listen || !reflect.DeepEqual(cfg.Admin, d.cfg.Admin) || !reflect.DeepEqual(cfg.Server, d.cfg.Server) ||
 		cfg.Log.Format != d.cfg.Log.Format || edgeRestartNeeded(d.cfg, cfg) || (cfg.Cache.PrivateSize == 0) != (d.cfg.Cache.PrivateSize == 0) {
-		d.log.Warn("listen, admin, server, log.format, tls.listen, tls.h2_max_streams, h2c settings and turning the private cache on or off apply at the next restart")
+		d.log.Warn("listen, admin, server, log.format, tls.listen, tls.h2_max_streams, tls.http3, tls.h3_*, h2c settings and turning the private cache on or off apply at the next restart")
 	}
 	setMemoryLimit(cfg, d.log)
 	d.cfg = cfg

@@ -19,18 +19,21 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy"
 	"github.com/ramjet-proxy/ramjet/proxy/certs"
 	"github.com/ramjet-proxy/ramjet/proxy/h2"
+	"github.com/ramjet-proxy/ramjet/proxy/h3"
 	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
 )
 
 // tlsFlags are the command-line flags of the TLS and h2c listeners.
 type tlsFlags struct {
 	listen, cert, key, h2cListen string
+	http3                        bool
 }
 
 func (f *tlsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.listen, "tls-listen", "", "HTTPS listener address (HTTP/2 and HTTP/1.1 by ALPN), overrides tls.listen")
 	fs.StringVar(&f.cert, "tls-cert", "", "default certificate chain (PEM), overrides tls.cert")
 	fs.StringVar(&f.key, "tls-key", "", "key of the default certificate (PEM), overrides tls.key")
+	fs.BoolVar(&f.http3, "http3", false, "also serve HTTP/3 (QUIC, UDP) on the TLS listener's port, sets tls.http3")
 	fs.StringVar(&f.h2cListen, "h2c-listen", "", "plain listener that also takes HTTP/2 with prior knowledge, overrides h2c.listen")
 }
 
@@ -47,6 +50,9 @@ func (f tlsFlags) apply(c *conf.Config) {
 	if f.h2cListen != "" {
 		c.H2C.Listen = f.h2cListen
 	}
+	if f.http3 {
+		c.TLS.HTTP3 = true
+	}
 }
 
 // edge is what serves clients besides the main listener: the TLS
@@ -58,18 +64,22 @@ type edge struct {
 	store  atomic.Pointer[certs.Store] // replaced when the certificate settings change
 	tls    *h2.Server
 	h2c    *h2.Server
+	h3     *h3.Server      // HTTP/3 on the TLS listener's port; nil when off
+	alt    string          // the Alt-Svc value advertising h3, "" when off
 	ctx    context.Context // parent of the stores' watchers
 }
 
-// startEdge starts the certificate store and the TLS and h2c listeners
-// the config asks for, all serving h; HTTP/2 streams that inline can
-// answer at once (cache hits) are answered on their connection's
-// goroutine.
-func startEdge(ctx context.Context, c *conf.Config, h fasthttp.RequestHandler, inline func(*fasthttp.RequestCtx) bool,
+// startEdge starts the certificate store and the TLS, HTTP/3 and h2c
+// listeners the config asks for, all serving p.ServeFastHTTP; HTTP/2
+// streams that p.ServeHit can answer at once (cache hits) are answered
+// on their connection's goroutine. Every TLS handshake is counted in
+// p's metrics.
+func startEdge(ctx context.Context, c *conf.Config, p *proxy.Proxy,
 	pp func(conf.ProxyProtocol, string) *proxyproto.Config, log *slog.Logger) (*edge, error) {
 	if c.TLS.Listen == "" && c.H2C.Listen == "" {
 		return nil, nil
 	}
+	h, inline := p.ServeFastHTTP, p.ServeHit
 	e := &edge{log: log, ctx: ctx}
 	if c.TLS.Listen != "" {
 		store, err := newStore(ctx, c.TLS, log)
@@ -80,11 +90,18 @@ func startEdge(ctx context.Context, c *conf.Config, h fasthttp.RequestHandler, i
 		e.store.Store(store)
 		tc := store.TLSConfig()
 		tc.GetCertificate = e.getCertificate
+		tc.VerifyConnection = p.Metrics().Handshake
 		cfg := listenerConfig(c, "tls", c.TLS.Listen, tc)
 		cfg.Inline, cfg.ProxyProtocol = inline, pp(c.TLS.ProxyProtocol, "tls")
 		e.tls, err = startH2(ctx, cfg, h, log)
 		if err != nil {
 			return nil, errors.Join(err, store.Close())
+		}
+		if c.TLS.HTTP3 {
+			if e.h3, err = startH3(ctx, c, tc, p, log); err != nil {
+				return nil, errors.Join(err, e.shutdown(ctx))
+			}
+			e.alt = altSvc(c)
 		}
 	}
 	if c.H2C.Listen != "" {
@@ -234,22 +251,28 @@ func (e *edge) rereadCerts() error {
 // at restart changed.
 func edgeRestartNeeded(old, cur *conf.Config) bool {
 	return old.TLS.Listen != cur.TLS.Listen || old.TLS.H2MaxStreams != cur.TLS.H2MaxStreams ||
+		old.TLS.HTTP3 != cur.TLS.HTTP3 || old.TLS.H3MaxStreams != cur.TLS.H3MaxStreams || old.TLS.H3ZeroRTT != cur.TLS.H3ZeroRTT ||
 		!reflect.DeepEqual(old.TLS.ProxyProtocol, cur.TLS.ProxyProtocol) || !reflect.DeepEqual(old.H2C, cur.H2C)
 }
 
-// shutdown drains both listeners at once (GOAWAY to HTTP/2 clients,
-// in-flight streams finish until ctx ends), then stops the store.
+// shutdown drains every listener at once (GOAWAY to HTTP/2 and HTTP/3
+// clients, in-flight streams finish until ctx ends), then stops the
+// store.
 func (e *edge) shutdown(ctx context.Context) error {
 	if e == nil {
 		return nil
 	}
-	errs := make(chan error, 2)
+	errs := make(chan error, 3)
 	n := 0
 	for _, s := range []*h2.Server{e.tls, e.h2c} {
 		if s != nil {
 			n++
 			go func() { errs <- s.Shutdown(ctx) }()
 		}
+	}
+	if e.h3 != nil {
+		n++
+		go func() { errs <- e.h3.Shutdown(ctx) }()
 	}
 	var all []error
 	for range n {

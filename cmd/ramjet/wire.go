@@ -99,6 +99,7 @@ func proxyConfig(c *conf.Config) proxy.Config {
 		MaxObjectSize:  int64(c.Cache.MaxObjectSize),
 		MaxRequestBody: int64(c.Server.MaxRequestBody),
 		HTTPSPort:      httpsPort(c),
+		AltSvc:         altSvc(c),
 		HitForPass:     time.Duration(c.Cache.HitForPass),
 		Targeted:       c.Cache.TargetedCacheControl,
 		DrainTimeout:   time.Duration(c.Server.DrainTimeout),
@@ -154,6 +155,7 @@ func site(names []string, s conf.Site, log conf.AccessLog) proxy.Site {
 		Docroot:         docrootConfig(s.Docroot),
 		HTTPSRedirect:   s.HTTPSRedirect,
 		HSTS:            s.HSTS,
+		AltSvc:          s.AltSvc,
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
 // SendInterim sends an interim (1xx) response on the HTTP/2 stream ctx
@@ -35,7 +37,7 @@ func SendInterim(ctx *fasthttp.RequestCtx, status int, fields [][2][]byte) bool 
 	c.hb.b = c.hb.b[:0]
 	c.field(":status", statusText(status))
 	for _, f := range fields {
-		if connectionHeader(f[0]) {
+		if streamctx.ConnectionField(f[0]) {
 			continue
 		}
 		c.field(c.lowerName(f[0]), c.intern(c.values, f[1]))

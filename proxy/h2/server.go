@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
 // name is the Server header of responses that set none.
@@ -99,9 +100,9 @@ type Server struct {
 	cfg     Config
 	handler fasthttp.RequestHandler
 	log     *slog.Logger
-	logger  fasthttpLogger
+	logger  streamctx.Logger
 	fast    *fasthttp.Server
-	ctxPool sync.Pool // *fasthttp.RequestCtx for streams
+	ctxs    streamctx.Contexts
 	workers *workers
 
 	ln   net.Listener
@@ -135,9 +136,10 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 		cfg:     cfg,
 		handler: h,
 		log:     log,
-		logger:  fasthttpLogger{log},
+		logger:  streamctx.Logger{Log: log},
 		done:    make(chan error, 1),
 		conns:   make(map[*conn]struct{}),
+		ctxs:    streamctx.Contexts{Log: streamctx.Logger{Log: log}},
 		workers: newWorkers(),
 	}
 	s.fast = &fasthttp.Server{
@@ -298,13 +300,3 @@ func (s *Server) closeH2Conns() {
 		_ = c.nc.Close() // the connection's reads fail and it ends
 	}
 }
-
-// fasthttpLogger sends fasthttp's own messages (malformed requests and
-// the like) to slog at debug level: they are the client's problem.
-type fasthttpLogger struct{ log *slog.Logger }
-
-func (l fasthttpLogger) Printf(format string, args ...any) {
-	l.log.Debug(fmt.Sprintf(format, args...), "source", "fasthttp")
-}
-
-var _ fasthttp.Logger = fasthttpLogger{}

@@ -47,14 +47,14 @@ func (s *Server) acquireStream(c *conn, id uint32) *stream {
 	st := streamPool.Get().(*stream)
 	st.c, st.id = c, id
 	st.cond.L = &c.mu
-	st.ctx = s.acquireCtx(c.standin)
+	st.ctx = s.ctxs.Get(c.standin)
 	st.sendWindow = c.peerWindow // only serve, the caller, changes it
 	st.recvWindow, st.declared = streamWindow, -1
 	return st
 }
 
 func (s *Server) releaseStream(st *stream) {
-	s.releaseCtx(st.ctx)
+	s.ctxs.Put(st.ctx)
 	buf := st.buf
 	if cap(buf) > 64<<10 {
 		buf = nil // an upload's buffer is not kept

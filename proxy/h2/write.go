@@ -9,6 +9,8 @@ import (
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
 // outSize is the capacity of a connection's output buffer; flushAt is
@@ -102,7 +104,7 @@ func (c *conn) writeResponse(st *stream, block bool) bool {
 	if !st.headersSent {
 		head := st.ctx.IsHead()
 		status := resp.StatusCode()
-		noBody := head || bodyless(status)
+		noBody := head || streamctx.Bodyless(status)
 		stream := !noBody && resp.IsBodyStream()
 		if !noBody && !stream {
 			st.pending = resp.Body()
@@ -218,7 +220,7 @@ func (c *conn) writeHeaders(st *stream, resp *fasthttp.Response, status int, hea
 	c.field(":status", statusText(status))
 	var server, date bool
 	for k, v := range resp.Header.All() {
-		if connectionHeader(k) {
+		if streamctx.ConnectionField(k) {
 			continue
 		}
 		name := c.lowerName(k)
@@ -236,7 +238,7 @@ func (c *conn) writeHeaders(st *stream, resp *fasthttp.Response, status int, hea
 	if !date {
 		c.field("date", httpDate())
 	}
-	if n := contentLength(resp, head); n >= 0 && !bodyless(status) {
+	if n := streamctx.ContentLength(resp, head); n >= 0 && !streamctx.Bodyless(status) {
 		var d [20]byte
 		c.field("content-length", c.intern(c.values, strconv.AppendInt(d[:0], int64(n), 10)))
 	}
