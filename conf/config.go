@@ -163,6 +163,8 @@ type Site struct {
 	// HSTS is the Strict-Transport-Security value added to responses
 	// sent over TLS ("max-age=31536000; includeSubDomains"); "" = none.
 	HSTS string `yaml:"hsts"`
+	// WAF inspects the requests that may reach the application.
+	WAF WAF `yaml:"waf"`
 }
 
 // Docroot serves a site from a directory with ramjet's own php-cgi
@@ -302,6 +304,7 @@ func Default() *Config {
 				"woocommerce_items_in_cart", "woocommerce_cart_hash"},
 			DropQueryParams: []string{"utm_*", "gclid", "fbclid", "_ga"},
 			LSCacheHeader:   true,
+			WAF:             defaultWAF(),
 			Docroot: Docroot{
 				Serve:           "all",
 				Index:           []string{"index.php", "index.html"},
@@ -335,6 +338,7 @@ func (s Site) clone() Site {
 	s.Docroot.Index = slices.Clone(s.Docroot.Index)
 	s.Docroot.PHP.Env = slices.Clone(s.Docroot.PHP.Env)
 	s.Docroot.PHP.INI = slices.Clone(s.Docroot.PHP.INI)
+	s.WAF = s.WAF.clone()
 	return s
 }
 
