@@ -200,12 +200,18 @@ func scoreOf(msg string) int {
 	return n
 }
 
-// dataOf is the first matched value, named by its variable and key.
+// dataOf is the value that decided the match (a chain's deepest link),
+// named by its variable and key.
 func dataOf(mds []types.MatchData) string {
 	if len(mds) == 0 {
 		return ""
 	}
 	md := mds[0]
+	for _, m := range mds[1:] {
+		if m.ChainLevel() > md.ChainLevel() {
+			md = m // a chain's last link is what decided
+		}
+	}
 	var b strings.Builder
 	b.WriteString(md.Variable().Name())
 	if k := md.Key(); k != "" {

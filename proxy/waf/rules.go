@@ -108,7 +108,7 @@ func (r Rules) directives() (string, error) {
 		if !slices.Contains(Exclusions, x) {
 			return "", fmt.Errorf("%w %q", ErrUnknownExclusion, x)
 		}
-		line("Include @ramjet/" + x + "-before.conf")
+		line("Include @ramjet/" + x + ".conf")
 	}
 	for _, f := range r.Before {
 		line("Include " + quotePath(f))
@@ -116,9 +116,6 @@ func (r Rules) directives() (string, error) {
 	line("Include @owasp_crs/REQUEST-*.conf")
 	if r.Responses {
 		line("Include @owasp_crs/RESPONSE-*.conf")
-	}
-	for _, x := range r.Exclusions {
-		line("Include @ramjet/" + x + "-after.conf")
 	}
 	for _, f := range r.After {
 		line("Include " + quotePath(f))
