@@ -99,7 +99,7 @@ func TestWordPressBehindTheWAF(t *testing.T) {
 		}
 	})
 	t.Run("admin-ajax heartbeat and media library", func(t *testing.T) {
-		dash := admin.get(t, "/wp-admin/post.php?post=" + fmt.Sprint(postID) + "&action=edit")
+		dash := admin.get(t, "/wp-admin/post.php?post="+fmt.Sprint(postID)+"&action=edit")
 		hb := find(t, dash.body, `heartbeatSettings\s*=\s*\{"nonce":"([0-9a-f]+)"`, "heartbeat nonce")
 		p := admin.do(t, "POST", "/wp-admin/admin-ajax.php", url.Values{
 			"data[wp-refresh-post-lock][post_id]": {fmt.Sprint(postID)},
