@@ -24,6 +24,11 @@ func (r *request) forward() verdict {
 		r.res.err, r.res.origin = err, took
 		return answered
 	}
+	if r.wafTx != nil && r.s.WAF.Rules.Rules().Responses && !r.inspectResponse(resp) {
+		releaseResponse(resp)
+		r.res.err, r.res.origin = ErrBlocked, took
+		return answered
+	}
 	r.p.applyResponsePurges(&resp.Header, responsePurge{host: ctx.Host(), scope: scopeOf(r.s, ctx.Host()), id: r.identity()})
 	r.invalidateAfter(resp.StatusCode())
 	r.res = result{resp: resp, status: r.pass, origin: took}

@@ -161,6 +161,57 @@ func (r *request) judge(v *waf.Verdict) bool {
 	return false
 }
 
+// maxInspectedResponse bounds the response bodies the WAF reads (as
+// Coraza's recommended SecResponseBodyLimit): a longer one, or one of
+// unknown length, has only its status and header inspected.
+const maxInspectedResponse = 512 << 10
+
+// inspectResponse runs the response rules (CRS RESPONSE-95x) on the
+// upstream's answer to the request the WAF inspected: status and header,
+// and the body when it is of known length within maxInspectedResponse
+// and not compressed (a streamed one is read into memory first). It
+// reports false when the answer is stopped (block mode).
+func (r *request) inspectResponse(resp *fasthttp.Response) bool {
+	var body []byte
+	if n := resp.Header.ContentLength(); n >= 0 && n <= maxInspectedResponse && len(resp.Header.ContentEncoding()) == 0 {
+		body = resp.Body() // a stream of that length is read whole; relay and store take it from the buffer
+	}
+	v := r.wafTx.InspectResponse(resp, body)
+	if len(v.Matches) == 0 && !v.Stop {
+		return true
+	}
+	return r.judgeResponse(&v)
+}
+
+// judgeResponse is judge for a response verdict: a stopped answer in
+// block mode is replaced by the site's block answer (respond writes it).
+func (r *request) judgeResponse(v *waf.Verdict) bool {
+	m := &r.p.metrics.waf
+	res := &r.waf
+	res.score = max(res.score, v.Score)
+	for _, x := range v.Matches {
+		res.rules = append(res.rules, x.ID)
+	}
+	if g := v.Gravest(); g != nil && res.data == "" {
+		res.data = g.Data
+	}
+	switch {
+	case !v.Stop:
+		return true
+	case r.s.WAF.Mode == WAFDetect:
+		res.outcome = wafDetected
+		m.responseDetected.Inc()
+		m.countRules(v, "detected")
+		r.p.log.Info("waf: would block the response (detect mode)", r.wafAttrs(v)...)
+		return true
+	}
+	res.outcome = wafBlocked
+	m.responseBlocked.Inc()
+	m.countRules(v, "blocked")
+	r.p.log.Warn("waf: blocked the response", r.wafAttrs(v)...)
+	return false
+}
+
 // answerBlocked writes the site's block answer. A body left unread (one
 // passed uninspected) is drained and the connection closed, as for 413.
 func (r *request) answerBlocked() {

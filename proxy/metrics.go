@@ -101,27 +101,30 @@ func (m *Metrics) WritePrometheus(w io.Writer) {
 // maxRuleSeries rules named: the CRS has a few hundred, a site's own
 // files could have any number.
 type wafMetrics struct {
-	set                           *metrics.Set
-	passed, detected, blocked     *metrics.Counter
-	allowed, static               *metrics.Counter
-	bodyUninspected, bodyRejected *metrics.Counter
-	mu                            sync.Mutex      // guards ruleSeries
-	ruleSeries                    map[string]bool // "rule outcome" series made
+	set                               *metrics.Set
+	passed, detected, blocked         *metrics.Counter
+	responseDetected, responseBlocked *metrics.Counter
+	allowed, static                   *metrics.Counter
+	bodyUninspected, bodyRejected     *metrics.Counter
+	mu                                sync.Mutex      // guards ruleSeries
+	ruleSeries                        map[string]bool // "rule outcome" series made
 }
 
 const maxRuleSeries = 512
 
 func newWAFMetrics(s *metrics.Set) wafMetrics {
 	return wafMetrics{
-		set:             s,
-		passed:          s.NewCounter(`ramjet_waf_requests_total{outcome="passed"}`),
-		detected:        s.NewCounter(`ramjet_waf_requests_total{outcome="detected"}`),
-		blocked:         s.NewCounter(`ramjet_waf_requests_total{outcome="blocked"}`),
-		allowed:         s.NewCounter(`ramjet_waf_skipped_total{reason="allow"}`),
-		static:          s.NewCounter(`ramjet_waf_skipped_total{reason="static"}`),
-		bodyUninspected: s.NewCounter(`ramjet_waf_body_total{outcome="uninspected"}`),
-		bodyRejected:    s.NewCounter(`ramjet_waf_body_total{outcome="rejected"}`),
-		ruleSeries:      map[string]bool{},
+		set:              s,
+		passed:           s.NewCounter(`ramjet_waf_requests_total{outcome="passed"}`),
+		detected:         s.NewCounter(`ramjet_waf_requests_total{outcome="detected"}`),
+		blocked:          s.NewCounter(`ramjet_waf_requests_total{outcome="blocked"}`),
+		responseDetected: s.NewCounter(`ramjet_waf_responses_total{outcome="detected"}`),
+		responseBlocked:  s.NewCounter(`ramjet_waf_responses_total{outcome="blocked"}`),
+		allowed:          s.NewCounter(`ramjet_waf_skipped_total{reason="allow"}`),
+		static:           s.NewCounter(`ramjet_waf_skipped_total{reason="static"}`),
+		bodyUninspected:  s.NewCounter(`ramjet_waf_body_total{outcome="uninspected"}`),
+		bodyRejected:     s.NewCounter(`ramjet_waf_body_total{outcome="rejected"}`),
+		ruleSeries:       map[string]bool{},
 	}
 }
 

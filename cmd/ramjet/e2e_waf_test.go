@@ -381,3 +381,41 @@ func TestWAFRuleFilesMustCompile(t *testing.T) {
 		t.Errorf("after the good reload: old token %d, new token %d; want 200, 403", s, s2)
 	}
 }
+
+// TestWAFInspectsResponsesWhenTheSiteAsks: with waf.responses a page that
+// leaks a database error is stopped and never stored; without, it is
+// served as the origin sent it.
+func TestWAFInspectsResponsesWhenTheSiteAsks(t *testing.T) {
+	t.Parallel()
+	o := startOrigin(t)
+	rj := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", `defaults:
+  waf:
+    mode: block
+hosts:
+  - names: [responses.test]
+    waf:
+      responses: true
+`))
+	c, ns := newClient(t), nsFor(t)
+	page := "/static/leak-" + ns + ".txt"
+	leak := "Query failed: You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '' at line 1\n"
+	if err := os.WriteFile(filepath.Join(docroot, page), []byte(leak), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		r := get(t, c, rj.URL+page, "Host: responses.test")
+		if r.Status != http.StatusForbidden || bytes.Contains(r.Body, []byte("SQL syntax")) {
+			t.Fatalf("request %d with responses on: status %d, body %.100q; want 403 without the leak", i, r.Status, r.Body)
+		}
+	}
+	if n := o.waitRequests(t, page, 2); n != 2 {
+		t.Errorf("origin saw %d requests, want 2: a stopped answer is not stored", n)
+	}
+	if n, _ := metric(t, c, rj, `ramjet_waf_responses_total{outcome="blocked"}`); n != 2 {
+		t.Errorf("responses blocked = %v, want 2", n)
+	}
+	r := get(t, c, rj.URL+page, "Host: other.test")
+	if r.Status != http.StatusOK || !bytes.Contains(r.Body, []byte("SQL syntax")) {
+		t.Errorf("without responses: status %d, want 200 with the page as sent", r.Status)
+	}
+}
