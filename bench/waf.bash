@@ -182,6 +182,7 @@ waf_warm() {
 		curl -s -o "$WORK/body" -D "$WORK/headers" --max-time 5 -H "Host: site1.bench" "${post[@]}" "$url" || true
 	done
 	HIT_OK[$c.$row]=ok
+	WAF_EVAL0=$(waf_evaluations "$c")
 	if ! head -n1 "$WORK/headers" | grep -q ' 200'; then
 		warn "$c $row: status $(head -n1 "$WORK/headers" | tr -d '\r')"
 		HIT_OK[$c.$row]="not 200"
@@ -193,16 +194,26 @@ waf_warm() {
 	fi
 }
 
-# waf_extra: the WAF's evaluations so far (ramjet: the counters' sum)
-waf_extra() {
-	local port=${EXTRA_ADMIN[$WAF_CUR]:-}
+# waf_evaluations CONTENDER: the WAF's evaluations so far (the sum of
+# ramjet_waf_requests_total); "" for a contender without ramjet's WAF
+waf_evaluations() {
+	local port=${EXTRA_ADMIN[$1]:-}
 	[[ -n $port ]] || return 0
-	printf 'waf_evaluations:=%s\n' "$(curl -s --max-time 5 "http://127.0.0.1:$port/metrics" |
-		awk '$1 ~ /^ramjet_waf_requests_total/ {n += $2} END {print n + 0}')"
+	curl -s --max-time 5 "http://127.0.0.1:$port/metrics" | awk '$1 ~ /^ramjet_waf_requests_total/ {n += $2} END {print n + 0}'
+}
+
+# waf_extra: the evaluations during the row (its warm-up and run; since
+# waf_warm noted the count)
+waf_extra() {
+	local now
+	now=$(waf_evaluations "$WAF_CUR")
+	[[ -n $now && -n $WAF_EVAL0 ]] || return 0
+	printf 'waf_evaluations:=%s\n' "$((now - WAF_EVAL0))"
 }
 
 declare -A EXTRA_ADMIN=()
 WAF_CUR=""
+WAF_EVAL0=""
 
 # waf_rss SITES: RSS of a ramjet with the WAF on for SITES sites sharing
 # one rule set, after one inspected request per site

@@ -110,7 +110,7 @@ func (r *request) fetch(key string) result {
 	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.stale, fwd: r.fwd,
 		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private,
 		scope: scopeOf(r.s, r.header().Host())}
-	if r.wafTx != nil && r.s.WAF.Rules.Rules().Responses {
+	if r.wafTx != nil { // kept only when the site inspects responses
 		f.inspect = r.inspectResponse
 	}
 	res := f.run()

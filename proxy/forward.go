@@ -24,7 +24,7 @@ func (r *request) forward() verdict {
 		r.res.err, r.res.origin = err, took
 		return answered
 	}
-	if r.wafTx != nil && r.s.WAF.Rules.Rules().Responses && !r.inspectResponse(resp) {
+	if r.wafTx != nil && !r.inspectResponse(resp) { // kept only when the site inspects responses
 		releaseResponse(resp)
 		r.res.err, r.res.origin = ErrBlocked, took
 		return answered

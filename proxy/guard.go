@@ -92,14 +92,20 @@ func (r *request) inspect() bool {
 	case errors.Is(err, errBodyUninspected):
 		m.bodyUninspected.Inc()
 	case err != nil:
-		m.bodyRejected.Inc()
-		r.res.err = err
+		if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+			m.bodyRejected.Inc()
+		}
+		r.res.err = err // 413, or the client's body broke off
 		return false
 	default:
 		in.Body = r.body.prefix
 	}
 	tx, v := w.Rules.Inspect(&in)
-	r.wafTx = tx
+	if w.Rules.Rules().Responses {
+		r.wafTx = tx // the response phases continue it
+	} else {
+		tx.Close() // nothing more to inspect: free it before the upstream's answer
+	}
 	return r.judge(&v)
 }
 

@@ -85,8 +85,8 @@ type request struct {
 	res result // the answer
 
 	// What the WAF made of the request (guard.go): its word for the log
-	// line, the transaction a response inspection continues, and the
-	// body it read.
+	// line, the transaction a response inspection continues (nil unless
+	// the site inspects responses), and the body it read.
 	waf    wafResult
 	wafTx  *waf.Tx
 	wafLog accesslog.WAF // its log line's field; no allocation per line

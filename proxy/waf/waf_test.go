@@ -256,3 +256,29 @@ func FuzzInspectHTTP2Fields(f *testing.F) {
 
 // validValue: a field value fasthttp keeps as it is (no line breaks).
 func validValue(v string) bool { return !strings.ContainsAny(v, "\r\n\x00") }
+
+// TestCRSSettingsGoBeforeTheCRS: the CRS's methods policy stops PUT at
+// paranoia 1, and a rules_before_crs file that sets tx.allowed_methods
+// (as README says) lets it through.
+func TestCRSSettingsGoBeforeTheCRS(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "methods.conf")
+	if err := os.WriteFile(f, []byte(`SecAction "id:1003,phase:1,pass,nolog,setvar:'tx.allowed_methods=GET HEAD POST OPTIONS PUT PATCH DELETE'"`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := NewLibrary()
+	plain, err := l.Get(Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := l.Get(Rules{Before: []string{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := "PUT /api/items/1 HTTP/1.1\r\nHost: shop.example\r\nUser-Agent: Mozilla/5.0\r\nAccept: */*\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+	if v := inspect(plain, parseRaw(t, put), false); !v.Stop || !hasRule(v, 911100) {
+		t.Errorf("PUT under the CRS's defaults: %+v, want 911100 to stop it", v)
+	}
+	if v := inspect(api, parseRaw(t, put), false); v.Stop {
+		t.Errorf("PUT with allowed_methods set before the CRS: %+v, want it to pass", v)
+	}
+}
