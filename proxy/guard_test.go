@@ -98,3 +98,28 @@ func BenchmarkServeHitWithWAF(b *testing.B) {
 		})
 	}
 }
+
+// TestGuardInspectsFragmentMissesOfACachedPage: a cached ESI page is a
+// hit, never inspected, but its private fragment is fetched for this
+// client and inspected with the page's header fields: a client whose
+// cookie carries an attack gets the page with that block empty, another
+// gets it whole.
+func TestGuardInspectsFragmentMissesOfACachedPage(t *testing.T) {
+	o, _ := esiOrigin(t)
+	cfg := testConfig(o.URL)
+	cfg.Default.ESI = true
+	cfg.Default.WAF = testWAF(t, WAFBlock)
+	p, base := startProxy(t, cfg)
+	get(t, base+"/page", "Cookie", "user=alice", "User-Agent", "Mozilla/5.0", "Accept", "text/html")
+	evil := get(t, base+"/page", "Cookie", "user=<script>alert(document.cookie)</script>", "User-Agent", "Mozilla/5.0", "Accept", "text/html")
+	bob := get(t, base+"/page", "Cookie", "user=bob", "User-Agent", "Mozilla/5.0", "Accept", "text/html")
+	if evil.status != 200 || evil.cacheStatus != "ramjet; hit" || strings.Contains(evil.body, "[hello") {
+		t.Errorf("attacker: %d %q %q, want the cached page with its private block empty", evil.status, evil.cacheStatus, evil.body)
+	}
+	if !strings.Contains(bob.body, "[hello bob a=1&b=2]") {
+		t.Errorf("bob: %q, want his private block", bob.body)
+	}
+	if n := p.metrics.waf.blocked.Get(); n != 1 {
+		t.Errorf("blocked = %d, want 1 (the attacker's fragment)", n)
+	}
+}

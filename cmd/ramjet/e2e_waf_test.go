@@ -419,3 +419,39 @@ hosts:
 		t.Errorf("without responses: status %d, want 200 with the page as sent", r.Status)
 	}
 }
+
+// TestWAFSkipsStaticFilesWhenTheSiteSaysSo: with skip_static a docroot
+// site's static files are served uninspected (they never reach PHP),
+// counted, while its scripts are inspected; without it both are.
+func TestWAFSkipsStaticFilesWhenTheSiteSaysSo(t *testing.T) {
+	t.Parallel()
+	root := phpDocroot(t)
+	rj := startRamjet(t, "", "--config", testbed.WriteConfig(t, "", fmt.Sprintf(`defaults:
+  docroot:
+    root: %q
+    php: {workers: 1}
+  waf:
+    mode: block
+hosts:
+  - names: [static.test]
+    waf:
+      skip_static: true
+`, root)))
+	c := newClient(t)
+	xss := "?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E"
+	for _, tt := range []struct {
+		host, path string
+		want       int
+	}{
+		{"static.test", "/static/style.css" + xss, http.StatusOK},
+		{"static.test", "/hello.php" + xss, http.StatusForbidden},
+		{"other.test", "/static/style.css" + xss, http.StatusForbidden},
+	} {
+		if r := get(t, c, rj.URL+tt.path, "Host: "+tt.host); r.Status != tt.want {
+			t.Errorf("%s%s: status %d, want %d", tt.host, tt.path, r.Status, tt.want)
+		}
+	}
+	if n, _ := metric(t, c, rj, `ramjet_waf_skipped_total{reason="static"}`); n != 1 {
+		t.Errorf("skipped static = %v, want 1", n)
+	}
+}
