@@ -179,6 +179,8 @@ type Site struct {
 	// over the TLS listener when tls.http3 is on; off for a host whose
 	// clients must stay on TCP.
 	AltSvc bool `yaml:"alt_svc"`
+	// WAF inspects the requests that may reach the application.
+	WAF WAF `yaml:"waf"`
 }
 
 // Docroot serves a site from a directory with ramjet's own php-cgi
@@ -323,6 +325,7 @@ func Default() *Config {
 			DropQueryParams: []string{"utm_*", "gclid", "fbclid", "_ga"},
 			LSCacheHeader:   true,
 			AltSvc:          true,
+			WAF:             defaultWAF(),
 			Docroot: Docroot{
 				Serve:           "all",
 				Index:           []string{"index.php", "index.html"},
@@ -356,6 +359,7 @@ func (s Site) clone() Site {
 	s.Docroot.Index = slices.Clone(s.Docroot.Index)
 	s.Docroot.PHP.Env = slices.Clone(s.Docroot.PHP.Env)
 	s.Docroot.PHP.INI = slices.Clone(s.Docroot.PHP.INI)
+	s.WAF = s.WAF.clone()
 	return s
 }
 

@@ -66,6 +66,19 @@ func Parse(data []byte, filename string) (*Config, error) {
 	return nil, errors.Join(errs...)
 }
 
+// ErrorAt is err as a problem of the key at path in the file data was
+// read from (Load's bytes): what a caller that checks more than Parse can
+// (rule files that must compile) reports as FILE:LINE: path: message.
+func ErrorAt(data []byte, filename, path string, err error) *Error {
+	d := &decoder{lines: map[string]int{}}
+	if root := d.document(data); root != nil {
+		cfg := Default()
+		d.decodeValue(root, reflect.ValueOf(cfg).Elem(), "")
+		d.decodeHosts(cfg)
+	}
+	return &Error{File: filename, Line: d.line(path), Path: path, Msg: err.Error(), Err: err}
+}
+
 // decoder walks a yaml.Node tree into a Config, collecting every problem.
 type decoder struct {
 	lines map[string]int // key path -> line where it was set

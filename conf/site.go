@@ -41,6 +41,11 @@ func (s *Site) validate(p *problems, path string, base *Site) {
 		bd = &base.Docroot
 	}
 	s.Docroot.validate(p, path, bd)
+	var bw *WAF
+	if base != nil {
+		bw = &base.WAF
+	}
+	s.WAF.validate(p, path, bw)
 }
 
 // patterns checks name patterns: non-empty, '*' only at the end, none of

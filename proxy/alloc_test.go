@@ -18,7 +18,12 @@ import (
 // the whole handler and counts allocations, without an access log and
 // with one in each format.
 func TestHitDoesNotAllocate(t *testing.T) {
-	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+	eachLog(t, testConfig(newTestOrigin(t, allocOrigin).URL), hitAllocs)
+}
+
+// allocOrigin answers /mine privately and everything else cacheable.
+func allocOrigin(w http.ResponseWriter, r *http.Request) {
+	{
 		if r.URL.Path == "/mine" {
 			w.Header().Set("X-LiteSpeed-Cache-Control", "private,max-age=600")
 			w.Write([]byte("private page"))
@@ -29,8 +34,7 @@ func TestHitDoesNotAllocate(t *testing.T) {
 		w.Header().Set("ETag", `"v1"`)
 		w.Header().Set("X-LiteSpeed-Tag", "a,b")
 		w.Write([]byte(strings.Repeat("<p>hello</p>", 200)))
-	})
-	eachLog(t, testConfig(o.URL), hitAllocs)
+	}
 }
 
 // eachLog runs test on cfg without an access log, then with one in each
@@ -175,4 +179,12 @@ func TestHitBehindTrustedProxyDoesNotAllocate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHitDoesNotAllocateWithTheWAFOn: a site in block mode serves its
+// hits as a site without the WAF does: the rules never run on them.
+func TestHitDoesNotAllocateWithTheWAFOn(t *testing.T) {
+	cfg := testConfig(newTestOrigin(t, allocOrigin).URL)
+	cfg.Default.WAF = testWAF(t, WAFBlock)
+	eachLog(t, cfg, hitAllocs)
 }

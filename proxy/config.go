@@ -11,8 +11,10 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 	"github.com/ramjet-proxy/ramjet/proxy/realip"
+	"github.com/ramjet-proxy/ramjet/proxy/waf"
 )
 
 // Config is one generation of proxy policy. Reload swaps it whole.
@@ -113,7 +115,42 @@ type Site struct {
 	CacheSize int64
 	// AccessLog is where the site's client requests are logged.
 	AccessLog AccessLog
+	// WAF inspects the site's requests that may reach its upstream.
+	WAF WAF
 }
+
+// WAF is a site's firewall policy (guard.go). The zero value inspects
+// nothing.
+type WAF struct {
+	// Mode off inspects nothing; detect inspects and logs what would be
+	// blocked, blocking nothing; block stops it.
+	Mode WAFMode
+	// Rules is the compiled rule set, shared with the sites of equal rules.
+	Rules *waf.Set
+	// Allow are client networks never inspected.
+	Allow []netip.Prefix
+	// SkipStatic leaves the static files of a docroot site uninspected.
+	SkipStatic bool
+	// BodyLimit is how much of a request body is inspected (at most
+	// waf.MaxBody; 0 means 8 MiB). A larger body is refused with 413,
+	// or with BodyPass goes on uninspected (counted).
+	BodyLimit int64
+	BodyPass  bool
+	// Status answers a blocked request (0 means 403), with Page as its
+	// body (nil: a short built-in one).
+	Status int
+	Page   []byte
+}
+
+// WAFMode is what a site's WAF does with what it finds.
+type WAFMode uint8
+
+// The WAF modes.
+const (
+	WAFOff WAFMode = iota
+	WAFDetect
+	WAFBlock
+)
 
 // AccessLog names a site's access log. Sites naming one path share its
 // file, which stays open across reloads that keep naming it.
@@ -153,6 +190,11 @@ type site struct {
 	// log is where its requests are logged; nil: nowhere. Set when the
 	// generation opens its files.
 	log *siteLog
+	// files is the docroot handler of a docroot site (nil otherwise): it
+	// tells the WAF which requests are for static files.
+	files *docroot.Handler
+	// wafPage is the body of a blocked request's answer.
+	wafPage []byte
 }
 
 // classify is classify with the field addressed to ramjet alone counted
@@ -171,6 +213,7 @@ func compileSite(s Site) *site {
 		bypass:      newPatterns(s.BypassCookies),
 		drop:        newPatterns(s.DropQueryParams),
 		varyCookies: s.VaryCookies,
+		wafPage:     blockPage(s.WAF.Page),
 	}
 }
 

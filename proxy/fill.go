@@ -110,6 +110,9 @@ func (r *request) fetch(key string) result {
 	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.stale, fwd: r.fwd,
 		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private,
 		scope: scopeOf(r.s, r.header().Host()), client: r.ctx}
+	if r.wafTx != nil { // kept only when the site inspects responses
+		f.inspect = r.inspectResponse
+	}
 	res := f.run()
 	res.origin = max(f.now-f.born, 1)
 	switch {
@@ -156,6 +159,9 @@ type fill struct {
 	// asCame: the body is stored in a coding ramjet cannot undo, as it
 	// came (not an ESI page), so it is not compressed again.
 	asCame bool
+	// inspect, when set, runs the site's WAF on the upstream's answer
+	// before anything is stored; false: the answer is stopped.
+	inspect func(*fasthttp.Response) bool
 }
 
 // run sends the request, applies the purges the answer carries, decides,
@@ -178,6 +184,10 @@ func (f *fill) run() result {
 			return result{err: fmt.Errorf("%w: %w", ErrMustRevalidate, err)}
 		}
 		return result{err: err}
+	}
+	if f.inspect != nil && !f.inspect(f.resp) {
+		releaseResponse(f.resp)
+		return result{err: ErrBlocked} // neither stored nor sent
 	}
 	passInterim(f.client, f.resp)
 	f.p.applyResponsePurges(&f.resp.Header, responsePurge{host: f.req.Header.Host(), scope: f.scope, born: f.born - 1, id: f.id})

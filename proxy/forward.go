@@ -24,6 +24,11 @@ func (r *request) forward() verdict {
 		r.res.err, r.res.origin = err, took
 		return answered
 	}
+	if r.wafTx != nil && !r.inspectResponse(resp) { // kept only when the site inspects responses
+		releaseResponse(resp)
+		r.res.err, r.res.origin = ErrBlocked, took
+		return answered
+	}
 	passInterim(ctx, resp)
 	r.p.applyResponsePurges(&resp.Header, responsePurge{host: ctx.Host(), scope: scopeOf(r.s, ctx.Host()), id: r.identity()})
 	r.invalidateAfter(resp.StatusCode())

@@ -80,6 +80,10 @@ func (r *request) logRecord(l *siteLog, proto protocol, sent int64) accesslog.Re
 	if rec.Site == nil {
 		rec.Site = stripPort(h.Host())
 	}
+	if w := &r.waf; w.outcome != wafNone && len(w.rules) > 0 {
+		r.wafLog = accesslog.WAF{Outcome: w.outcome.String(), Score: w.score, Rules: w.rules, Data: w.data}
+		rec.WAF = &r.wafLog
+	}
 	return rec
 }
 

@@ -66,6 +66,9 @@ func (r *request) lookedUp(e *cache.Entry) verdict {
 		if r.inline {
 			return declined
 		}
+		if !r.inspect() {
+			return answered // its refresh would take the request upstream
+		}
 		r.tally(r.c.stale, outHit)
 		r.refresh(e)
 		return r.answer(e, csStale)

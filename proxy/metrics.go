@@ -2,10 +2,13 @@ package proxy
 
 import (
 	"io"
+	"strconv"
+	"sync"
 
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/waf"
 )
 
 // Metrics are the proxy's counters, in a set of their own so that several
@@ -29,6 +32,7 @@ type Metrics struct {
 	refreshes, reloads, reloadErrors *metrics.Counter
 	badPurgeHeaders                  *metrics.Counter
 	phpBusy, originBusy              *metrics.Counter
+	waf                              wafMetrics
 }
 
 // requestCounters count requests by how the cache answered them.
@@ -65,6 +69,7 @@ func newMetrics(c *cache.Cache) *Metrics {
 		badPurgeHeaders:   s.NewCounter("ramjet_purge_header_errors_total"),
 		phpBusy:           s.NewCounter(`ramjet_origin_errors_total{kind="php_busy"}`),
 		originBusy:        s.NewCounter(`ramjet_origin_errors_total{kind="busy"}`),
+		waf:               newWAFMetrics(s),
 	}
 	s.NewGauge("ramjet_cache_objects", func() float64 { return float64(c.Len()) })
 	s.NewGauge("ramjet_cache_bytes", func() float64 { return float64(c.Bytes()) })
@@ -92,4 +97,52 @@ func (m *Metrics) WritePrometheus(w io.Writer) {
 		m.more(w)
 	}
 	metrics.WriteProcessMetrics(w)
+}
+
+// wafMetrics count what the WAF did. Matches are counted by rule for
+// the requests it stopped (or would have, in detect mode), with at most
+// maxRuleSeries rules named: the CRS has a few hundred, a site's own
+// files could have any number.
+type wafMetrics struct {
+	set                               *metrics.Set
+	passed, detected, blocked         *metrics.Counter
+	responseDetected, responseBlocked *metrics.Counter
+	allowed, static                   *metrics.Counter
+	bodyUninspected, bodyRejected     *metrics.Counter
+	mu                                sync.Mutex      // guards ruleSeries
+	ruleSeries                        map[string]bool // "rule outcome" series made
+}
+
+const maxRuleSeries = 512
+
+func newWAFMetrics(s *metrics.Set) wafMetrics {
+	return wafMetrics{
+		set:              s,
+		passed:           s.NewCounter(`ramjet_waf_requests_total{outcome="passed"}`),
+		detected:         s.NewCounter(`ramjet_waf_requests_total{outcome="detected"}`),
+		blocked:          s.NewCounter(`ramjet_waf_requests_total{outcome="blocked"}`),
+		responseDetected: s.NewCounter(`ramjet_waf_responses_total{outcome="detected"}`),
+		responseBlocked:  s.NewCounter(`ramjet_waf_responses_total{outcome="blocked"}`),
+		allowed:          s.NewCounter(`ramjet_waf_skipped_total{reason="allow"}`),
+		static:           s.NewCounter(`ramjet_waf_skipped_total{reason="static"}`),
+		bodyUninspected:  s.NewCounter(`ramjet_waf_body_total{outcome="uninspected"}`),
+		bodyRejected:     s.NewCounter(`ramjet_waf_body_total{outcome="rejected"}`),
+		ruleSeries:       map[string]bool{},
+	}
+}
+
+// countRules counts each rule that matched in a stopped request.
+func (m *wafMetrics) countRules(v *waf.Verdict, outcome string) {
+	for _, x := range v.Matches {
+		rule := strconv.Itoa(x.ID)
+		m.mu.Lock()
+		if !m.ruleSeries[rule+" "+outcome] {
+			if len(m.ruleSeries) >= maxRuleSeries {
+				rule = "other"
+			}
+			m.ruleSeries[rule+" "+outcome] = true
+		}
+		m.mu.Unlock()
+		m.set.GetOrCreateCounter(`ramjet_waf_rule_matches_total{rule="` + rule + `",outcome="` + outcome + `"}`).Inc()
+	}
 }

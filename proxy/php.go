@@ -51,7 +51,7 @@ func (p *Proxy) buildDocroots(g *generation, old *generation) error {
 			errs = append(errs, fmt.Errorf("proxy: site %s: %w", siteName(s), err))
 			continue
 		}
-		s.up = h
+		s.up, s.files = h, h
 		g.docroots = append(g.docroots, h)
 	}
 	if err := errors.Join(errs...); err != nil {

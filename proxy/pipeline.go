@@ -12,7 +12,9 @@ package proxy
 //	identity pass uncached (method, bypass), private identity   identity.go
 //	key      scheme, host, normalised path and query            key.go
 //	lookup   private then shared copy: fresh → answered         lookup.go
-//	         (guard: the WAF goes here; a fresh hit never reaches it)
+//	guard    the WAF on what may reach the upstream; a fresh     guard.go
+//	         hit never gets here (a stale one is inspected in
+//	         lookup, before its refresh goes upstream)
 //	fill     forward a pass, or coalesce, re-check, fetch,      fill.go
 //	         apply response purges, decide, store               store.go
 //	respond  write the answer (page) or hand the body over      respond.go
@@ -53,6 +55,7 @@ func pipeline() []stage {
 		{name: "identity", run: stageIdentity},
 		{name: "key", run: stageKey},
 		{name: "lookup", run: stageLookup},
+		{name: "guard", run: stageGuard},
 		{name: "fill", run: stageFill},
 		{name: "respond", run: stageRespond, always: true},
 		{name: "log", run: stageLog, always: true},

@@ -8,7 +8,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/waf"
 )
 
 // request is one request on its way through the stages: a client's (ctx
@@ -82,6 +84,14 @@ type request struct {
 
 	res result // the answer
 
+	// What the WAF made of the request (guard.go): its word for the log
+	// line, the transaction a response inspection continues (nil unless
+	// the site inspects responses), and the body it read.
+	waf    wafResult
+	wafTx  *waf.Tx
+	wafLog accesslog.WAF // its log line's field; no allocation per line
+	body   requestBody
+
 	// start is when admit began, for the access log's request time (only
 	// read when the site logs); logBuf holds its line, reused.
 	start  time.Time
@@ -120,6 +130,7 @@ func (r *request) release() {
 	r.pass, r.id, r.idDone, r.stale, r.fwd, r.coalesce, r.authorized = nil, 0, false, nil, "", false, false
 	r.fragAuthorized = false
 	r.res = result{}
+	r.endWAF()
 	if r.fragState.f != nil {
 		r.fragState = fragment{}
 		r.sub.Reset()

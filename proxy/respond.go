@@ -1,5 +1,7 @@
 package proxy
 
+import "errors"
+
 // stageRespond writes the request's answer: a client's into its response
 // (with the site's HSTS and Alt-Svc over TLS), a fragment's to the page assembling it.
 // It runs for every answered request.
@@ -11,6 +13,8 @@ func stageRespond(r *request) verdict {
 	res := &r.res
 	switch {
 	case res.written:
+	case errors.Is(res.err, ErrBlocked):
+		r.answerBlocked() // the WAF stopped the upstream's answer
 	case res.err != nil:
 		r.p.writeError(r.ctx, res.err)
 	case res.entry != nil:

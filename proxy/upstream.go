@@ -94,6 +94,13 @@ func (r *request) newUpstreamRequest(fill bool, bodyLimit int64) *fasthttp.Reque
 		// ramjet can undo.
 		keepDecodableCodings(&req.Header)
 	}
+	if body, n, ok := r.upstreamBody(); ok { // read (in part) by the WAF
+		if bodyLimit > 0 {
+			body = &limitedBody{r: body, left: bodyLimit}
+		}
+		req.SetBodyStream(body, n)
+		return req
+	}
 	switch {
 	case ctx.Request.IsBodyStream():
 		var body io.Reader = ctx.RequestBodyStream()

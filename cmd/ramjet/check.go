@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/ramjet-proxy/ramjet/conf"
+	"github.com/ramjet-proxy/ramjet/proxy/waf"
 )
 
 // check validates a config file: exit 0, or 1 with one FILE:LINE: message
@@ -21,8 +22,14 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ramjet check: --config FILE is required")
 		return 2
 	}
-	if _, _, err := conf.Load(*path); err != nil {
+	cfg, raw, err := conf.Load(*path)
+	if err != nil {
 		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	pc := proxyConfig(cfg)
+	if _, err := attachWAF(&pc, cfg, waf.NewLibrary()); err != nil { // rule files must compile
+		fmt.Fprintln(stderr, located(err, raw, *path))
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: ok\n", *path)

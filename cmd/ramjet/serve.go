@@ -22,6 +22,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/conf"
 	"github.com/ramjet-proxy/ramjet/proxy"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/waf"
 	"github.com/ramjet-proxy/ramjet/purge"
 )
 
@@ -42,12 +43,16 @@ type daemon struct {
 	api     atomic.Pointer[purge.API]
 	cfg     *conf.Config
 	lastRaw []byte
+	// wafs are the compiled WAF rule sets, kept across reloads that keep
+	// a site's rules.
+	wafs      *waf.Library
+	wafsInUse []*waf.Set // those of the last config built
 }
 
 func serve(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	d := &daemon{level: new(slog.LevelVar)}
+	d := &daemon{level: new(slog.LevelVar), wafs: waf.NewLibrary()}
 	fs.StringVar(&d.path, "config", "", "config file (YAML); embedded defaults when empty")
 	fs.StringVar(&d.flags.listen, "listen", "", "main listener address, overrides listen")
 	fs.StringVar(&d.flags.origin, "origin", "", "origin URL, overrides origin.servers")
@@ -114,7 +119,11 @@ func (d *daemon) run() error {
 		}
 		defer d.private.Close()
 	}
-	if d.proxy, err = proxy.New(proxyConfig(d.cfg), proxy.Stores{Public: d.cache, Private: d.private}, d.log); err != nil {
+	pc, err := d.proxyConfig(d.cfg, d.lastRaw)
+	if err != nil {
+		return err
+	}
+	if d.proxy, err = proxy.New(pc, proxy.Stores{Public: d.cache, Private: d.private}, d.log); err != nil {
 		return err
 	}
 	defer d.proxy.Close()
@@ -284,7 +293,7 @@ func (d *daemon) reload(why string) {
 		return
 	}
 	if err == nil {
-		err = d.apply(cfg)
+		err = d.apply(cfg, raw)
 	}
 	d.proxy.Metrics().Reloaded(err)
 	if err != nil {
@@ -301,7 +310,7 @@ func (d *daemon) reload(why string) {
 // proxy.Reload builds the proxy generation and swaps it in (or fails,
 // changing nothing). Only then are the certificates swapped and the
 // rest applied, so a failure anywhere leaves everything as it was.
-func (d *daemon) apply(cfg *conf.Config) error {
+func (d *daemon) apply(cfg *conf.Config, raw []byte) error {
 	tlsNext, err := d.edge.prepareReload(cfg)
 	if err != nil {
 		return err
@@ -313,12 +322,16 @@ func (d *daemon) apply(cfg *conf.Config) error {
 	if err != nil {
 		return errors.Join(err, tlsNext.abort())
 	}
-	pc := proxyConfig(cfg)
+	pc, err := d.proxyConfig(cfg, raw) // the WAF rule sets compile, or nothing changes
+	if err != nil {
+		return errors.Join(err, tlsNext.abort())
+	}
 	pc.AltSvc = d.edge.altSvc() // what runs: tls.http3 applies at restart
 	if err := d.proxy.Reload(context.Background(), pc); err != nil {
 		return errors.Join(err, tlsNext.abort())
 	}
 	tlsNext.commit()
+	d.wafs.Keep(d.wafsInUse)
 	d.api.Store(api)
 	_ = d.cache.Resize(int64(cfg.Cache.Size)) // cannot fail: checkCacheSize passed
 	if d.private != nil && cfg.Cache.PrivateSize > 0 {
@@ -332,6 +345,25 @@ func (d *daemon) apply(cfg *conf.Config) error {
 	setMemoryLimit(cfg, d.log)
 	d.cfg = cfg
 	return nil
+}
+
+// proxyConfig is the proxy's config for cfg, the sites' WAF rule sets
+// compiled (or kept from the library); a rule file that does not compile
+// is a FILE:LINE problem of the file raw came from. The library is left
+// holding the sets cfg uses, and those it held before: the caller's
+// commit (wafsInUse) drops what no generation needs.
+func (d *daemon) proxyConfig(cfg *conf.Config, raw []byte) (proxy.Config, error) {
+	pc := proxyConfig(cfg)
+	start := time.Now()
+	sets, err := attachWAF(&pc, cfg, d.wafs)
+	if err != nil {
+		return pc, located(err, raw, d.path)
+	}
+	if len(sets) > 0 {
+		d.log.Info("waf rule sets ready", "sets", len(sets), "took", time.Since(start).Round(time.Millisecond))
+	}
+	d.wafsInUse = sets
+	return pc, nil
 }
 
 // checkCacheSize refuses, before anything is swapped, a size that

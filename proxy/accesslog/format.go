@@ -18,7 +18,9 @@ const (
 	Combined Format = iota + 1
 	// Ramjet is Combined followed by the Cache-Status the client got
 	// (quoted), the request time and the origin time in seconds ("-"
-	// without an origin exchange) and the site.
+	// without an origin exchange) and the site; a request the WAF
+	// matched rules in has one more, quoted, field: "waf=OUTCOME
+	// score=N rules=ID,ID data=MATCHED".
 	Ramjet
 	// JSON is one object per line with named fields (JSONFields).
 	JSON
@@ -26,7 +28,7 @@ const (
 
 // JSONFields are the names of a JSON line's fields, in their order.
 var JSONFields = []string{"time", "remote_addr", "request_method", "request_uri", "server_protocol", "status",
-	"body_bytes_sent", "http_referer", "http_user_agent", "cache_status", "request_time", "origin_time", "site"}
+	"body_bytes_sent", "http_referer", "http_user_agent", "cache_status", "request_time", "origin_time", "site", "waf"}
 
 // ParseFormat reads a format's name: combined, ramjet or json.
 func ParseFormat(name string) (Format, error) {
@@ -75,6 +77,17 @@ type Record struct {
 	// the request was answered without one.
 	OriginTime time.Duration
 	Site       []byte
+	// WAF is what the firewall found in the request; nil when it was not
+	// inspected or nothing matched.
+	WAF *WAF
+}
+
+// WAF is the firewall's word on a request that matched rules.
+type WAF struct {
+	Outcome string // "passed" (below the threshold), "detected" (detect mode), "blocked"
+	Score   int    // the anomaly score, 0 when no evaluation ran to a block
+	Rules   []int  // the rules that matched
+	Data    string // what the gravest one matched, cut short
 }
 
 // Append appends rec's line, newline included, to dst. It allocates
@@ -133,9 +146,32 @@ func appendRamjet(dst []byte, rec *Record) []byte {
 	}
 	dst = append(dst, ' ')
 	if len(rec.Site) == 0 {
-		return append(dst, '-')
+		dst = append(dst, '-')
+	} else {
+		dst = appendEscaped(dst, rec.Site)
 	}
-	return appendEscaped(dst, rec.Site)
+	if w := rec.WAF; w != nil {
+		dst = append(dst, ` "waf=`...)
+		dst = append(dst, w.Outcome...)
+		dst = append(dst, " score="...)
+		dst = strconv.AppendInt(dst, int64(w.Score), 10)
+		dst = append(dst, " rules="...)
+		dst = appendRules(dst, w.Rules)
+		dst = append(dst, " data="...)
+		dst = appendEscaped(dst, []byte(w.Data))
+		dst = append(dst, '"')
+	}
+	return dst
+}
+
+func appendRules(dst []byte, rules []int) []byte {
+	for i, id := range rules {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendInt(dst, int64(id), 10)
+	}
+	return dst
 }
 
 // appendJSON writes the fields of JSONFields; absent header fields are
@@ -175,5 +211,19 @@ func appendJSON(dst []byte, rec *Record) []byte {
 	}
 	dst = append(dst, `,"site":`...)
 	dst = appendJSONString(dst, rec.Site)
+	dst = append(dst, `,"waf":`...)
+	if w := rec.WAF; w == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, `{"outcome":`...)
+		dst = appendJSONString(dst, []byte(w.Outcome))
+		dst = append(dst, `,"score":`...)
+		dst = strconv.AppendInt(dst, int64(w.Score), 10)
+		dst = append(dst, `,"rules":[`...)
+		dst = appendRules(dst, w.Rules)
+		dst = append(dst, `],"data":`...)
+		dst = appendJSONString(dst, []byte(w.Data))
+		dst = append(dst, '}')
+	}
 	return append(dst, '}')
 }

@@ -27,6 +27,9 @@ func TestFormatsWriteOneLineEach(t *testing.T) {
 	stream := hitRecord()
 	stream.Bytes, stream.Referer, stream.UserAgent, stream.CacheStatus, stream.Site = -1, nil, nil, nil, nil
 	stream.Addr = net.ParseIP("2001:db8::1")
+	blocked := hitRecord()
+	blocked.Status, blocked.CacheStatus = 403, nil
+	blocked.WAF = &WAF{Outcome: "blocked", Score: 10, Rules: []int{942100, 942190}, Data: `ARGS:id=1" or 1=1`}
 	tests := []struct {
 		name string
 		f    Format
@@ -44,9 +47,13 @@ func TestFormatsWriteOneLineEach(t *testing.T) {
 		{"ramjet error without cache status or site", Ramjet, stream,
 			`2001:db8::1 - - [01/Dec/2026:18:16:05 +0100] "GET /page?utm_source=x&a=1 HTTP/1.1" 200 - "-" "-" "-" 0.000042 - -`},
 		{"json hit", JSON, hitRecord(),
-			`{"time":"2026-12-01T18:16:05.123+01:00","remote_addr":"203.0.113.7","request_method":"GET","request_uri":"/page?utm_source=x&a=1","server_protocol":"HTTP/1.1","status":200,"body_bytes_sent":725,"http_referer":"https://example.com/","http_user_agent":"curl/8.4.0","cache_status":"ramjet; hit","request_time":0.000042,"origin_time":null,"site":"example.com"}`},
+			`{"time":"2026-12-01T18:16:05.123+01:00","remote_addr":"203.0.113.7","request_method":"GET","request_uri":"/page?utm_source=x&a=1","server_protocol":"HTTP/1.1","status":200,"body_bytes_sent":725,"http_referer":"https://example.com/","http_user_agent":"curl/8.4.0","cache_status":"ramjet; hit","request_time":0.000042,"origin_time":null,"site":"example.com","waf":null}`},
 		{"json without referer, agent or length", JSON, stream,
-			`{"time":"2026-12-01T18:16:05.123+01:00","remote_addr":"2001:db8::1","request_method":"GET","request_uri":"/page?utm_source=x&a=1","server_protocol":"HTTP/1.1","status":200,"body_bytes_sent":null,"http_referer":"","http_user_agent":"","cache_status":"","request_time":0.000042,"origin_time":null,"site":""}`},
+			`{"time":"2026-12-01T18:16:05.123+01:00","remote_addr":"2001:db8::1","request_method":"GET","request_uri":"/page?utm_source=x&a=1","server_protocol":"HTTP/1.1","status":200,"body_bytes_sent":null,"http_referer":"","http_user_agent":"","cache_status":"","request_time":0.000042,"origin_time":null,"site":"","waf":null}`},
+		{"ramjet blocked by the waf", Ramjet, blocked,
+			`203.0.113.7 - - [01/Dec/2026:18:16:05 +0100] "GET /page?utm_source=x&a=1 HTTP/1.1" 403 725 "https://example.com/" "curl/8.4.0" "-" 0.000042 - example.com "waf=blocked score=10 rules=942100,942190 data=ARGS:id=1\x22 or 1=1"`},
+		{"json blocked by the waf", JSON, blocked,
+			`{"time":"2026-12-01T18:16:05.123+01:00","remote_addr":"203.0.113.7","request_method":"GET","request_uri":"/page?utm_source=x&a=1","server_protocol":"HTTP/1.1","status":403,"body_bytes_sent":725,"http_referer":"https://example.com/","http_user_agent":"curl/8.4.0","cache_status":"","request_time":0.000042,"origin_time":null,"site":"example.com","waf":{"outcome":"blocked","score":10,"rules":[942100,942190],"data":"ARGS:id=1\" or 1=1"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -125,3 +125,10 @@ func (h *Handler) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
 	}
 	return nil
 }
+
+// Static reports whether a request for path is answered with a file of
+// the docroot (not a script, the front controller or the origin): such a
+// request never reaches PHP.
+func (h *Handler) Static(path []byte) bool {
+	return h.lookup(string(path)).kind == kindStatic
+}
