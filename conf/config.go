@@ -163,7 +163,15 @@ type Site struct {
 	// HSTS is the Strict-Transport-Security value added to responses
 	// sent over TLS ("max-age=31536000; includeSubDomains"); "" = none.
 	HSTS string `yaml:"hsts"`
+	// HtaccessRoot (proxy mode) is the origin's document root: ramjet
+	// reads the LiteSpeed cache rules of its .htaccess files (mobile
+	// variant, no-cache cookies and agents, vary cookies, dropped query
+	// parameters); the origin's server applies the rest. "" = none.
+	HtaccessRoot string `yaml:"htaccess_root"`
 }
+
+// Switch is a setting written on or off (true/false also read).
+type Switch bool
 
 // Docroot serves a site from a directory with ramjet's own php-cgi
 // workers instead of (or beside) the origin.
@@ -180,6 +188,9 @@ type Docroot struct {
 	FrontController string `yaml:"front_controller"`
 	// PathInfo splits /script.php/extra into the script and PATH_INFO.
 	PathInfo bool `yaml:"path_info"`
+	// Htaccess reads the .htaccess files from Root down to each
+	// requested directory, as Apache with AllowOverride All does.
+	Htaccess Switch `yaml:"htaccess"`
 	// FollowSymlinks lets symlinks lead outside Root.
 	FollowSymlinks bool `yaml:"follow_symlinks"`
 	// StaticTTL is how long the cache keeps static files; 0 = not cached.
@@ -306,6 +317,7 @@ func Default() *Config {
 				Serve:           "all",
 				Index:           []string{"index.php", "index.html"},
 				FrontController: "/index.php",
+				Htaccess:        true,
 				PHP: PHP{
 					Workers:        4,
 					MinWorkers:     1,

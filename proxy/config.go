@@ -11,6 +11,7 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 	"github.com/ramjet-proxy/ramjet/proxy/realip"
 )
@@ -106,6 +107,10 @@ type Site struct {
 	CacheSize int64
 	// AccessLog is where the site's client requests are logged.
 	AccessLog AccessLog
+	// HtaccessRoot (proxy mode) is the origin's document root, whose
+	// .htaccess files' LiteSpeed cache rules ramjet applies; "" none. A
+	// docroot site with Docroot.Htaccess reads its own root instead.
+	HtaccessRoot string
 }
 
 // AccessLog names a site's access log. Sites naming one path share its
@@ -145,6 +150,8 @@ type site struct {
 	// log is where its requests are logged; nil: nowhere. Set when the
 	// generation opens its files.
 	log *siteLog
+	// ht reads the site's .htaccess files (stageRewrite); nil: none.
+	ht *htaccess.Tree
 }
 
 // classify is classify with the field addressed to ramjet alone counted

@@ -109,7 +109,7 @@ func (r *request) fetch(key string) result {
 	defer fasthttp.ReleaseRequest(req)
 	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.stale, fwd: r.fwd,
 		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private,
-		scope: scopeOf(r.s, r.header().Host())}
+		scope: scopeOf(r.s, r.header().Host()), ls: r.lsRules()}
 	res := f.run()
 	res.origin = max(f.now-f.born, 1)
 	switch {
@@ -152,6 +152,9 @@ type fill struct {
 	// asCame: the body is stored in a coding ramjet cannot undo, as it
 	// came (not an ESI page), so it is not compressed again.
 	asCame bool
+	// ls is what the site's LiteSpeed cache rules said of the request
+	// that fills; nil when they said nothing.
+	ls *lsRules
 }
 
 // run sends the request, applies the purges the answer carries, decides,
@@ -186,6 +189,9 @@ func (f *fill) run() result {
 		return f.storeRevalidated()
 	}
 	in := policyInput(f.req, f.resp, f.s, f.now) // by value: no garbage per fill
+	if f.ls != nil && len(in.LSCacheControl) == 0 {
+		in.LSCacheControl = f.ls.control // the rules' TTL, when the application says nothing
+	}
 	f.d = policy.Decide(&in)
 	if f.private {
 		f.d.Private, f.d.Store = f.d.Private || f.d.Store, false

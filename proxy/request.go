@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 )
 
 // request is one request on its way through the stages: a client's (ctx
@@ -86,6 +87,12 @@ type request struct {
 	// read when the site logs); logBuf holds its line, reused.
 	start  time.Time
 	logBuf []byte
+
+	// ht is what the site's .htaccess rules decided (stageRewrite), valid
+	// when r.s.ht is set; htReq and htLine are its input, reused.
+	ht     htaccess.Outcome
+	htReq  htaccess.Request
+	htLine []byte
 
 	fragState fragment         // frag points here: no allocation per fragment
 	sub       fasthttp.Request // a fragment's sub-request, req points here

@@ -153,6 +153,7 @@ func site(names []string, s conf.Site, log conf.AccessLog) proxy.Site {
 		Docroot:         docrootConfig(s.Docroot),
 		HTTPSRedirect:   s.HTTPSRedirect,
 		HSTS:            s.HSTS,
+		HtaccessRoot:    s.HtaccessRoot,
 	}
 }
 
@@ -188,6 +189,7 @@ func docrootConfig(d conf.Docroot) *proxy.Docroot {
 			PathInfo:        d.PathInfo,
 			FollowSymlinks:  d.FollowSymlinks,
 			StaticTTL:       time.Duration(d.StaticTTL),
+			Htaccess:        bool(d.Htaccess),
 		},
 		PHP: &phppool.Config{
 			Binary:         h.Binary,

@@ -180,3 +180,23 @@ func (o *Outcome) Cookies() [][]byte { return o.cookies }
 
 // Rounds is how many times the rules ran (1 + internal redirects).
 func (o *Outcome) Rounds() int { return o.rounds }
+
+// HostPort is SERVER_PORT as Apache with UseCanonicalName Off has it:
+// the Host header's port, else the scheme's.
+func HostPort(host []byte, https bool) int {
+	h := hostOnly(host)
+	if len(h) < len(host) && host[len(h)] == ':' {
+		n := 0
+		for _, c := range host[len(h)+1:] {
+			if c < '0' || c > '9' || n > 65535 {
+				return 0
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	if https {
+		return 443
+	}
+	return 80
+}
