@@ -560,12 +560,7 @@ func (o *Outcome) redirectTo(req *Request, r *rule, s, query []byte) {
 	}
 	loc := o.Location[:0]
 	if !isAbsoluteURL(s) {
-		if req.HTTPS {
-			loc = append(loc, "https://"...)
-		} else {
-			loc = append(loc, "http://"...)
-		}
-		loc = append(loc, req.Host...)
+		loc = appendOrigin(loc, req)
 	}
 	if r.flags.ne {
 		loc = append(loc, s...)
@@ -576,6 +571,16 @@ func (o *Outcome) redirectTo(req *Request, r *rule, s, query []byte) {
 		loc = append(append(loc, '?'), query...)
 	}
 	o.Location = loc
+}
+
+// appendOrigin appends the scheme and host the client asked.
+func appendOrigin(dst []byte, req *Request) []byte {
+	if req.HTTPS {
+		dst = append(dst, "https://"...)
+	} else {
+		dst = append(dst, "http://"...)
+	}
+	return append(dst, req.Host...)
 }
 
 // appendEscapedPath escapes what may not stand in a URL path as Apache's

@@ -217,7 +217,7 @@ func (o *Outcome) setEnvs() {
 func (o *Outcome) redirectAlias(req *Request, path, query []byte) bool {
 	for i := len(o.secs) - 1; i >= 0; i-- {
 		for _, r := range o.secs[i].redirects {
-			if o.tryRedirect(r, path, query) {
+			if o.tryRedirect(req, r, path, query) {
 				return true
 			}
 		}
@@ -225,7 +225,7 @@ func (o *Outcome) redirectAlias(req *Request, path, query []byte) bool {
 	return false
 }
 
-func (o *Outcome) tryRedirect(r *redirect, path, query []byte) bool {
+func (o *Outcome) tryRedirect(req *Request, r *redirect, path, query []byte) bool {
 	o.loc = o.loc[:0]
 	if r.re != nil {
 		idx := r.re.FindSubmatchIndex(path)
@@ -250,7 +250,12 @@ func (o *Outcome) tryRedirect(r *redirect, path, query []byte) bool {
 	if len(query) > 0 && bytes.IndexByte(o.loc, '?') < 0 {
 		o.loc = append(append(o.loc, '?'), query...)
 	}
-	o.Location = append(o.Location[:0], o.loc...)
+	o.Location = o.Location[:0]
+	if len(o.loc) > 0 && o.loc[0] == '/' {
+		// A path: on this host, as Apache makes it absolute.
+		o.Location = appendOrigin(o.Location, req)
+	}
+	o.Location = append(o.Location, o.loc...)
 	return true
 }
 

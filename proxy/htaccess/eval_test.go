@@ -373,8 +373,8 @@ RedirectPermanent /perm/ /p/
 		{"GET /old", 301, "http://example.com/new"},
 		{"GET /older", 0, ""},
 		{"GET /removed", 410, ""},
-		{"GET /blog/42", 302, "/posts/42"},
-		{"GET /perm/x", 301, "/p/x"},
+		{"GET /blog/42", 302, "http://example.com/posts/42"},
+		{"GET /perm/x", 301, "http://example.com/p/x"},
 	}
 	for _, tt := range tests {
 		o := eval(t, tr, tt.line, nil)
