@@ -92,6 +92,7 @@ type request struct {
 	// when r.s.ht is set; htReq and htLine are its input, reused.
 	ht     htaccess.Outcome
 	htReq  htaccess.Request
+	htHdr  htHeader
 	htLine []byte
 
 	fragState fragment         // frag points here: no allocation per fragment

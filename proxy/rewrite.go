@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"hash/maphash"
 	"strconv"
 	"strings"
 
@@ -45,14 +46,18 @@ func stageRewrite(r *request) verdict {
 	}
 	hr := &r.htReq
 	hr.Method, hr.Path, hr.Query = h.Method(), r.req.URI().Path(), r.req.URI().QueryString()
-	hr.Host, hr.Protocol, hr.Header = h.Host(), h.Protocol(), h
+	r.htHdr.h = h
+	hr.Host, hr.Protocol, hr.Header = h.Host(), h.Protocol(), &r.htHdr
 	hr.Client, hr.ClientPort, hr.HTTPS = r.client, int(r.port), r.tls
 	hr.Port = htaccess.HostPort(hr.Host, r.tls)
+	// The requested URL's rules decide caching and refusal (as
+	// LiteSpeed's CacheLookup); the docroot runs the internal redirect.
+	hr.OneRound = true
 	r.htLine = append(append(append(r.htLine[:0], hr.Method...), ' '), h.RequestURI()...)
 	r.htLine = append(append(r.htLine, ' '), hr.Protocol...)
 	hr.RequestLine = r.htLine
-	t.Eval(hr, &r.ht)
-	r.htReq.Header = nil
+	t.EvalMemo(r.htKey(), hr, &r.ht)
+	r.htReq.Header, r.htHdr.h = nil, nil
 	o := &r.ht
 	if o.Status != 0 {
 		return r.refused()
@@ -125,4 +130,59 @@ func (r *request) lsRules() *lsRules {
 		}
 	}
 	return ls
+}
+
+// htHeader is the request header as the rules read it. Peek("Cookie")
+// on a fasthttp header whose cookies were parsed (an HTTP/2 request's,
+// a fragment's) writes them out anew into a fresh slice; this writes
+// them into a buffer kept with the request.
+type htHeader struct {
+	h      *fasthttp.RequestHeader
+	cookie []byte
+}
+
+func (a *htHeader) Peek(key string) []byte {
+	if len(key) != len("Cookie") || !strings.EqualFold(key, "Cookie") {
+		return a.h.Peek(key)
+	}
+	a.cookie = a.cookie[:0]
+	for name, value := range a.h.Cookies() {
+		if len(a.cookie) > 0 {
+			a.cookie = append(a.cookie, "; "...)
+		}
+		a.cookie = append(append(append(a.cookie, name...), '='), value...)
+	}
+	return a.cookie
+}
+
+// htKey hashes everything of the request the rules may read — the
+// request line, every header, the client's address and port, the scheme
+// — for the tree's memo of lookups. It does not allocate.
+func (r *request) htKey() uint64 {
+	var mh maphash.Hash
+	mh.SetSeed(r.p.idSeed)
+	h := r.header()
+	mh.Write(h.Method())
+	mh.WriteByte(0)
+	mh.Write(h.RequestURI())
+	mh.WriteByte(0)
+	mh.Write(h.Host())
+	mh.WriteByte(0)
+	if raw := h.RawHeaders(); len(raw) > 0 && r.frag == nil {
+		mh.Write(raw)
+	} else {
+		for k, v := range h.All() {
+			mh.Write(k)
+			mh.WriteByte(':')
+			mh.Write(v)
+			mh.WriteByte('\n')
+		}
+	}
+	mh.Write(r.ip16[:])
+	mh.WriteByte(byte(r.port))
+	mh.WriteByte(byte(r.port >> 8))
+	if r.tls {
+		mh.WriteByte(1)
+	}
+	return mh.Sum64()
 }

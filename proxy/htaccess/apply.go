@@ -181,7 +181,7 @@ func (o *Outcome) ruleMatches(t *Tree, r *rule, req *Request, now time.Time) boo
 		o.caps = append(o.caps[:0], idx...)
 	} else {
 		o.caps = o.caps[:0]
-		if r.re.Match(o.subject) == r.negate {
+		if r.m.match(o.subject) == r.negate {
 			return false
 		}
 	}
@@ -218,7 +218,7 @@ func (o *Outcome) condMatches(t *Tree, c *cond, req *Request, keep bool, now tim
 				o.condCaps = append(o.condCaps[:0], idx...)
 			}
 		} else {
-			ok = c.re.Match(o.tmp)
+			ok = c.m.match(o.tmp)
 		}
 	case condDir, condFile, condSize, condLink, condExists, condExec:
 		st := t.stats.get(o.tmp, now)

@@ -109,6 +109,7 @@ var rewriteDirectives = map[string]rewriteHandler{
 		}
 		r.conds, r.litespeed = conds, sc.litespeed
 		r.finish()
+		p.f.usesTime = p.f.usesTime || r.usesTime()
 		r.at = fmt.Sprintf("%s:%d", p.f.Path, ln.n)
 		if r.flags.proxy {
 			p.warn(ln.n, "rewriterule p", "RewriteRule [P] is not supported: such a rule answers 502")

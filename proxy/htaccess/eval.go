@@ -52,6 +52,10 @@ func (t *Tree) Eval(req *Request, o *Outcome) {
 		if !changed {
 			break
 		}
+		if req.OneRound {
+			path, query, o.Rewritten = newPath, newQuery, true
+			break
+		}
 		// An internal redirect: the new path goes through every phase
 		// again, its environment's earlier names prefixed REDIRECT_.
 		for i := range o.env {

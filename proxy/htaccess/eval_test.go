@@ -383,3 +383,14 @@ RedirectPermanent /perm/ /p/
 		}
 	}
 }
+
+func TestOneRoundStopsAtTheInternalRedirect(t *testing.T) {
+	tr, _ := wordpressTree(t, nil)
+	r := request("GET /hello-world/", hdr{"User-Agent": "Android Mobile"})
+	r.OneRound = true
+	o := &Outcome{}
+	tr.Eval(r, o)
+	if o.Rounds() != 1 || string(o.Path) != "/index.php" || string(o.Cache.Vary) != "ismobile" {
+		t.Fatalf("rounds %d path %q vary %q", o.Rounds(), o.Path, o.Cache.Vary)
+	}
+}

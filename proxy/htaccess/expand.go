@@ -119,6 +119,18 @@ func (o *Outcome) appendVar(dst []byte, v int, req *Request) []byte {
 		return strconv.AppendInt(dst, int64(time.Now().Year()), 10)
 	case varTime:
 		return time.Now().AppendFormat(dst, "20060102150405")
+	case varTimeMon:
+		return time.Now().AppendFormat(dst, "01")
+	case varTimeDay:
+		return time.Now().AppendFormat(dst, "02")
+	case varTimeHour:
+		return time.Now().AppendFormat(dst, "15")
+	case varTimeMin:
+		return time.Now().AppendFormat(dst, "04")
+	case varTimeSec:
+		return time.Now().AppendFormat(dst, "05")
+	case varTimeWday:
+		return strconv.AppendInt(dst, int64(time.Now().Weekday()), 10)
 	}
 	return dst
 }

@@ -28,6 +28,8 @@ type File struct {
 	failRead bool
 	// urlDir is the URL path of the file's directory ("/", "/a/").
 	urlDir string
+	// usesTime: a rule reads the clock, so no decision may be remembered.
+	usesTime bool
 }
 
 // Err is the first error of f, nil when it parsed cleanly.

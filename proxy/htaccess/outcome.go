@@ -29,6 +29,11 @@ type Request struct {
 	// Port is the port the client connected to (SERVER_PORT).
 	Port  int
 	HTTPS bool
+	// OneRound evaluates the requested URL's rules only, as LiteSpeed's
+	// CacheLookup does before the internal redirect they lead to: what
+	// decides caching and refusal of the URL. The path it is rewritten
+	// to is not walked again (Path says where it would go).
+	OneRound bool
 }
 
 // Outcome is what Eval decided for a request. It is reused: Eval resets

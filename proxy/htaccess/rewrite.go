@@ -27,6 +27,7 @@ type rule struct {
 	at     string // FILE:LINE, for logs
 	conds  []*cond
 	re     *regexp.Regexp
+	m      matcher
 	negate bool
 	subst  template
 	dash   bool // "-": no substitution
@@ -69,6 +70,7 @@ type cond struct {
 	negate  bool
 	nc, or  bool
 	re      *regexp.Regexp
+	m       matcher
 	operand template // for comparisons
 }
 
@@ -206,6 +208,7 @@ func parseCond(args []string) (*cond, error) {
 	if err != nil {
 		return nil, fmt.Errorf("RewriteCond: %w", err)
 	}
+	c.m = newMatcher(c.re, pat, c.nc)
 	return c, nil
 }
 
@@ -290,6 +293,7 @@ func parseRule(args []string) (*rule, error) {
 	if r.re, err = compileRegex(pat, nocase); err != nil {
 		return nil, fmt.Errorf("RewriteRule: %w", err)
 	}
+	r.m = newMatcher(r.re, pat, nocase)
 	if args[1] == "-" {
 		r.dash = true
 	} else if r.subst, err = parseTemplate(args[1]); err != nil {
@@ -463,4 +467,30 @@ func (r *rule) finish() {
 	if r.negate {
 		r.caps = false
 	}
+}
+
+// usesTime reports whether the rule or its conditions read the clock.
+func (r *rule) usesTime() bool {
+	clock := func(t *template) bool {
+		for _, p := range t.parts {
+			if p.kind == partVar && p.n >= varTimeYear && p.n <= varTimeWday {
+				return true
+			}
+		}
+		return false
+	}
+	if clock(&r.subst) {
+		return true
+	}
+	for _, c := range r.conds {
+		if clock(&c.test) || clock(&c.operand) {
+			return true
+		}
+	}
+	for i := range r.env {
+		if clock(&r.env[i].value) {
+			return true
+		}
+	}
+	return false
 }

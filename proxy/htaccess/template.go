@@ -137,6 +137,12 @@ const (
 	varRemotePort
 	varTimeYear
 	varTime
+	varTimeMon
+	varTimeDay
+	varTimeHour
+	varTimeMin
+	varTimeSec
+	varTimeWday
 	varServerSoftware
 	varScriptName
 )
@@ -164,6 +170,12 @@ var varNames = map[string]int{
 	"REMOTE_PORT":      varRemotePort,
 	"TIME_YEAR":        varTimeYear,
 	"TIME":             varTime,
+	"TIME_MON":         varTimeMon,
+	"TIME_DAY":         varTimeDay,
+	"TIME_HOUR":        varTimeHour,
+	"TIME_MIN":         varTimeMin,
+	"TIME_SEC":         varTimeSec,
+	"TIME_WDAY":        varTimeWday,
 	"SERVER_SOFTWARE":  varServerSoftware,
 	"SCRIPT_NAME":      varScriptName,
 }

@@ -45,6 +45,7 @@ type Tree struct {
 
 	stats     statCache
 	passwords passwordFiles
+	memo      memo
 }
 
 // dirState is what is known of one directory's file.
@@ -133,8 +134,12 @@ func (t *Tree) refresh(urlDir string, old *dirState, now time.Time) *dirState {
 		}
 		d.file = t.load(name, st)
 		d.file.urlDir = urlDir
+		t.memo.changed(d.file)
 	case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		// No file: nothing configured here.
+		if old != nil && old.file != nil {
+			t.memo.changed(nil) // it was removed
+		}
 	default:
 		// Apache answers 403 when it cannot read a directory's
 		// .htaccess: so does ramjet (as an error of the directory).
