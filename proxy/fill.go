@@ -193,6 +193,7 @@ func (f *fill) run() result {
 		in.LSCacheControl = f.ls.control // the rules' TTL, when the application says nothing
 	}
 	f.d = policy.Decide(&in)
+	f.applyOriginExpires()
 	if f.private {
 		f.d.Private, f.d.Store = f.d.Private || f.d.Store, false
 	}

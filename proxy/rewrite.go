@@ -5,6 +5,8 @@ import (
 	"hash/maphash"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -185,4 +187,27 @@ func (r *request) htKey() uint64 {
 		mh.WriteByte(1)
 	}
 	return mh.Sum64()
+}
+
+var htOutcomes = sync.Pool{New: func() any { return new(htaccess.Outcome) }}
+
+// applyOriginExpires (proxy mode) sets the browser-cache headers the
+// origin's .htaccess asks for (ExpiresByType, as the LiteSpeed Cache
+// plugin writes it) on an answer that has none, as LiteSpeed or Apache's
+// mod_expires would: after the cache decided, so a year's max-age for
+// browsers does not become ramjet's TTL. A stored copy keeps its Expires
+// date; browsers go by max-age and Age.
+func (f *fill) applyOriginExpires() {
+	t := f.s.ht
+	if t == nil || f.s.Docroot != nil || len(f.resp.Header.Peek("Expires")) > 0 {
+		return
+	}
+	o := htOutcomes.Get().(*htaccess.Outcome)
+	defer htOutcomes.Put(o)
+	hr := htaccess.Request{Method: f.req.Header.Method(), Path: f.req.URI().Path(), Query: f.req.URI().QueryString(),
+		Host: f.req.Header.Host(), Protocol: f.req.Header.Protocol(), Header: &f.req.Header, OneRound: true}
+	t.Eval(&hr, o)
+	if o.Status == 0 {
+		o.Apply(htaccess.Answer{Status: f.resp.StatusCode()}, &f.resp.Header, time.Now())
+	}
 }

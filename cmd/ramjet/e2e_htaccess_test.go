@@ -231,7 +231,8 @@ const (
 func TestHtaccessProxyModeLiteSpeedRules(t *testing.T) {
 	o := startOrigin(t)
 	root := testbed.PublicDir(t)
-	write(t, filepath.Join(root, ".htaccess"), lscacheBlock+"Deny from all\nRewriteRule ^ - [F]\n")
+	browserCache := "<IfModule mod_expires.c>\nExpiresActive on\nExpiresByType text/css A31557600\n</IfModule>\n"
+	write(t, filepath.Join(root, ".htaccess"), lscacheBlock+browserCache+"Deny from all\nRewriteRule ^ - [F]\n")
 	cfg := testbed.WriteConfig(t, "", fmt.Sprintf("hosts:\n  - names: [site.test]\n    htaccess_root: %q\n", root))
 	rj := startRamjet(t, o.URL, "--config", cfg)
 	c := &http.Client{Timeout: 10 * time.Second}
@@ -283,6 +284,10 @@ func TestHtaccessProxyModeLiteSpeedRules(t *testing.T) {
 	}
 	if r := get(t, c, rj.URL+"/wp-content/litespeed/debug/debug.log", host); r.Status != 403 {
 		t.Errorf("plugin debug log: status %d, want 403", r.Status)
+	}
+	css := get(t, c, rj.URL+"/e/style?ctype=text/css", host)
+	if cc := css.Header.Get("Cache-Control"); cc != "max-age=31557600" || css.Header.Get("Expires") == "" {
+		t.Errorf("the plugin's ExpiresByType on a stylesheet from nginx: Cache-Control %q, Expires %q", cc, css.Header.Get("Expires"))
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 func (p *parser) directive(sc scope, ln line) {
 	name, raw := splitDirective(ln.text)
 	lname := strings.ToLower(name)
-	if p.f.proxyOnly && !sc.litespeed && lname != "cachelookup" && lname != "cachekeymodify" {
+	if p.f.proxyOnly && !sc.litespeed && !proxyReads[lname] {
 		return
 	}
 	var err error
@@ -19,7 +19,7 @@ func (p *parser) directive(sc scope, ln line) {
 			return
 		}
 		err = h(p, sc, ln, raw)
-	} else if p.f.proxyOnly {
+	} else if p.f.proxyOnly && !proxyReads[lname] {
 		return // outside the cache rules: the origin's server reads it
 	} else if h, ok := directives[lname]; ok {
 		err = h(p, sc, ln, words(raw), raw)
@@ -33,6 +33,15 @@ func (p *parser) directive(sc scope, ln line) {
 	if err != nil {
 		p.errorf(ln.n, "%v", err)
 	}
+}
+
+// proxyReads are what proxy mode reads outside <IfModule LiteSpeed>:
+// the LiteSpeed cache directives and the browser-cache block the
+// LiteSpeed Cache plugin writes (nginx would ignore it; Apache applies
+// it itself, and then its Expires header is left alone).
+var proxyReads = map[string]bool{
+	"cachelookup": true, "cachekeymodify": true,
+	"expiresactive": true, "expiresbytype": true, "expiresdefault": true,
 }
 
 // accessName: directives of the authentication and authorization

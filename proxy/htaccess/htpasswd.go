@@ -19,7 +19,7 @@ import (
 
 // passwordFile is one htpasswd file: user → hash, as Apache's htpasswd
 // writes them (bcrypt "$2y$", APR1-MD5 "$apr1$", SHA1 "{SHA}", MD5-crypt
-// "$1$", traditional DES crypt).
+// "$1$", traditional DES crypt of 13 characters).
 type passwordFile struct {
 	users map[string]string
 	ver   fileVersion
@@ -130,6 +130,8 @@ func checkPassword(hash, pass string) bool {
 	case strings.HasPrefix(hash, "{SHA}"):
 		sum := sha1.Sum([]byte(pass))
 		return constantEq("{SHA}"+base64.StdEncoding.EncodeToString(sum[:]), hash)
+	case len(hash) == 13 && !strings.ContainsAny(hash, "$:{"):
+		return constantEq(desCrypt(pass, hash[:2]), hash)
 	}
 	return false // unknown schemes ($5$, $6$, plain text) never verify
 }
