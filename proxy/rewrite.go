@@ -46,6 +46,24 @@ func stageRewrite(r *request) verdict {
 	if r.frag == nil || r.frag.ownHeader {
 		h.Del(HeaderVaryValue)
 	}
+	key := r.htKey()
+	if token, ok := t.Recall(key, &r.ht); !ok {
+		r.evalHtaccess(t)
+		t.Remember(key, token, &r.ht)
+	}
+	o := &r.ht
+	if o.Status != 0 {
+		return r.refused()
+	}
+	if len(o.Cache.Vary) > 0 && (r.frag == nil || r.frag.ownHeader) {
+		h.SetBytesV(HeaderVaryValue, o.Cache.Vary)
+	}
+	return proceed
+}
+
+// evalHtaccess runs the requested URL's rules (one round: the lookup's).
+func (r *request) evalHtaccess(t *htaccess.Tree) {
+	h := r.header()
 	hr := &r.htReq
 	hr.Method, hr.Path, hr.Query = h.Method(), r.req.URI().Path(), r.req.URI().QueryString()
 	r.htHdr.h = h
@@ -58,16 +76,8 @@ func stageRewrite(r *request) verdict {
 	r.htLine = append(append(append(r.htLine[:0], hr.Method...), ' '), h.RequestURI()...)
 	r.htLine = append(append(r.htLine, ' '), hr.Protocol...)
 	hr.RequestLine = r.htLine
-	t.EvalMemo(r.htKey(), hr, &r.ht)
+	t.Eval(hr, &r.ht)
 	r.htReq.Header, r.htHdr.h = nil, nil
-	o := &r.ht
-	if o.Status != 0 {
-		return r.refused()
-	}
-	if len(o.Cache.Vary) > 0 && (r.frag == nil || r.frag.ownHeader) {
-		h.SetBytesV(HeaderVaryValue, o.Cache.Vary)
-	}
-	return proceed
 }
 
 // refused handles a request the rules refuse or redirect: a docroot

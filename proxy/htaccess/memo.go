@@ -38,31 +38,48 @@ type memoEntry struct {
 	cache  Cache // with buffers of its own
 }
 
-// EvalMemo is Eval of a lookup through the memo: key must hash
-// everything about req the rules may read (the proxy hashes the whole
-// request head, the client address and the scheme). It fills o's
-// Status, Cause and Cache only; the rest of o is not to be read.
-func (t *Tree) EvalMemo(key uint64, req *Request, o *Outcome) {
-	if t.memo.off.Load() || !req.OneRound {
-		t.Eval(req, o)
-		return
+// Recall fills o's Status, Cause and Cache from the memo when a lookup
+// evaluation (Request.OneRound) with this key was remembered within the
+// last StatInterval, and reports whether it did; the rest of o is not to
+// be read then. key must hash everything about the request the rules
+// may read (the proxy hashes the whole request head, the client's
+// address and the scheme). When it reports false, evaluate and pass the
+// token to Remember.
+func (t *Tree) Recall(key uint64, o *Outcome) (token MemoToken, ok bool) {
+	token = MemoToken{gen: t.memo.gen.Load(), at: t.cfg.Now()}
+	if t.memo.off.Load() {
+		return token, false
 	}
-	now := t.cfg.Now()
-	gen := t.memo.gen.Load()
 	sh := &t.memo.shards[key%memoShards]
 	e := &sh.slots[(key/memoShards)%memoSlots]
 	sh.mu.Lock()
-	if e.key == key && e.gen == gen && now.Sub(e.at) < t.cfg.StatInterval {
-		o.reset()
-		o.Status, o.Cause = e.status, e.cause
-		copyCache(&o.Cache, &e.cache)
-		sh.mu.Unlock()
+	defer sh.mu.Unlock()
+	if e.key != key || e.gen != token.gen || token.at.Sub(e.at) >= t.cfg.StatInterval {
+		return token, false
+	}
+	o.reset()
+	o.Status, o.Cause = e.status, e.cause
+	copyCache(&o.Cache, &e.cache)
+	return token, true
+}
+
+// MemoToken is what Recall saw: the files' generation and the time, so
+// that a decision made while a file changed is not remembered as current.
+type MemoToken struct {
+	gen uint64
+	at  time.Time
+}
+
+// Remember keeps the lookup evaluation o made of the request hashed as
+// key, after a Recall that gave token.
+func (t *Tree) Remember(key uint64, token MemoToken, o *Outcome) {
+	if t.memo.off.Load() {
 		return
 	}
-	sh.mu.Unlock()
-	t.Eval(req, o)
+	sh := &t.memo.shards[key%memoShards]
+	e := &sh.slots[(key/memoShards)%memoSlots]
 	sh.mu.Lock()
-	e.key, e.gen, e.at, e.status, e.cause = key, gen, now, o.Status, o.Cause
+	e.key, e.gen, e.at, e.status, e.cause = key, token.gen, token.at, o.Status, o.Cause
 	copyCache(&e.cache, &o.Cache)
 	sh.mu.Unlock()
 }
