@@ -92,3 +92,56 @@ func TestHtaccessPermalinkIsCachedPerVariant(t *testing.T) {
 		}
 	}
 }
+
+// TestHtaccessInlineHitAndRefusal: an HTTP/2 inline hit (ServeHit) runs
+// the rewrite stage too: a cached permalink is answered inline, and a
+// request the rules refuse is declined to the full path, which passes it
+// to the docroot (403).
+func TestHtaccessInlineHitAndRefusal(t *testing.T) {
+	site := wordpressSite(t, true)
+	if err := os.WriteFile(filepath.Join(site.Docroot.Root, "wp-content/.htaccess"), []byte("<Files secret.txt>\nRequire all denied\n</Files>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newTestProxy(t, docrootConfig(site), nil)
+	p.ServeFastHTTP(hitCtx("/hello-world/", desktopAgent))
+	inline := hitCtx("/hello-world/", desktopAgent)
+	if !p.ServeHit(inline) || string(inline.Response.Header.Peek("Cache-Status")) != "ramjet; hit" {
+		t.Fatalf("cached permalink not answered inline: %q", inline.Response.Header.Peek("Cache-Status"))
+	}
+	if p.ServeHit(hitCtx("/wp-content/secret.txt", desktopAgent)) {
+		t.Fatal("a refused request was answered inline")
+	}
+	full := hitCtx("/wp-content/secret.txt", desktopAgent)
+	p.ServeFastHTTP(full)
+	if full.Response.StatusCode() != 403 || string(full.Response.Header.Peek("Cache-Status")) != string(csHtaccess) {
+		t.Fatalf("refused request: %d %q", full.Response.StatusCode(), full.Response.Header.Peek("Cache-Status"))
+	}
+}
+
+// TestHtaccessRoutesESIFragments: a fragment's sub-request goes through
+// the site's rules like a page: /esi/one is rewritten to frag.php.
+func TestHtaccessRoutesESIFragments(t *testing.T) {
+	site := wordpressSite(t, true)
+	site.ESI = true
+	root := site.Docroot.Root
+	src, err := os.ReadFile(filepath.Join(root, ".htaccess"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		".htaccess": "RewriteEngine On\nRewriteRule ^esi/(.*)$ /frag.php?name=$1 [L]\n" + string(src),
+		"page.php":  "<?php header('X-LiteSpeed-Cache-Control: public,max-age=60,esi=on'); echo '<p>before <esi:include src=\"/esi/one\"/> after</p>';",
+		"frag.php":  "<?php header('X-LiteSpeed-Cache-Control: public,max-age=60'); echo 'frag ', $_GET['name'];",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := newTestProxy(t, docrootConfig(site), nil)
+	ctx := hitCtx("/page.php", desktopAgent)
+	p.ServeFastHTTP(ctx)
+	if body := string(ctx.Response.Body()); body != "<p>before frag one after</p>" {
+		t.Fatalf("assembled page %q", body)
+	}
+}

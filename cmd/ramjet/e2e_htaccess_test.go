@@ -371,3 +371,19 @@ func TestCheckHtaccess(t *testing.T) {
 		t.Errorf("exit %d, want 1", code)
 	}
 }
+
+// TestDocrootUserIniIsReadByPHP: what php_value lines in .htaccess would
+// set goes in .user.ini, which php-cgi reads itself (per directory, as
+// PHP's CGI/FastCGI SAPI does); the .htaccess lines are warned about.
+func TestDocrootUserIniIsReadByPHP(t *testing.T) {
+	root := writeHtaccessTree(t)
+	write(t, filepath.Join(root, "ini/.user.ini"), "precision = 5\n")
+	write(t, filepath.Join(root, "ini/show.php"), "<?php echo ini_get('precision');")
+	write(t, filepath.Join(root, "ini/.htaccess"), "php_value precision 7\n")
+	rj := htaccessRamjet(t, root)
+	r := get(t, &http.Client{Timeout: 10 * time.Second}, rj.URL+"/ini/show.php")
+	if string(r.Body) != "5" {
+		t.Fatalf("precision %q, want 5 from .user.ini", r.Body)
+	}
+	rj.WaitOutput(t, 0, "php_value/php_flag: php-cgi takes no per-request settings", 5*time.Second)
+}
