@@ -64,8 +64,12 @@ func (h *Handler) serveHtaccess(req *fasthttp.Request, resp *fasthttp.Response) 
 			resp.Header.SetContentType(mt)
 		}
 	case kindRedirect:
-		// mod_dir: an absolute URL, the query kept.
-		redirect(req, resp, absoluteURL(req, t.location))
+		// mod_dir: an absolute URL, with the query the rules left.
+		loc := absoluteURL(req, t.location)
+		if len(o.Query) > 0 {
+			loc += "?" + string(o.Query)
+		}
+		redirectTo(resp, loc)
 		o.Apply(htaccess.Answer{Status: resp.StatusCode(), Generated: true}, &resp.Header, time.Now())
 		return nil
 	default:
@@ -73,7 +77,10 @@ func (h *Handler) serveHtaccess(req *fasthttp.Request, resp *fasthttp.Response) 
 		return nil
 	}
 	if err == nil {
-		a := htaccess.Answer{Status: resp.StatusCode(), File: t.file}
+		a := htaccess.Answer{Status: resp.StatusCode(), File: t.file, Script: t.kind == kindPHP}
+		if t.kind == kindPHP {
+			a.File = ""
+		}
 		if t.info != nil {
 			a.ModTime = t.info.ModTime()
 		}

@@ -25,6 +25,7 @@ func (t *Tree) Eval(req *Request, o *Outcome) {
 			o.Status, o.Cause = 500, "request exceeded the limit of 10 internal redirects due to probable configuration error"
 			return
 		}
+		o.Mime = "" // a T= of an earlier round: the new request's type is its own
 		last := t.walk(o, path, now)
 		if t.failed(o) {
 			return
@@ -43,6 +44,11 @@ func (t *Tree) Eval(req *Request, o *Outcome) {
 			newPath, newQuery, changed, end = t.rewrite(o, req, last, path, query, now)
 			if o.Status != 0 {
 				return
+			}
+			if changed && o.noSlash {
+				// A directory asked for without its slash: mod_dir
+				// redirects it first, with the query the rules left.
+				query, changed = newQuery, false
 			}
 		}
 		if o.redirectAlias(req, path, query) {
@@ -78,7 +84,7 @@ func (t *Tree) walk(o *Outcome, path []byte, now time.Time) *dirState {
 	d := t.dir(o.dirURL, now)
 	o.files = append(o.files, d.file)
 	o.filename = append(append(o.filename[:0], t.root...), path...)
-	o.pathInfo, o.base = o.pathInfo[:0], o.base[:0]
+	o.pathInfo, o.base, o.noSlash = o.pathInfo[:0], o.base[:0], false
 	pos := 1
 	for pos < len(path) {
 		end := bytes.IndexByte(path[pos:], '/')
@@ -100,6 +106,7 @@ func (t *Tree) walk(o *Outcome, path []byte, now time.Time) *dirState {
 		o.files = append(o.files, d.file)
 		if end == len(path) {
 			o.base = append(o.base, path[pos:end]...) // a directory asked for without its slash
+			o.noSlash = true
 			return d
 		}
 		pos = end + 1

@@ -126,6 +126,7 @@ RewriteRule ^nomatch$ /chained.html [L]
 RewriteRule ^chain$ /chain-end.html [L]
 RewriteRule ^env$ - [E=FOO:bar,E=BAZ:$0]
 RewriteRule ^type$ /f.txt [T=application/x-custom,L]
+RewriteRule \.thing$ - [T=application/x-thing]
 RewriteRule ^ne$ /a\%20b [R,NE]
 RewriteRule ^esc/(.*)$ /x/$1 [R]
 RewriteRule ^b/(.*)$ /q.php?v=$1 [B,L]
@@ -168,7 +169,10 @@ RewriteRule ^status$ - [R=404]
 		})
 	}
 	o := eval(t, tr, "GET /type", nil)
-	if o.Mime != "application/x-custom" {
+	if o.Mime != "" {
+		t.Errorf("T= then an internal redirect: mime %q, want none (Apache types the new request afresh)", o.Mime)
+	}
+	if o = eval(t, tr, "GET /x.thing", nil); o.Mime != "application/x-thing" {
 		t.Errorf("T=: mime %q", o.Mime)
 	}
 	o = eval(t, tr, "GET /env", nil)

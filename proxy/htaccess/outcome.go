@@ -84,6 +84,9 @@ type Outcome struct {
 	uri      []byte // REQUEST_URI: the round's path
 	args     []byte // QUERY_STRING as the rules have left it
 	docRoot  string
+	// noSlash: the walk ended on a directory asked for without its
+	// trailing slash (mod_dir redirects it; the rules leave it alone).
+	noSlash bool
 }
 
 // Cache is what the LiteSpeed cache rules said about one request.

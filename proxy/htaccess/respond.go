@@ -28,6 +28,11 @@ type Answer struct {
 	// Generated: the server made this answer itself (an error page),
 	// so only "Header always" applies.
 	Generated bool
+	// Script: a PHP script's answer. Its own headers are out of reach of
+	// "Header unset" without "always", as with Apache and php-fpm (whose
+	// headers land in err_headers_out: the well-known
+	// "Header always unset X-Powered-By").
+	Script bool
 }
 
 // MimeType is the type a static file is served with when the scopes
@@ -117,7 +122,8 @@ func (o *Outcome) Apply(a Answer, h ResponseHeader, now time.Time) {
 	}
 	for _, s := range o.secs {
 		for _, op := range s.headers {
-			if a.Generated && !op.always || op.env != "" && !o.envCond(op.env) {
+			if a.Generated && !op.always || op.env != "" && !o.envCond(op.env) ||
+				a.Script && !op.always && op.action == "unset" {
 				continue
 			}
 			o.applyHeader(op, h)
