@@ -52,6 +52,7 @@ func (p *Proxy) buildDocroots(g *generation, old *generation) error {
 		}
 		dc := s.Docroot.Config
 		dc.Log = p.log.With("site", siteName(s))
+		dc.ProxyOrigins = g.cfg.Origin.Servers
 		h, err := docroot.New(dc, php, g.pool)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("proxy: site %s: %w", siteName(s), err))

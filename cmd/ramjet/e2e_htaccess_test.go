@@ -462,3 +462,30 @@ func TestDocrootUserIniIsReadByPHP(t *testing.T) {
 	}
 	rj.WaitOutput(t, 0, "php_value/php_flag: php-cgi takes no per-request settings", 5*time.Second)
 }
+
+// TestHtaccessProxyFlagOnlyToConfiguredOrigins: RewriteRule [P] fetches
+// from an origin the configuration names, never from one a .htaccess
+// writer picks.
+func TestHtaccessProxyFlagOnlyToConfiguredOrigins(t *testing.T) {
+	o := startOrigin(t)
+	root := writeHtaccessTree(t)
+	write(t, filepath.Join(root, "api/.htaccess"), fmt.Sprintf("RewriteEngine On\nRewriteRule ^v1/(.*)$ %s/e/$1 [P,QSA]\nRewriteRule ^out$ http://203.0.113.9/steal [P]\n", o.URL))
+	cfg := testbed.WriteConfig(t, "", fmt.Sprintf(`origin:
+  servers: [%q]
+defaults:
+  docroot:
+    root: %q
+    front_controller: ""
+    php:
+      workers: 1
+`, o.URL, root))
+	rj := startRamjet(t, o.URL, "--config", cfg)
+	c := &http.Client{Timeout: 10 * time.Second}
+	r := get(t, c, rj.URL+"/api/v1/proxied?body=via-p")
+	if r.Status != 200 || !strings.Contains(string(r.Body), "uri: /e/proxied?body=via-p") {
+		t.Fatalf("[P] to the origin: %d\n%s", r.Status, r.Body)
+	}
+	if r := get(t, c, rj.URL+"/api/out"); r.Status != 502 {
+		t.Fatalf("[P] elsewhere: %d, want 502", r.Status)
+	}
+}

@@ -46,6 +46,10 @@ type Config struct {
 	// Log receives the .htaccess files' errors and warnings and the
 	// requests they fail; nil discards them.
 	Log *slog.Logger
+	// ProxyOrigins are the origins (scheme://host[:port]) a .htaccess
+	// RewriteRule [P] may send a request to, through the fallback
+	// Upstream; a [P] to any other answers 502.
+	ProxyOrigins []string
 }
 
 // PHP runs one FastCGI request; *phppool.Pool implements it.

@@ -47,6 +47,9 @@ func (h *Handler) serveHtaccess(req *fasthttp.Request, resp *fasthttp.Response) 
 		h.answerOutcome(req, resp, o)
 		return nil
 	}
+	if len(o.Proxy) > 0 {
+		return h.proxyRule(req, resp, o)
+	}
 	path := string(o.Path)
 	var t target
 	if index, ok := o.DirectoryIndex(); ok && strings.HasSuffix(path, "/") {
@@ -87,6 +90,32 @@ func (h *Handler) serveHtaccess(req *fasthttp.Request, resp *fasthttp.Response) 
 		o.Apply(a, &resp.Header, time.Now())
 	}
 	return err
+}
+
+// proxyRule sends a [P] rule's request to the origin it names, if the
+// configuration names it (never anywhere a .htaccess writer chooses).
+func (h *Handler) proxyRule(req *fasthttp.Request, resp *fasthttp.Response, o *htaccess.Outcome) error {
+	target := string(o.Proxy)
+	for _, origin := range h.cfg.ProxyOrigins {
+		rest, ok := strings.CutPrefix(target, strings.TrimSuffix(origin, "/"))
+		if !ok || h.fallback == nil || rest != "" && rest[0] != '/' && rest[0] != '?' {
+			continue
+		}
+		if rest == "" || rest[0] == '?' {
+			rest = "/" + rest
+		}
+		out := fasthttp.AcquireRequest()
+		defer fasthttp.ReleaseRequest(out)
+		req.CopyTo(out)
+		out.SetRequestURI(rest)
+		out.Header.Del(HeaderRemotePort)
+		out.Header.Del(HeaderServerAddr)
+		return h.fallback.Do(out, resp)
+	}
+	h.log.Warn("htaccess: [P] to an origin the configuration does not name", "target", target, "rule", o.Cause)
+	refuseStatus(resp, fasthttp.StatusBadGateway)
+	resp.Header.Set("X-LiteSpeed-Cache-Control", "no-cache")
+	return nil
 }
 
 func statusOf(k kind) int {

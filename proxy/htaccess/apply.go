@@ -124,8 +124,8 @@ func (t *Tree) rewrite(o *Outcome, req *Request, last *dirState, path, query []b
 		}
 		if !r.dash && !o.proxy {
 			if r.flags.proxy {
-				o.Status, o.Cause = 502, r.at+": RewriteRule [P] is not supported"
-				return
+				o.proxyTo(req, r, eff, q)
+				return cur, q, false, true
 			}
 			cur, q = o.substitute(req, r, eff, cur, q)
 			if o.Status != 0 {
@@ -642,4 +642,38 @@ func bytesFold(b []byte, s string) bool {
 		}
 	}
 	return true
+}
+
+// proxyTo records a [P] rule's target: an absolute URL (a path is on
+// this host), with the query as the substitution leaves it. [P] ends the
+// rules, as Apache's; the docroot forwards only to configured origins.
+func (o *Outcome) proxyTo(req *Request, r *rule, eff *rewriteEff, q []byte) {
+	o.scratch = o.expandSubst(o.scratch[:0], &r.subst, req, r.flags.b)
+	s := o.scratch
+	var newQ []byte
+	hasQ := false
+	if i := bytes.IndexByte(s, '?'); i >= 0 {
+		s, newQ, hasQ = s[:i], s[i+1:], true
+	}
+	p := o.Proxy[:0]
+	if !isAbsoluteURL(s) {
+		p = appendOrigin(p, req)
+		if len(s) == 0 || s[0] != '/' {
+			base := eff.base
+			if base == "" {
+				base = eff.dir
+			}
+			p = append(p, base...)
+		}
+	}
+	p = append(p, s...)
+	switch {
+	case hasQ && r.flags.qsa && len(q) > 0:
+		p = append(append(append(append(p, '?'), newQ...), '&'), q...)
+	case hasQ && len(newQ) > 0:
+		p = append(append(p, '?'), newQ...)
+	case !hasQ && !r.flags.qsd && len(q) > 0:
+		p = append(append(p, '?'), q...)
+	}
+	o.Proxy, o.Cause = p, r.at+": RewriteRule [P]"
 }

@@ -120,9 +120,6 @@ var rewriteDirectives = map[string]rewriteHandler{
 		r.finish()
 		p.f.usesTime = p.f.usesTime || r.usesTime()
 		r.at = fmt.Sprintf("%s:%d", p.f.Path, ln.n)
-		if r.flags.proxy {
-			p.warn(ln.n, "rewriterule p", "RewriteRule [P] is not supported: such a rule answers 502")
-		}
 		rc.rules = append(rc.rules, r)
 		return nil
 	},

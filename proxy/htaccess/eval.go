@@ -55,7 +55,7 @@ func (t *Tree) Eval(req *Request, o *Outcome) {
 			return
 		}
 		o.setEnvs()
-		if !changed {
+		if !changed || len(o.Proxy) > 0 {
 			break
 		}
 		if req.OneRound {

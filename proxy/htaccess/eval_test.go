@@ -127,6 +127,8 @@ RewriteRule ^chain$ /chain-end.html [L]
 RewriteRule ^env$ - [E=FOO:bar,E=BAZ:$0]
 RewriteRule ^type$ /f.txt [T=application/x-custom,L]
 RewriteRule \.thing$ - [T=application/x-thing]
+RewriteRule ^prox/(.*)$ http://origin.test/x/$1 [P]
+RewriteRule ^proxrel$ /local/path [P]
 RewriteRule ^ne$ /a\%20b [R,NE]
 RewriteRule ^esc/(.*)$ /x/$1 [R]
 RewriteRule ^b/(.*)$ /q.php?v=$1 [B,L]
@@ -174,6 +176,12 @@ RewriteRule ^status$ - [R=404]
 	}
 	if o = eval(t, tr, "GET /x.thing", nil); o.Mime != "application/x-thing" {
 		t.Errorf("T=: mime %q", o.Mime)
+	}
+	if o = eval(t, tr, "GET /prox/a?q=1", nil); string(o.Proxy) != "http://origin.test/x/a?q=1" || o.Status != 0 || o.Rewritten {
+		t.Errorf("P: %q status %d rewritten %v", o.Proxy, o.Status, o.Rewritten)
+	}
+	if o = eval(t, tr, "GET /proxrel", nil); string(o.Proxy) != "http://example.com/local/path" {
+		t.Errorf("P to a path: %q", o.Proxy)
 	}
 	o = eval(t, tr, "GET /env", nil)
 	env := map[string]string{}

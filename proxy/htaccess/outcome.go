@@ -53,6 +53,9 @@ type Outcome struct {
 	// rules rewrote them to (Rewritten).
 	Path, Query []byte
 	Rewritten   bool
+	// Proxy is a [P] rule's target URL ("" for none): the answer is that
+	// URL's, fetched from an origin the configuration names.
+	Proxy []byte
 	// User is the authenticated user (REMOTE_USER), "" for none.
 	User string
 	// Mime is a rule's T= type; "" for none.
@@ -120,7 +123,7 @@ type envVar struct {
 }
 
 func (o *Outcome) reset() {
-	o.Status, o.Location, o.Realm, o.Cause, o.Err = 0, o.Location[:0], "", "", nil
+	o.Status, o.Location, o.Realm, o.Cause, o.Err, o.Proxy = 0, o.Location[:0], "", "", nil, o.Proxy[:0]
 	o.Path, o.Query, o.Rewritten, o.User, o.Mime = nil, nil, false, "", ""
 	o.Cache = Cache{Vary: o.Cache.Vary[:0], VaryCookies: o.Cache.VaryCookies[:0], DropQuery: o.Cache.DropQuery[:0]}
 	o.env, o.cookies, o.secs, o.files, o.dirs, o.rounds = o.env[:0], o.cookies[:0], o.secs[:0], o.files[:0], o.dirs[:0], 0
