@@ -67,8 +67,12 @@ func (h *Handler) serveHtaccess(req *fasthttp.Request, resp *fasthttp.Response) 
 			resp.Header.SetContentType(mt)
 		}
 	case kindRedirect:
-		// mod_dir: an absolute URL, with the query the rules left.
-		loc := absoluteURL(req, t.location)
+		// Under a .htaccess, mod_dir's: an absolute URL, with the query
+		// the rules left; elsewhere nginx's relative one, as without.
+		loc := t.location
+		if o.Configured() {
+			loc = absoluteURL(req, loc)
+		}
 		if len(o.Query) > 0 {
 			loc += "?" + string(o.Query)
 		}

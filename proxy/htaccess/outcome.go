@@ -211,3 +211,13 @@ func HostPort(host []byte, https bool) int {
 	}
 	return 80
 }
+
+// Configured reports whether any .htaccess file applied to the request.
+func (o *Outcome) Configured() bool {
+	for _, f := range o.files {
+		if f != nil {
+			return true
+		}
+	}
+	return false
+}
