@@ -160,237 +160,281 @@ var rewriteDirectives = map[string]rewriteHandler{
 
 type handler func(p *parser, sc scope, ln line, args []string, raw string) error
 
-var directives map[string]handler
+// directives are the handlers of the non-rewrite directives, by
+// lower-case name.
+var directives = map[string]handler{
+	"order":              dirOrder,
+	"allow":              dirAllow,
+	"deny":               dirDeny,
+	"satisfy":            dirSatisfy,
+	"require":            dirRequire,
+	"authtype":           dirAuthtype,
+	"authname":           dirAuthname,
+	"authuserfile":       dirAuthuserfile,
+	"authbasicprovider":  dirAuthbasicprovider,
+	"authmerging":        dirAuthmerging,
+	"redirect":           redirectHandler(0, false),
+	"redirectpermanent":  redirectHandler(301, false),
+	"redirecttemp":       redirectHandler(302, false),
+	"redirectmatch":      redirectHandler(0, true),
+	"header":             dirHeader,
+	"expiresactive":      dirExpiresactive,
+	"expiresbytype":      dirExpiresbytype,
+	"expiresdefault":     dirExpiresdefault,
+	"errordocument":      dirErrordocument,
+	"directoryindex":     dirDirectoryindex,
+	"addtype":            dirAddtype,
+	"forcetype":          dirForcetype,
+	"adddefaultcharset":  dirAdddefaultcharset,
+	"fileetag":           dirFileetag,
+	"setenv":             dirSetenv,
+	"unsetenv":           dirUnsetenv,
+	"setenvif":           setEnvIfHandler("", false),
+	"setenvifnocase":     setEnvIfHandler("", true),
+	"browsermatch":       setEnvIfHandler("User-Agent", false),
+	"browsermatchnocase": setEnvIfHandler("User-Agent", true),
+	"options":            dirOptions,
+	"php_value":          phpHandler(false),
+	"php_flag":           phpHandler(false),
+	"php_admin_value":    phpHandler(true),
+	"php_admin_flag":     phpHandler(true),
+}
 
-func init() {
-	directives = map[string]handler{
-		"order": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("Order takes one argument")
-			}
-			return sc.sec.accessConf().setOrder(args[0], sc.limit)
-		},
-		"allow": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			return sc.sec.accessConf().addFrom(args, true, sc.limit, p.at(ln))
-		},
-		"deny": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			return sc.sec.accessConf().addFrom(args, false, sc.limit, p.at(ln))
-		},
-		"satisfy": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("Satisfy takes one argument")
-			}
-			return sc.sec.accessConf().setSatisfy(args[0], sc.limit)
-		},
-		"require": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			leaf, unsupported, err := parseRequire(args, sc.limit)
-			switch {
-			case err != nil:
-				return err
-			case unsupported != "":
-				sc.sec.authzConf().failClosed = fmt.Sprintf("%s:%d: %s", p.f.Path, ln.n, unsupported)
-				return nil
-			case leaf.negate:
-				return fmt.Errorf("negative Require directive has no effect in <RequireAny> directive")
-			}
-			root := &sc.sec.authzConf().root
-			root.children = append(root.children, leaf)
-			return nil
-		},
-		"authtype": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("AuthType takes one argument")
-			}
-			a := sc.sec.authConf()
-			a.typeSet = true
-			switch strings.ToLower(args[0]) {
-			case "basic":
-				a.authType = "Basic"
-			case "none":
-				a.authType = ""
-			default:
-				a.failClosed = fmt.Sprintf("%s:%d: AuthType %s is not supported", p.f.Path, ln.n, args[0])
-			}
-			return nil
-		},
-		"authname": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("AuthName takes one argument")
-			}
-			a := sc.sec.authConf()
-			a.authName, a.nameSet = args[0], true
-			return nil
-		},
-		"authuserfile": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("AuthUserFile takes one argument")
-			}
-			a := sc.sec.authConf()
-			a.userFile, a.fileSet = args[0], true
-			return nil
-		},
-		"authbasicprovider": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			for _, w := range args {
-				if !strings.EqualFold(w, "file") {
-					sc.sec.authConf().failClosed = fmt.Sprintf("%s:%d: AuthBasicProvider %s is not supported", p.f.Path, ln.n, w)
-				}
-			}
-			return nil
-		},
-		"authmerging": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) != 1 || !strings.EqualFold(args[0], "off") {
-				sc.sec.authzConf().failClosed = fmt.Sprintf("%s:%d: AuthMerging %s is not supported", p.f.Path, ln.n, raw)
-			}
-			return nil
-		},
-		"redirect":          redirectHandler(0, false),
-		"redirectpermanent": redirectHandler(301, false),
-		"redirecttemp":      redirectHandler(302, false),
-		"redirectmatch":     redirectHandler(0, true),
-		"header": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			h, unsupported, err := parseHeader(args)
-			if err != nil {
-				return err
-			}
-			if unsupported != "" {
-				p.warn(ln.n, "header "+unsupported, unsupported+": ignored")
-				return nil
-			}
-			sc.sec.headers = append(sc.sec.headers, h)
-			return nil
-		},
-		"expiresactive": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("ExpiresActive: on or off")
-			}
-			e := sc.sec.expiresConf()
-			e.activeSet = true
-			switch strings.ToLower(args[0]) {
-			case "on":
-				e.active = true
-			case "off":
-			default:
-				return fmt.Errorf("ExpiresActive: on or off, not %q", args[0])
-			}
-			return nil
-		},
-		"expiresbytype": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) != 2 {
-				return fmt.Errorf("ExpiresByType: a media type and an expiry")
-			}
-			x, err := parseExpiry(args[1])
-			if err != nil {
-				return fmt.Errorf("ExpiresByType: %w", err)
-			}
-			e := sc.sec.expiresConf()
-			if e.byType == nil {
-				e.byType = map[string]expiry{}
-			}
-			e.byType[strings.ToLower(args[0])] = x
-			return nil
-		},
-		"expiresdefault": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("ExpiresDefault: an expiry")
-			}
-			x, err := parseExpiry(args[0])
-			if err != nil {
-				return fmt.Errorf("ExpiresDefault: %w", err)
-			}
-			sc.sec.expiresConf().def = &x
-			return nil
-		},
-		"errordocument": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			d, err := parseErrorDoc(args, raw)
-			if err != nil {
-				return err
-			}
-			sc.sec.errorDocs = append(sc.sec.errorDocs, d)
-			return nil
-		},
-		"directoryindex": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) == 0 {
-				return fmt.Errorf("DirectoryIndex needs a file name")
-			}
-			if len(args) == 1 && strings.EqualFold(args[0], "disabled") {
-				sc.sec.dirIndex = []string{}
-				return nil
-			}
-			sc.sec.dirIndex = args
-			return nil
-		},
-		"addtype": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) < 2 {
-				return fmt.Errorf("AddType: a media type and extensions")
-			}
-			for _, ext := range args[1:] {
-				sc.sec.types = append(sc.sec.types, typeMap{ext: "." + strings.ToLower(strings.TrimPrefix(ext, ".")), mime: args[0]})
-			}
-			return nil
-		},
-		"forcetype": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("ForceType takes one argument")
-			}
-			sc.sec.forceType = args[0]
-			return nil
-		},
-		"adddefaultcharset": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("AddDefaultCharset takes one argument")
-			}
-			switch v := strings.ToLower(args[0]); v {
-			case "on":
-				sc.sec.charset = "iso-8859-1"
-			default:
-				sc.sec.charset = v
-			}
-			return nil
-		},
-		"fileetag": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			sc.sec.fileETag = strings.ToLower(strings.Join(args, " "))
-			return nil
-		},
-		"setenv": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			if len(args) < 1 || len(args) > 2 {
-				return fmt.Errorf("SetEnv: a name and a value")
-			}
-			v := ""
-			if len(args) == 2 {
-				v = args[1]
-			}
-			sc.sec.setEnv = append(sc.sec.setEnv, envAssign{name: args[0], value: template{parts: []part{{kind: partLit, lit: v}}}})
-			return nil
-		},
-		"unsetenv": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			for _, n := range args {
-				sc.sec.setEnv = append(sc.sec.setEnv, envAssign{name: n, unset: true})
-			}
-			return nil
-		},
-		"setenvif":           setEnvIfHandler("", false),
-		"setenvifnocase":     setEnvIfHandler("", true),
-		"browsermatch":       setEnvIfHandler("User-Agent", false),
-		"browsermatchnocase": setEnvIfHandler("User-Agent", true),
-		"options": func(p *parser, sc scope, ln line, args []string, raw string) error {
-			for _, o := range args {
-				switch strings.ToLower(strings.TrimLeft(o, "+-")) {
-				case "indexes", "followsymlinks", "symlinksifownermatch", "execcgi", "includes", "includesnoexec", "none", "all":
-					// Directory listings stay off and symlinks follow
-					// the site's own setting, whatever these say.
-				case "multiviews":
-					p.warn(ln.n, "options multiviews", "Options MultiViews is not supported: ignored")
-				default:
-					return fmt.Errorf("Illegal option %s", o)
-				}
-			}
-			return nil
-		},
-		"php_value":       phpHandler(false),
-		"php_flag":        phpHandler(false),
-		"php_admin_value": phpHandler(true),
-		"php_admin_flag":  phpHandler(true),
+func dirOrder(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("Order takes one argument")
 	}
+	return sc.sec.accessConf().setOrder(args[0], sc.limit)
+}
+
+func dirAllow(p *parser, sc scope, ln line, args []string, raw string) error {
+	return sc.sec.accessConf().addFrom(args, true, sc.limit, p.at(ln))
+}
+
+func dirDeny(p *parser, sc scope, ln line, args []string, raw string) error {
+	return sc.sec.accessConf().addFrom(args, false, sc.limit, p.at(ln))
+}
+
+func dirSatisfy(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("Satisfy takes one argument")
+	}
+	return sc.sec.accessConf().setSatisfy(args[0], sc.limit)
+}
+
+func dirRequire(p *parser, sc scope, ln line, args []string, raw string) error {
+	leaf, unsupported, err := parseRequire(args, sc.limit)
+	switch {
+	case err != nil:
+		return err
+	case unsupported != "":
+		sc.sec.authzConf().failClosed = fmt.Sprintf("%s:%d: %s", p.f.Path, ln.n, unsupported)
+		return nil
+	case leaf.negate:
+		return fmt.Errorf("negative Require directive has no effect in <RequireAny> directive")
+	}
+	root := &sc.sec.authzConf().root
+	root.children = append(root.children, leaf)
+	return nil
+}
+
+func dirAuthtype(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("AuthType takes one argument")
+	}
+	a := sc.sec.authConf()
+	a.typeSet = true
+	switch strings.ToLower(args[0]) {
+	case "basic":
+		a.authType = "Basic"
+	case "none":
+		a.authType = ""
+	default:
+		a.failClosed = fmt.Sprintf("%s:%d: AuthType %s is not supported", p.f.Path, ln.n, args[0])
+	}
+	return nil
+}
+
+func dirAuthname(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("AuthName takes one argument")
+	}
+	a := sc.sec.authConf()
+	a.authName, a.nameSet = args[0], true
+	return nil
+}
+
+func dirAuthuserfile(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("AuthUserFile takes one argument")
+	}
+	a := sc.sec.authConf()
+	a.userFile, a.fileSet = args[0], true
+	return nil
+}
+
+func dirAuthbasicprovider(p *parser, sc scope, ln line, args []string, raw string) error {
+	for _, w := range args {
+		if !strings.EqualFold(w, "file") {
+			sc.sec.authConf().failClosed = fmt.Sprintf("%s:%d: AuthBasicProvider %s is not supported", p.f.Path, ln.n, w)
+		}
+	}
+	return nil
+}
+
+func dirAuthmerging(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) != 1 || !strings.EqualFold(args[0], "off") {
+		sc.sec.authzConf().failClosed = fmt.Sprintf("%s:%d: AuthMerging %s is not supported", p.f.Path, ln.n, raw)
+	}
+	return nil
+}
+
+func dirHeader(p *parser, sc scope, ln line, args []string, raw string) error {
+	h, unsupported, err := parseHeader(args)
+	if err != nil {
+		return err
+	}
+	if unsupported != "" {
+		p.warn(ln.n, "header "+unsupported, unsupported+": ignored")
+		return nil
+	}
+	sc.sec.headers = append(sc.sec.headers, h)
+	return nil
+}
+
+func dirExpiresactive(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("ExpiresActive: on or off")
+	}
+	e := sc.sec.expiresConf()
+	e.activeSet = true
+	switch strings.ToLower(args[0]) {
+	case "on":
+		e.active = true
+	case "off":
+	default:
+		return fmt.Errorf("ExpiresActive: on or off, not %q", args[0])
+	}
+	return nil
+}
+
+func dirExpiresbytype(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) != 2 {
+		return fmt.Errorf("ExpiresByType: a media type and an expiry")
+	}
+	x, err := parseExpiry(args[1])
+	if err != nil {
+		return fmt.Errorf("ExpiresByType: %w", err)
+	}
+	e := sc.sec.expiresConf()
+	if e.byType == nil {
+		e.byType = map[string]expiry{}
+	}
+	e.byType[strings.ToLower(args[0])] = x
+	return nil
+}
+
+func dirExpiresdefault(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("ExpiresDefault: an expiry")
+	}
+	x, err := parseExpiry(args[0])
+	if err != nil {
+		return fmt.Errorf("ExpiresDefault: %w", err)
+	}
+	sc.sec.expiresConf().def = &x
+	return nil
+}
+
+func dirErrordocument(p *parser, sc scope, ln line, args []string, raw string) error {
+	d, err := parseErrorDoc(args, raw)
+	if err != nil {
+		return err
+	}
+	sc.sec.errorDocs = append(sc.sec.errorDocs, d)
+	return nil
+}
+
+func dirDirectoryindex(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("DirectoryIndex needs a file name")
+	}
+	if len(args) == 1 && strings.EqualFold(args[0], "disabled") {
+		sc.sec.dirIndex = []string{}
+		return nil
+	}
+	sc.sec.dirIndex = args
+	return nil
+}
+
+func dirAddtype(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) < 2 {
+		return fmt.Errorf("AddType: a media type and extensions")
+	}
+	for _, ext := range args[1:] {
+		sc.sec.types = append(sc.sec.types, typeMap{ext: "." + strings.ToLower(strings.TrimPrefix(ext, ".")), mime: args[0]})
+	}
+	return nil
+}
+
+func dirForcetype(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("ForceType takes one argument")
+	}
+	sc.sec.forceType = args[0]
+	return nil
+}
+
+func dirAdddefaultcharset(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("AddDefaultCharset takes one argument")
+	}
+	switch v := strings.ToLower(args[0]); v {
+	case "on":
+		sc.sec.charset = "iso-8859-1"
+	default:
+		sc.sec.charset = v
+	}
+	return nil
+}
+
+func dirFileetag(p *parser, sc scope, ln line, args []string, raw string) error {
+	sc.sec.fileETag = strings.ToLower(strings.Join(args, " "))
+	return nil
+}
+
+func dirSetenv(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) < 1 || len(args) > 2 {
+		return fmt.Errorf("SetEnv: a name and a value")
+	}
+	v := ""
+	if len(args) == 2 {
+		v = args[1]
+	}
+	sc.sec.setEnv = append(sc.sec.setEnv, envAssign{name: args[0], value: template{parts: []part{{kind: partLit, lit: v}}}})
+	return nil
+}
+
+func dirUnsetenv(p *parser, sc scope, ln line, args []string, raw string) error {
+	for _, n := range args {
+		sc.sec.setEnv = append(sc.sec.setEnv, envAssign{name: n, unset: true})
+	}
+	return nil
+}
+
+func dirOptions(p *parser, sc scope, ln line, args []string, raw string) error {
+	for _, o := range args {
+		switch strings.ToLower(strings.TrimLeft(o, "+-")) {
+		case "indexes", "followsymlinks", "symlinksifownermatch", "execcgi", "includes", "includesnoexec", "none", "all":
+			// Directory listings stay off and symlinks follow
+			// the site's own setting, whatever these say.
+		case "multiviews":
+			p.warn(ln.n, "options multiviews", "Options MultiViews is not supported: ignored")
+		default:
+			return fmt.Errorf("Illegal option %s", o)
+		}
+	}
+	return nil
 }
 
 func (s *section) expiresConf() *expiresConf {
