@@ -145,3 +145,24 @@ func TestHtaccessRoutesESIFragments(t *testing.T) {
 		t.Fatalf("assembled page %q", body)
 	}
 }
+
+// TestHtaccessDoesNotRefusePurges: a PURGE is ramjet's own business
+// (purge.trusted decides it), not the site's rules'.
+func TestHtaccessDoesNotRefusePurges(t *testing.T) {
+	site := wordpressSite(t, true)
+	if err := os.WriteFile(filepath.Join(site.Docroot.Root, ".htaccess"), []byte("Require all denied\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newTestProxy(t, docrootConfig(site), nil)
+	ctx := hitCtx("/hello-world/", desktopAgent)
+	ctx.Request.Header.SetMethod("PURGE")
+	p.ServeFastHTTP(ctx)
+	if ctx.Response.StatusCode() != 200 {
+		t.Fatalf("PURGE from loopback: %d %q", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+	get := hitCtx("/hello-world/", desktopAgent)
+	p.ServeFastHTTP(get)
+	if get.Response.StatusCode() != 403 {
+		t.Fatalf("GET under Require all denied: %d", get.Response.StatusCode())
+	}
+}

@@ -39,10 +39,10 @@ var errRefused = errors.New("proxy: refused by the site's .htaccess rules")
 // fill reads the rest (default TTL, vary cookies).
 func stageRewrite(r *request) verdict {
 	t := r.s.ht
-	if t == nil {
-		return proceed
-	}
 	h := r.header()
+	if t == nil || isPurgeMethod(h.Method()) {
+		return proceed // a purge is ramjet's, not the site's (trust decides it)
+	}
 	if r.frag == nil || r.frag.ownHeader {
 		h.Del(HeaderVaryValue)
 	}

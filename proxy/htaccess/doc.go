@@ -16,8 +16,13 @@
 // ones, which fail closed: a directory whose access rules ramjet cannot
 // evaluate answers 403, never what they were meant to protect.
 //
-// Eval is allocation-free for rule sets that need no back-reference
-// (the stock WordPress and LiteSpeed Cache blocks), so a cache hit pays
-// only the matching. It does no network I/O; it reads the files it is
-// given and stats paths under the root. It must not import proxy or conf.
+// The proxy evaluates the requested URL's rules before its cache
+// (Request.OneRound, as LiteSpeed's CacheLookup) through a memo
+// (Recall/Remember) that keeps each decision for one StatInterval, and
+// the docroot evaluates every round again for what it serves. Literal
+// patterns are matched without the regex engine (matcher), and an
+// evaluation that needs no back-reference (the stock WordPress and
+// LiteSpeed Cache blocks) allocates nothing once its Outcome's buffers
+// have grown. It does no network I/O; it reads the files it is given
+// and stats paths under the root. It must not import proxy or conf.
 package htaccess
