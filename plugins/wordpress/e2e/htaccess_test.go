@@ -192,3 +192,73 @@ func mkdir(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// TestWordPressProxyModeWithHtaccessRoot: in front of nginx + php-fpm,
+// htaccess_root makes the LiteSpeed Cache plugin's block work: a mobile
+// variant of its own, the do-not-cache cookie, and its browser-cache
+// block on static files nginx serves.
+func TestWordPressProxyModeWithHtaccessRoot(t *testing.T) {
+	requireStack(t)
+	db := testbed.StartMariaDB(t)
+	n := reserveNode(t, "web1")
+	wp := installWordPress(t, db, n.AdminURL)
+	src, err := os.ReadFile("testdata/lscache-wordpress.htaccess")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, wp.docroot+"/.htaccess", string(src))
+	origin := startTypedOrigin(t, wp.docroot)
+	cfg := testbed.WriteConfig(t, "", fmt.Sprintf(`admin:
+  token: %q
+origin:
+  servers: [%q]
+defaults:
+  grace: 0s
+hosts:
+  - names: [%q]
+    admin_token: %q
+    htaccess_root: %q
+`, operatorToken, origin, siteHost, adminToken, wp.docroot))
+	n.Start(t, "--config", cfg)
+	desk := newBrowser("desktop", n.URL)
+	desk.headers = map[string]string{"User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101"}
+	mob := newBrowser("mobile", n.URL)
+	mob.headers = map[string]string{"User-Agent": "Mozilla/5.0 (Linux; Android 14; Pixel 8) Mobile Safari/537.36"}
+	desk.expect(t, "/post-d/", statusMiss, "Post D original")
+	desk.expect(t, "/post-d/", statusHit)
+	if p := mob.get(t, "/post-d/"); !strings.Contains(p.cacheStatus, "stored") {
+		t.Errorf("mobile after desktop: Cache-Status %q, want its own stored variant", p.cacheStatus)
+	}
+	mob.expect(t, "/post-d/", statusHit, "Post D original")
+	nc := newBrowser("nocache", n.URL)
+	nc.cookies["rj_nocache"] = "1"
+	nc.expect(t, "/post-d/", "ramjet; fwd=bypass", "Post D original")
+	p := desk.get(t, "/wp-includes/css/dashicons.min.css")
+	if cc := p.header.Get("Cache-Control"); !strings.Contains(cc, "max-age=31557600") || p.header.Get("Expires") == "" {
+		t.Errorf("css from nginx: Cache-Control %q Expires %q, want the plugin's ExpiresByType text/css", cc, p.header.Get("Expires"))
+	}
+}
+
+// startTypedOrigin is startOrigin with the media types of the files the
+// browser-cache rules name (testbed's nginx serves every file as
+// application/octet-stream).
+func startTypedOrigin(t *testing.T, docroot string) string {
+	t.Helper()
+	fpm := testbed.StartPHPFPM(t, "php_admin_flag[display_errors] = off\nphp_admin_value[memory_limit] = 256M\n")
+	nginx := testbed.StartNginx(t, testbed.NginxConfig{
+		HTTP: "\ttypes { text/html html; text/css css; application/javascript js; image/png png; }\n",
+		Server: fmt.Sprintf(`		access_log off;
+		root %s;
+		index index.php;
+		location / { try_files $uri $uri/ /index.php?$args; }
+		location ~ \.php$ {
+			try_files $uri =404;
+			fastcgi_pass %s;
+			fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;
+			include /etc/nginx/fastcgi_params;
+			fastcgi_read_timeout 60s;
+		}
+`, docroot, fpm.Addr)})
+	waitWordPress(t, nginx.URL)
+	return nginx.URL
+}
