@@ -429,7 +429,9 @@ func dirOptions(p *parser, sc scope, ln line, args []string, raw string) error {
 			// Directory listings stay off and symlinks follow
 			// the site's own setting, whatever these say.
 		case "multiviews":
-			p.warn(ln.n, "options multiviews", "Options MultiViews is not supported: ignored")
+			if !strings.HasPrefix(o, "-") { // -MultiViews asks for what ramjet does anyway
+				p.warn(ln.n, "options multiviews", "Options MultiViews is not supported: ignored")
+			}
 		default:
 			return fmt.Errorf("Illegal option %s", o)
 		}

@@ -15,7 +15,7 @@ const maxRounds = 10
 // SetEnvIf, access control, the rewrite rules, Redirect.
 func (t *Tree) Eval(req *Request, o *Outcome) {
 	o.reset()
-	o.proxy, o.docRoot = t.cfg.ProxyOnly, t.root
+	o.proxy, o.docRoot, o.https = t.cfg.ProxyOnly, t.root, req.HTTPS
 	now := t.cfg.Now()
 	path, query := req.Path, req.Query
 	end := false

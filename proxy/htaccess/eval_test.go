@@ -406,3 +406,18 @@ func TestOneRoundStopsAtTheInternalRedirect(t *testing.T) {
 		t.Fatalf("rounds %d path %q vary %q", o.Rounds(), o.Path, o.Cache.Vary)
 	}
 }
+
+func TestHeaderEnvHTTPSOverTLS(t *testing.T) {
+	tr, _ := newTree(t, map[string]string{".htaccess": "Header set Strict-Transport-Security \"max-age=600\" env=HTTPS\n", "a.html": ""})
+	for _, tls := range []bool{false, true} {
+		r := request("GET /a.html", nil)
+		r.HTTPS = tls
+		o := &Outcome{}
+		tr.Eval(r, o)
+		h := respHeader{}
+		o.Apply(Answer{Status: 200}, h, time.Now())
+		if got := h.Peek("Strict-Transport-Security") != nil; got != tls {
+			t.Errorf("TLS %v: header set %v", tls, got)
+		}
+	}
+}

@@ -17,6 +17,7 @@ const maxLineLen = 64 << 10
 
 // lines splits src into logical lines.
 func lines(src string) ([]line, *lineError) {
+	src = strings.TrimPrefix(src, "\ufeff") // a byte-order mark, as editors on Windows write one
 	var out []line
 	var cont strings.Builder
 	start := 0

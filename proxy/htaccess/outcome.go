@@ -90,7 +90,10 @@ type Outcome struct {
 	// noSlash: the walk ended on a directory asked for without its
 	// trailing slash (mod_dir redirects it; the rules leave it alone).
 	noSlash bool
+	https   bool // the request came over TLS
 }
+
+var httpsOn = []byte("on")
 
 // Cache is what the LiteSpeed cache rules said about one request.
 type Cache struct {
@@ -148,8 +151,11 @@ func (o *Outcome) setEnv(name string, val []byte, unset bool) {
 }
 
 // lookupEnv is a variable set in this round, or in an earlier one under
-// its REDIRECT_ name.
+// its REDIRECT_ name; HTTPS is "on" over TLS, as mod_ssl sets it.
 func (o *Outcome) lookupEnv(name string) ([]byte, bool) {
+	if o.https && name == "HTTPS" {
+		return httpsOn, true
+	}
 	for i := len(o.env) - 1; i >= 0; i-- {
 		e := &o.env[i]
 		if e.redirect {

@@ -155,3 +155,10 @@ func TestCleanPathNeverClimbsAboveTheRoot(t *testing.T) {
 		}
 	}
 }
+
+func TestParseReadsAByteOrderMarkAndCRLF(t *testing.T) {
+	f := Parse("f", []byte("\ufeffRewriteEngine On\r\nRewriteRule ^a$ \\\r\n  /b [L]\r\nOptions -MultiViews\r\n"), false)
+	if f.Err() != nil || len(f.Warnings) != 0 || f.top.rewrite == nil || !f.top.rewrite.engine || len(f.top.rewrite.rules) != 1 {
+		t.Fatalf("errors %v warnings %v rewrite %+v", f.Errs, f.Warnings, f.top.rewrite)
+	}
+}
