@@ -489,3 +489,30 @@ defaults:
 		t.Fatalf("[P] elsewhere: %d, want 502", r.Status)
 	}
 }
+
+// TestHtaccessRewriteStaysInTheDocroot: a rewritten path is confined as
+// a requested one: no climbing out, no dotfiles, PHP only from .php
+// files that exist.
+func TestHtaccessRewriteStaysInTheDocroot(t *testing.T) {
+	root := writeHtaccessTree(t)
+	write(t, filepath.Join(filepath.Dir(root), "outside.txt"), "OUTSIDE\n")
+	write(t, filepath.Join(root, ".env"), "SECRET=1\n")
+	write(t, filepath.Join(root, "jail/.htaccess"), `RewriteEngine On
+RewriteRule ^climb$ ../../outside.txt [L]
+RewriteRule ^climb2$ /%2e%2e/outside.txt [L,NE]
+RewriteRule ^dot$ /.env [L]
+RewriteRule ^src$ /uploads/ok.txt/x.php [L]
+RewriteRule ^jpg$ /uploads/ok.txt [L,T=application/x-httpd-php]
+`)
+	rj := htaccessRamjet(t, root)
+	c := &http.Client{Timeout: 10 * time.Second}
+	for path, want := range map[string]int{"/jail/climb": 404, "/jail/climb2": 404, "/jail/dot": 403, "/jail/src": 404, "/jail/jpg": 200} {
+		r := get(t, c, rj.URL+path)
+		if r.Status != want || strings.Contains(string(r.Body), "OUTSIDE") || strings.Contains(string(r.Body), "SECRET") {
+			t.Errorf("%s: %d %q, want %d", path, r.Status, r.Body, want)
+		}
+	}
+	if r := get(t, c, rj.URL+"/jail/jpg"); string(r.Body) != "upload\n" {
+		t.Errorf("T=application/x-httpd-php ran a text file? %q", r.Body)
+	}
+}
