@@ -90,6 +90,9 @@ RewriteRule ^typed$ /flags/right.txt [T=text/x-typed,L]
 	"hdr/.htaccess":    "Header always set X-Always yes\nHeader set X-Success yes\nHeader unset X-Powered-By\nErrorDocument 404 \"Nothing here\"\n",
 	"hdr/a.txt":        "hdr\n",
 	"hdr/p.php":        "<?php header('X-Powered-By: PHP/8'); echo 'p';",
+	"https/.htaccess":  "RewriteEngine On\nRewriteCond %{HTTPS} off\nRewriteRule ^(.*)$ https://%{HTTP_HOST}%{REQUEST_URI} [L,R=301]\n",
+	"app/.htaccess":    "RewriteEngine On\nRewriteCond %{REQUEST_FILENAME} !-f\nRewriteRule ^(.*)$ index.php?route=$1 [L,QSA]\n",
+	"app/index.php":    "<?php echo 'route=', $_GET['route'] ?? '', ' page=', $_GET['page'] ?? '', ' uri=', $_SERVER['REQUEST_URI'], ' script=', $_SERVER['SCRIPT_NAME'];",
 }
 
 // writeHtaccessTree lays the tree out in a directory every user can read
@@ -157,7 +160,7 @@ func expectStatus(name string) int {
 		status int
 	}{
 		{"RedirectMatch", 302}, {"redirect", 301}, {"Redirect", 301}, {"condition capture", 302},
-		{"host canonicalisation", 301}, {"directory slash", 301},
+		{"host canonicalisation", 301}, {"directory slash", 301}, {"HTTPS redirect", 301},
 		{"forbidden", 403}, {"Deny from all", 403}, {"uploads: no PHP", 403}, {"FilesMatch deny", 403},
 		{"env=, not set", 403}, {"gone", 410}, {"loop", 500}, {"404", 404}, {"ErrorDocument text", 404},
 		{"without credentials", 401}, {"wrong password", 401}, {"asks for a password", 401},
@@ -232,6 +235,8 @@ func TestHtaccessMatchesApache(t *testing.T) {
 		{"Header always / set", "/hdr/a.txt", nil, true, []string{"X-Always", "X-Success"}},
 		{"Header unset on a script's header", "/hdr/p.php", nil, true, []string{"X-Powered-By", "X-Success"}},
 		{"ErrorDocument text, Header always on the error", "/hdr/none.txt", nil, true, []string{"X-Always", "X-Success"}},
+		{"HTTPS redirect", "/https/a/b?c=d", nil, false, nil},
+		{"framework front controller with QSA", "/app/users/42?page=2", nil, true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
