@@ -41,6 +41,8 @@ func TestAccessControl(t *testing.T) {
 		"group/.htaccess":     "AuthType Basic\nAuthName x\nAuthUserFile /dev/null\nRequire group admins\n",
 		"expr/.htaccess":      "<If \"%{REMOTE_ADDR} == '10.0.0.1'\">\nRequire all denied\n</If>\n",
 		"digest/.htaccess":    "AuthType Digest\nRequire valid-user\n",
+		"ssl/.htaccess":       "SSLRequireSSL\n",
+		"sslreq/.htaccess":    "SSLRequire %{SSL_CIPHER_USEKEYSIZE} >= 128\n",
 		"deny/sub/.htaccess":  "RewriteEngine On\n",
 		"deny/open/.htaccess": "Allow from all\n",
 		"files/ok.txt":        "", "files/.user.ini": "", "files/x.log": "",
@@ -79,6 +81,8 @@ func TestAccessControl(t *testing.T) {
 		{"GET /group/x", 403},   // Require group: fail closed
 		{"GET /expr/x", 403},    // access control in <If>: fail closed
 		{"GET /digest/x", 403},  // AuthType Digest: fail closed
+		{"GET /ssl/x", 403},     // SSLRequireSSL over plain HTTP
+		{"GET /sslreq/x", 403},  // SSLRequire: fail closed
 	}
 	for _, tt := range tests {
 		o := eval(t, tr, tt.line, nil)
@@ -88,6 +92,11 @@ func TestAccessControl(t *testing.T) {
 	}
 	if o := eval(t, tr, "GET /envok/x", hdr{"User-Agent": "GoodBot"}); o.Status != 0 {
 		t.Errorf("Allow from env=: %d (%s)", o.Status, o.Cause)
+	}
+	tls, o := request("GET /ssl/x", nil), &Outcome{}
+	tls.HTTPS = true
+	if tr.Eval(tls, o); o.Status != 0 {
+		t.Errorf("SSLRequireSSL over TLS: %d", o.Status)
 	}
 	if o := eval(t, tr, "GET /host/x", nil); !strings.Contains(o.Cause, "host/.htaccess:2") {
 		t.Errorf("fail-closed cause %q lacks FILE:LINE", o.Cause)

@@ -15,6 +15,9 @@ func (t *Tree) checkAccess(o *Outcome, req *Request) bool {
 	var authz *authzConf
 	var auth authConf
 	for _, s := range o.secs {
+		if s.requireSSL && !req.HTTPS {
+			return o.refuse(403, "SSLRequireSSL: not over TLS")
+		}
 		if s.access != nil {
 			access = s.access
 		}

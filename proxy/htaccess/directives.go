@@ -47,7 +47,7 @@ var proxyReads = map[string]bool{
 // accessName: directives of the authentication and authorization
 // modules, which fail closed when ramjet does not implement them.
 func accessName(n string) bool {
-	for _, pre := range []string{"require", "auth", "order", "deny", "allow", "satisfy", "anonymous"} {
+	for _, pre := range []string{"require", "auth", "order", "deny", "allow", "satisfy", "anonymous", "sslrequire"} {
 		if strings.HasPrefix(n, pre) {
 			return true
 		}
@@ -194,6 +194,7 @@ var directives = map[string]handler{
 	"browsermatch":       setEnvIfHandler("User-Agent", false),
 	"browsermatchnocase": setEnvIfHandler("User-Agent", true),
 	"options":            dirOptions,
+	"sslrequiressl":      dirSSLRequireSSL,
 	"php_value":          phpHandler(false),
 	"php_flag":           phpHandler(false),
 	"php_admin_value":    phpHandler(true),
@@ -484,3 +485,13 @@ func phpHandler(admin bool) handler {
 
 // at names a line as FILE:LINE.
 func (p *parser) at(ln line) string { return fmt.Sprintf("%s:%d", p.f.Path, ln.n) }
+
+// dirSSLRequireSSL refuses what does not come over TLS (a TLS terminator
+// in front counts: behind_tls).
+func dirSSLRequireSSL(p *parser, sc scope, ln line, args []string, raw string) error {
+	if len(args) != 0 {
+		return fmt.Errorf("SSLRequireSSL takes no arguments")
+	}
+	sc.sec.requireSSL = true
+	return nil
+}

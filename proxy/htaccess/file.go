@@ -78,6 +78,8 @@ type section struct {
 	// failClosed says why the scope answers 403: an access-control
 	// directive ramjet cannot evaluate.
 	failClosed string
+	// requireSSL: SSLRequireSSL, 403 for a request not over TLS.
+	requireSSL bool
 }
 
 // fileMatch selects the requests of a <Files> section by the final

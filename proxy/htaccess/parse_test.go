@@ -7,13 +7,13 @@ import (
 )
 
 func TestParseWarnsOncePerUnsupportedDirective(t *testing.T) {
-	f := Parse("/site/.htaccess", []byte("AddHandler x .y\nAddHandler z .w\nSSLRequireSSL\nphp_value upload_max_filesize 64M\n"), false)
+	f := Parse("/site/.htaccess", []byte("AddHandler x .y\nAddHandler z .w\nLanguagePriority en\nphp_value upload_max_filesize 64M\n"), false)
 	if len(f.Errs) != 0 {
 		t.Fatalf("errors: %v", f.Errs)
 	}
 	want := []string{
 		"/site/.htaccess:1: AddHandler is not supported: ignored",
-		"/site/.htaccess:3: SSLRequireSSL is not supported: ignored",
+		"/site/.htaccess:3: LanguagePriority is not supported: ignored",
 		"/site/.htaccess:4: php_value/php_flag: php-cgi takes no per-request settings; put them in .user.ini: ignored",
 	}
 	if strings.Join(f.Warnings, "\n") != strings.Join(want, "\n") {
