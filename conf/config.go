@@ -181,7 +181,15 @@ type Site struct {
 	AltSvc bool `yaml:"alt_svc"`
 	// WAF inspects the requests that may reach the application.
 	WAF WAF `yaml:"waf"`
+	// HtaccessRoot (proxy mode) is the origin's document root: ramjet
+	// reads the LiteSpeed cache rules of its .htaccess files (mobile
+	// variant, no-cache cookies and agents, vary cookies, dropped query
+	// parameters); the origin's server applies the rest. "" = none.
+	HtaccessRoot string `yaml:"htaccess_root"`
 }
+
+// Switch is a setting written on or off (true/false also read).
+type Switch bool
 
 // Docroot serves a site from a directory with ramjet's own php-cgi
 // workers instead of (or beside) the origin.
@@ -198,6 +206,9 @@ type Docroot struct {
 	FrontController string `yaml:"front_controller"`
 	// PathInfo splits /script.php/extra into the script and PATH_INFO.
 	PathInfo bool `yaml:"path_info"`
+	// Htaccess reads the .htaccess files from Root down to each
+	// requested directory, as Apache with AllowOverride All does.
+	Htaccess Switch `yaml:"htaccess"`
 	// FollowSymlinks lets symlinks lead outside Root.
 	FollowSymlinks bool `yaml:"follow_symlinks"`
 	// StaticTTL is how long the cache keeps static files; 0 = not cached.
@@ -330,6 +341,7 @@ func Default() *Config {
 				Serve:           "all",
 				Index:           []string{"index.php", "index.html"},
 				FrontController: "/index.php",
+				Htaccess:        true,
 				PHP: PHP{
 					Workers:        4,
 					MinWorkers:     1,

@@ -91,6 +91,7 @@ var (
 	accessLogType = reflect.TypeFor[AccessLog]()
 	sizeType      = reflect.TypeFor[Size]()
 	hostsType     = reflect.TypeFor[[]Host]()
+	switchType    = reflect.TypeFor[Switch]()
 )
 
 // document returns the top-level mapping of data, or nil if there is
@@ -174,6 +175,9 @@ func (d *decoder) decodeValue(n *yaml.Node, v reflect.Value, path string) {
 			v.FieldByName("Path").SetString("")
 			return
 		}
+	case switchType:
+		d.decodeSwitch(n, v, path)
+		return
 	case durationType:
 		if s, ok := d.scalar(n, path, "a duration"); ok {
 			x, err := ParseDuration(s)
@@ -246,6 +250,23 @@ func (d *decoder) decodeBool(n *yaml.Node, v reflect.Value, path string) {
 		v.SetBool(false)
 	default:
 		d.fail(path, fmt.Sprintf("%q is not true or false", s))
+	}
+}
+
+// decodeSwitch reads on/off (as Apache and nginx spell it) or
+// true/false.
+func (d *decoder) decodeSwitch(n *yaml.Node, v reflect.Value, path string) {
+	s, ok := d.scalar(n, path, "on or off")
+	if !ok {
+		return
+	}
+	switch strings.ToLower(s) {
+	case "on", "true":
+		v.SetBool(true)
+	case "off", "false":
+		v.SetBool(false)
+	default:
+		d.fail(path, fmt.Sprintf("%q is not on or off", s))
 	}
 }
 

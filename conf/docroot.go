@@ -36,6 +36,7 @@ func (d *Docroot) validate(p *problems, path string, base *Docroot) {
 		p.add(path+".front_controller", fmt.Sprintf("%q must be a URL path of a .php script, like /index.php", f))
 	}
 	p.nonNegative(path+".static_ttl", d.StaticTTL)
+
 	d.PHP.validate(p, path+".php")
 }
 

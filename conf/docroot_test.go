@@ -65,3 +65,60 @@ func TestHostInheritsDocrootAndOverridesPHP(t *testing.T) {
 		t.Fatalf("host docroot %+v, defaults workers %d", h, c.Defaults.Docroot.PHP.Workers)
 	}
 }
+
+func TestValidateHtaccessRoot(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		set  func(h *Host)
+		want string // "" = valid
+	}{
+		{name: "a directory", set: func(h *Host) { h.HtaccessRoot = dir }},
+		{name: "relative", set: func(h *Host) { h.HtaccessRoot = "www" }, want: "hosts[0].htaccess_root"},
+		{name: "missing", set: func(h *Host) { h.HtaccessRoot = filepath.Join(dir, "nope") }, want: "hosts[0].htaccess_root"},
+		{name: "a file", set: func(h *Host) { h.HtaccessRoot = file }, want: "is not a directory"},
+		{name: "on a docroot site", set: func(h *Host) { h.HtaccessRoot, h.Docroot.Root = dir, dir }, want: "is for proxy mode"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default()
+			h := Host{Names: []string{"a.test"}, Site: c.Defaults.clone()}
+			tt.set(&h)
+			c.Hosts = []Host{h}
+			err := c.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Validate() = %v, want ok", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("Validate() = %v, want an error about %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestHtaccessSwitchReadsOnAndOff(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		value string
+		want  bool
+		bad   bool
+	}{{"on", true, false}, {"off", false, false}, {"true", true, false}, {"false", false, false}, {"maybe", false, true}} {
+		name := filepath.Join(dir, tt.value+".yaml")
+		if err := os.WriteFile(name, []byte("defaults:\n  docroot:\n    htaccess: "+tt.value+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := Load(name)
+		switch {
+		case tt.bad && (err == nil || !strings.Contains(err.Error(), ":3: defaults.docroot.htaccess")):
+			t.Errorf("%s: error %v, want FILE:LINE about htaccess", tt.value, err)
+		case !tt.bad && err != nil:
+			t.Errorf("%s: %v", tt.value, err)
+		case !tt.bad && bool(cfg.Defaults.Docroot.Htaccess) != tt.want:
+			t.Errorf("%s: %v", tt.value, cfg.Defaults.Docroot.Htaccess)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package conf
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +41,18 @@ func (s *Site) validate(p *problems, path string, base *Site) {
 	var bd *Docroot
 	if base != nil {
 		bd = &base.Docroot
+	}
+	if r := s.HtaccessRoot; r != "" && (base == nil || r != base.HtaccessRoot) {
+		switch st, err := os.Stat(r); {
+		case !filepath.IsAbs(r):
+			p.add(path+".htaccess_root", fmt.Sprintf("%q must be an absolute path", r))
+		case err != nil:
+			p.add(path+".htaccess_root", err.Error())
+		case !st.IsDir():
+			p.add(path+".htaccess_root", fmt.Sprintf("%q is not a directory", r))
+		case s.Docroot.Root != "":
+			p.add(path+".htaccess_root", "is for proxy mode: a docroot site reads its root's .htaccess (docroot.htaccess)")
+		}
 	}
 	s.Docroot.validate(p, path, bd)
 	var bw *WAF

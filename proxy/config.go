@@ -12,6 +12,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
+	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 	"github.com/ramjet-proxy/ramjet/proxy/realip"
 	"github.com/ramjet-proxy/ramjet/proxy/waf"
@@ -117,6 +118,10 @@ type Site struct {
 	AccessLog AccessLog
 	// WAF inspects the site's requests that may reach its upstream.
 	WAF WAF
+	// HtaccessRoot (proxy mode) is the origin's document root, whose
+	// .htaccess files' LiteSpeed cache rules ramjet applies; "" none. A
+	// docroot site with Docroot.Htaccess reads its own root instead.
+	HtaccessRoot string
 }
 
 // WAF is a site's firewall policy (guard.go). The zero value inspects
@@ -195,6 +200,8 @@ type site struct {
 	files *docroot.Handler
 	// wafPage is the body of a blocked request's answer.
 	wafPage []byte
+	// ht reads the site's .htaccess files (stageRewrite); nil: none.
+	ht *htaccess.Tree
 }
 
 // classify is classify with the field addressed to ramjet alone counted

@@ -169,7 +169,7 @@ func (p *Proxy) storeInlines(g *generation, pageKey, scope string, e *cache.Entr
 			continue
 		}
 		s := g.router.route([]byte(host))
-		key := appendKey(nil, new([][]byte), &target{[]byte(scheme), []byte(host), []byte(path), []byte(query)}, s.drop)
+		key := appendKey(nil, new([][]byte), &target{[]byte(scheme), []byte(host), []byte(path), []byte(query)}, keyDrop{site: s.drop})
 		f := &cache.Entry{Status: 200, Body: inc.Inline, Stored: now, Born: e.Born,
 			FreshUntil: now + int64(ttl)*int64(time.Second)}
 		f.StaleUntil, f.ErrorUntil = f.FreshUntil, f.FreshUntil

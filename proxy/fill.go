@@ -109,7 +109,7 @@ func (r *request) fetch(key string) result {
 	defer fasthttp.ReleaseRequest(req)
 	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.stale, fwd: r.fwd,
 		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private,
-		scope: scopeOf(r.s, r.header().Host()), client: r.ctx}
+		scope: scopeOf(r.s, r.header().Host()), client: r.ctx, ls: r.lsRules()}
 	if r.wafTx != nil { // kept only when the site inspects responses
 		f.inspect = r.inspectResponse
 	}
@@ -162,6 +162,9 @@ type fill struct {
 	// inspect, when set, runs the site's WAF on the upstream's answer
 	// before anything is stored; false: the answer is stopped.
 	inspect func(*fasthttp.Response) bool
+	// ls is what the site's LiteSpeed cache rules said of the request
+	// that fills; nil when they said nothing.
+	ls *lsRules
 }
 
 // run sends the request, applies the purges the answer carries, decides,
@@ -201,7 +204,11 @@ func (f *fill) run() result {
 		return f.storeRevalidated()
 	}
 	in := policyInput(f.req, f.resp, f.s, f.now) // by value: no garbage per fill
+	if f.ls != nil && len(in.LSCacheControl) == 0 {
+		in.LSCacheControl = f.ls.control // the rules' TTL, when the application says nothing
+	}
 	f.d = policy.Decide(&in)
+	f.applyOriginExpires()
 	if f.private {
 		f.d.Private, f.d.Store = f.d.Private || f.d.Store, false
 	}

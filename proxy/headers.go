@@ -134,13 +134,21 @@ func joined(h *fasthttp.ResponseHeader, name string) []byte {
 // varySpec is what selects a variant of a response: its Vary headers,
 // the site's vary cookies, the app's X-LiteSpeed-Vary cookies, and
 // LSCache's _lscache_vary cookie unless the response said no-vary.
-func varySpec(s *site, d *policy.Decision) cache.VarySpec {
+func varySpec(s *site, d *policy.Decision, ls *lsRules) cache.VarySpec {
 	cookies := slices.Concat(s.varyCookies, d.VaryCookies)
 	if !d.NoVary {
 		cookies = append(cookies, "_lscache_vary")
 	}
-	slices.Sort(cookies)
 	headers := slices.Clone(d.VaryHeaders)
+	if s.ht != nil {
+		// The LiteSpeed rules' named variant (ismobile): stageRewrite
+		// sets it on every request of the site, so it keys them all.
+		headers = append(headers, varyValueKey)
+	}
+	if ls != nil {
+		cookies = append(cookies, ls.varyCookies...)
+	}
+	slices.Sort(cookies)
 	slices.Sort(headers)
 	return cache.VarySpec{Headers: slices.Compact(headers), Cookies: slices.Compact(cookies)}
 }

@@ -40,8 +40,12 @@ func stageIdentity(r *request) verdict {
 }
 
 // bypassed reports whether the request must skip the cache both ways:
-// caching off for the site, or a bypass cookie.
+// caching off for the site, a bypass cookie, or the site's LiteSpeed
+// cache rules saying no-cache.
 func (r *request) bypassed() bool {
+	if lc := r.lsCache(); lc != nil && lc.NoCache {
+		return true
+	}
 	return !r.s.Cache || hasCookie(r.header(), r.s.bypass)
 }
 

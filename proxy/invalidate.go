@@ -189,7 +189,7 @@ func (p *Proxy) purgeURL(c *cache.Cache, cmd purge.Command, raw string, soft boo
 	for _, h := range hosts {
 		s := router.route([]byte(h))
 		for _, scheme := range [][]byte{schemeHTTP, schemeHTTPS} {
-			key = appendKey(key[:0], &params, &target{scheme, []byte(h), []byte(path), []byte(query)}, s.drop)
+			key = appendKey(key[:0], &params, &target{scheme, []byte(h), []byte(path), []byte(query)}, keyDrop{site: s.drop})
 			if c.PurgeKey(c.Hash(key), key, soft) {
 				n++
 			}
@@ -217,7 +217,7 @@ func (p *Proxy) purgePrefix(c *cache.Cache, cmd purge.Command, raw string, soft 
 // without a host, normalised with the default site's rules.
 func (p *Proxy) pathKey(path, query string) string {
 	var params [][]byte
-	return string(appendQuery(appendPath(nil, []byte(path)), &params, []byte(query), p.gen.Load().router.def.drop))
+	return string(appendQuery(appendPath(nil, []byte(path)), &params, []byte(query), keyDrop{site: p.gen.Load().router.def.drop}))
 }
 
 // splitURL takes "http://host/path?q" or "/path?q" (with the host given

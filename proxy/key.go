@@ -11,7 +11,11 @@ import (
 func stageKey(r *request) verdict {
 	t := target{scheme: schemeOf(r.tls), host: r.header().Host()}
 	t.path, t.query = splitTarget(r.req)
-	r.key = appendKey(r.key[:0], &r.params, &t, r.s.drop)
+	drop := keyDrop{site: r.s.drop}
+	if lc := r.lsCache(); lc != nil {
+		drop.rules = lc.DropQuery
+	}
+	r.key = appendKey(r.key[:0], &r.params, &t, drop)
 	r.h = r.s.cache.Hash(r.key)
 	return proceed
 }
@@ -71,7 +75,7 @@ type target struct{ scheme, host, path, query []byte }
 // appendKey appends the primary cache key of a request: scheme, lower-case
 // host, normalised path and normalised query (tracking parameters dropped,
 // the rest sorted). params is scratch space for the sort.
-func appendKey(dst []byte, params *[][]byte, t *target, drop *patterns) []byte {
+func appendKey(dst []byte, params *[][]byte, t *target, drop keyDrop) []byte {
 	dst = append(dst, t.scheme...)
 	dst = append(dst, "://"...)
 	for _, c := range t.host {
@@ -141,7 +145,7 @@ func isUnreserved(c byte) bool {
 
 // appendQuery appends "?" and the kept parameters in sorted order, or
 // nothing when none is kept.
-func appendQuery(dst []byte, scratch *[][]byte, query []byte, drop *patterns) []byte {
+func appendQuery(dst []byte, scratch *[][]byte, query []byte, drop keyDrop) []byte {
 	params := (*scratch)[:0]
 	for len(query) > 0 {
 		var p []byte
@@ -181,6 +185,29 @@ func insertSorted(params [][]byte, p []byte) [][]byte {
 	}
 	params[i] = p
 	return params
+}
+
+// keyDrop is what query parameters a key leaves out: the site's, and
+// the request's LiteSpeed CacheKeyModify -qs: rules.
+type keyDrop struct {
+	site  *patterns
+	rules []string // names, a trailing "*" by prefix
+}
+
+func (d keyDrop) match(name []byte) bool {
+	if d.site.match(name) {
+		return true
+	}
+	for _, r := range d.rules {
+		if pre, ok := strings.CutSuffix(r, "*"); ok {
+			if bytes.HasPrefix(name, []byte(pre)) {
+				return true
+			}
+		} else if string(name) == r {
+			return true
+		}
+	}
+	return false
 }
 
 // patterns matches names exactly or, for entries ending in "*", by prefix.

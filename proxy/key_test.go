@@ -29,7 +29,7 @@ func TestAppendKeyNormalises(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var params [][]byte
-			got := appendKey(nil, &params, &target{[]byte("http"), []byte(tt.host), []byte(tt.path), []byte(tt.query)}, drop)
+			got := appendKey(nil, &params, &target{[]byte("http"), []byte(tt.host), []byte(tt.path), []byte(tt.query)}, keyDrop{site: drop})
 			if string(got) != tt.want {
 				t.Fatalf("key = %q, want %q", got, tt.want)
 			}
@@ -163,8 +163,8 @@ func FuzzAppendKey(f *testing.F) {
 	f.Fuzz(func(t *testing.T, host, path, query string) {
 		var params [][]byte
 		tg := &target{[]byte("http"), []byte(host), []byte(path), []byte(query)}
-		a := appendKey(nil, &params, tg, drop)
-		b := appendKey(nil, &params, tg, drop)
+		a := appendKey(nil, &params, tg, keyDrop{site: drop})
+		b := appendKey(nil, &params, tg, keyDrop{site: drop})
 		if string(a) != string(b) {
 			t.Fatalf("key not deterministic: %q vs %q", a, b)
 		}

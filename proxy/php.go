@@ -10,6 +10,7 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
+	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 )
 
 // Docroot serves a site from a directory with its own PHP pool.
@@ -35,6 +36,9 @@ func (p *Proxy) buildDocroots(g *generation, old *generation) error {
 	for _, s := range g.router.sites() {
 		if s.Docroot == nil {
 			s.up = g.pool
+			if err := p.proxyHtaccess(s); err != nil {
+				errs = append(errs, err)
+			}
 			continue
 		}
 		var php docroot.PHP
@@ -46,18 +50,35 @@ func (p *Proxy) buildDocroots(g *generation, old *generation) error {
 			}
 			php = pp.pool
 		}
-		h, err := docroot.New(s.Docroot.Config, php, g.pool)
+		dc := s.Docroot.Config
+		dc.Log = p.log.With("site", siteName(s))
+		dc.ProxyOrigins = g.cfg.Origin.Servers
+		h, err := docroot.New(dc, php, g.pool)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("proxy: site %s: %w", siteName(s), err))
 			continue
 		}
-		s.up, s.files = h, h
+		s.up, s.files, s.ht = h, h, h.Htaccess()
 		g.docroots = append(g.docroots, h)
 	}
 	if err := errors.Join(errs...); err != nil {
 		g.closeNewPools()
 		return err
 	}
+	return nil
+}
+
+// proxyHtaccess gives a proxy-mode site with an htaccess_root its tree
+// of LiteSpeed cache rules.
+func (p *Proxy) proxyHtaccess(s *site) error {
+	if s.HtaccessRoot == "" {
+		return nil
+	}
+	t, err := htaccess.NewTree(htaccess.Config{Root: s.HtaccessRoot, ProxyOnly: true, Log: p.log.With("site", siteName(s))})
+	if err != nil {
+		return fmt.Errorf("proxy: site %s: %w", siteName(s), err)
+	}
+	s.ht = t
 	return nil
 }
 

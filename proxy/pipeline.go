@@ -7,7 +7,8 @@ package proxy
 //
 //	client   who asks: peer, PROXY header, trusted proxies'     client.go
 //	admit    route to the site, body limit, HTTPS redirect      admit.go
-//	         (rewrite: the site's .htaccess and LSCache rules go here)
+//	rewrite  the site's .htaccess / LiteSpeed cache rules:      rewrite.go
+//	         refusals to the docroot, bypass, variant, key
 //	purge    PURGE / REFRESH from trusted clients               purge.go
 //	identity pass uncached (method, bypass), private identity   identity.go
 //	key      scheme, host, normalised path and query            key.go
@@ -51,6 +52,7 @@ func pipeline() []stage {
 	return []stage{
 		{name: "client", run: stageClient},
 		{name: "admit", run: stageAdmit},
+		{name: "rewrite", run: stageRewrite},
 		{name: "purge", run: stagePurge},
 		{name: "identity", run: stageIdentity},
 		{name: "key", run: stageKey},

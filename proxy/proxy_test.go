@@ -55,7 +55,7 @@ func startProxy(t *testing.T, cfg Config) (*Proxy, string) {
 
 // newTestProxy builds a proxy for cfg over fresh caches whose clock is
 // clock (nil: the wall clock); serveProxy puts it on a port.
-func newTestProxy(t *testing.T, cfg Config, clock func() int64) *Proxy {
+func newTestProxy(t testing.TB, cfg Config, clock func() int64) *Proxy {
 	t.Helper()
 	c, err := cache.New(cache.Config{Size: 64 << 20, Clock: clock})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 	"github.com/ramjet-proxy/ramjet/proxy/waf"
 )
 
@@ -96,6 +97,13 @@ type request struct {
 	// read when the site logs); logBuf holds its line, reused.
 	start  time.Time
 	logBuf []byte
+
+	// ht is what the site's .htaccess rules decided (stageRewrite), valid
+	// when r.s.ht is set; htReq and htLine are its input, reused.
+	ht     htaccess.Outcome
+	htReq  htaccess.Request
+	htHdr  htHeader
+	htLine []byte
 
 	fragState fragment         // frag points here: no allocation per fragment
 	sub       fasthttp.Request // a fragment's sub-request, req points here

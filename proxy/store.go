@@ -23,7 +23,7 @@ func (f *fill) store() result {
 	}
 	cookies := ownCookies(&f.resp.Header)
 	releaseResponse(f.resp)
-	vary := varySpec(f.s, &f.d)
+	vary := varySpec(f.s, &f.d, f.ls)
 	e.Variant = string(appendVariant(nil, &f.req.Header, &vary))
 	f.s.cache.Insert(f.h, f.key, vary, e)
 	f.p.metrics.stored.Inc()
@@ -42,7 +42,7 @@ func (f *fill) storePrivate() result {
 	if f.d.ESI && f.s.ESI {
 		f.p.parseESI(f.g, e)
 	}
-	vary := varySpec(f.s, &f.d)
+	vary := varySpec(f.s, &f.d, f.ls)
 	e.Variant = string(appendVariant(nil, &f.req.Header, &vary))
 	cookies := ownCookies(&f.resp.Header)
 	releaseResponse(f.resp)
@@ -116,7 +116,7 @@ func (f *fill) storeRevalidated() result {
 	if !f.d.Store {
 		return result{entry: e, status: csValidated}
 	}
-	f.s.cache.Insert(f.h, f.key, varySpec(f.s, &f.d), e)
+	f.s.cache.Insert(f.h, f.key, varySpec(f.s, &f.d, f.ls), e)
 	f.p.metrics.stored.Inc()
 	return result{entry: e, status: csRevalidated, stored: true}
 }

@@ -6,20 +6,25 @@ import (
 	"io"
 
 	"github.com/ramjet-proxy/ramjet/conf"
+	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 	"github.com/ramjet-proxy/ramjet/proxy/waf"
 )
 
-// check validates a config file: exit 0, or 1 with one FILE:LINE: message
-// per problem.
+// check validates a config file, or with --htaccess a tree of .htaccess
+// files: exit 0, or 1 with one FILE:LINE: message per problem.
 func check(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("config", "", "config file to validate")
+	tree := fs.String("htaccess", "", "directory whose .htaccess files to validate (a docroot)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if *tree != "" {
+		return checkHtaccess(*tree, stdout, stderr)
+	}
 	if *path == "" {
-		fmt.Fprintln(stderr, "ramjet check: --config FILE is required")
+		fmt.Fprintln(stderr, "ramjet check: --config FILE or --htaccess DIR is required")
 		return 2
 	}
 	cfg, raw, err := conf.Load(*path)
@@ -33,5 +38,30 @@ func check(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: ok\n", *path)
+	return 0
+}
+
+// checkHtaccess prints every problem of the .htaccess files under dir:
+// errors (500 under their directory) and access rules that fail closed
+// (403) make it exit 1; ignored directives are warnings.
+func checkHtaccess(dir string, stdout, stderr io.Writer) int {
+	p, err := htaccess.CheckTree(dir, "")
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	for _, e := range p.Errors {
+		fmt.Fprintln(stderr, e+" (requests under its directory get 500)")
+	}
+	for _, c := range p.Closed {
+		fmt.Fprintln(stderr, c+" (fails closed: requests under its directory get 403)")
+	}
+	for _, w := range p.Warnings {
+		fmt.Fprintln(stderr, "warning: "+w)
+	}
+	if len(p.Errors)+len(p.Closed) > 0 {
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: %d .htaccess files ok\n", dir, p.Files)
 	return 0
 }

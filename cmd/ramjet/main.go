@@ -15,7 +15,7 @@ const usage = `usage:
   ramjet serve [--config FILE] [--listen ADDR] [--origin URL] [--admin ADDR] [--admin-token TOKEN] [--redis URL] [--node NAME]
                [--docroot DIR [--php-cgi PATH] [--php-workers N] [--php-idle-suspend DUR]]
                [--tls-listen ADDR --tls-cert FILE --tls-key FILE] [--h2c-listen ADDR]
-  ramjet check --config FILE
+  ramjet check --config FILE | --htaccess DIR
   ramjet purge [--admin URL] [--token TOKEN] (--tag T... | --url U... | --prefix P... | --all) [--soft] [--host H]
   ramjet reopen-logs [--config FILE] [--admin URL] [--token TOKEN]
   ramjet version

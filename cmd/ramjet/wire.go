@@ -156,6 +156,7 @@ func site(names []string, s conf.Site, log conf.AccessLog) proxy.Site {
 		HTTPSRedirect:   s.HTTPSRedirect,
 		HSTS:            s.HSTS,
 		AltSvc:          s.AltSvc,
+		HtaccessRoot:    s.HtaccessRoot,
 	}
 }
 
@@ -191,6 +192,7 @@ func docrootConfig(d conf.Docroot) *proxy.Docroot {
 			PathInfo:        d.PathInfo,
 			FollowSymlinks:  d.FollowSymlinks,
 			StaticTTL:       time.Duration(d.StaticTTL),
+			Htaccess:        bool(d.Htaccess),
 		},
 		PHP: &phppool.Config{
 			Binary:         h.Binary,

@@ -10,6 +10,11 @@ func redirect(req *fasthttp.Request, resp *fasthttp.Response, location string) {
 	if q := req.URI().QueryString(); len(q) > 0 {
 		location += "?" + string(q)
 	}
+	redirectTo(resp, location)
+}
+
+// redirectTo answers 301 to location as it is.
+func redirectTo(resp *fasthttp.Response, location string) {
 	resp.SetStatusCode(fasthttp.StatusMovedPermanently)
 	resp.Header.Set("Location", location)
 	resp.Header.SetContentType("text/plain; charset=utf-8")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/phppool"
+	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 )
 
 // Config is one site's docroot.
@@ -37,6 +39,17 @@ type Config struct {
 	// spooled to a temporary file past this size, since PHP needs
 	// CONTENT_LENGTH. 0 means 1 MiB.
 	MaxBodyInMemory int64
+	// Htaccess reads the .htaccess files from Root down to each
+	// requested directory, as Apache with AllowOverride All does
+	// (package htaccess). Not with PHPOnly.
+	Htaccess bool
+	// Log receives the .htaccess files' errors and warnings and the
+	// requests they fail; nil discards them.
+	Log *slog.Logger
+	// ProxyOrigins are the origins (scheme://host[:port]) a .htaccess
+	// RewriteRule [P] may send a request to, through the fallback
+	// Upstream; a [P] to any other answers 502.
+	ProxyOrigins []string
 }
 
 // PHP runs one FastCGI request; *phppool.Pool implements it.
@@ -64,6 +77,8 @@ type Handler struct {
 	fallback Upstream
 	running  inflight // requests in Do and the PHP exchanges streaming their output
 	lookups  lookups
+	tree     *htaccess.Tree // nil: no .htaccess
+	log      *slog.Logger
 }
 
 // New checks cfg. php may be nil (static files only); fallback is needed
@@ -93,8 +108,24 @@ func New(cfg Config, php PHP, fallback Upstream) (*Handler, error) {
 	if cfg.MaxBodyInMemory <= 0 {
 		cfg.MaxBodyInMemory = 1 << 20
 	}
-	return &Handler{cfg: cfg, root: root, realRoot: real, php: php, fallback: fallback}, nil
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{cfg: cfg, root: root, realRoot: real, php: php, fallback: fallback, log: cfg.Log}
+	if cfg.Htaccess && !cfg.PHPOnly {
+		t, err := htaccess.NewTree(htaccess.Config{Root: real, Log: cfg.Log})
+		if err != nil {
+			return nil, fmt.Errorf("docroot: %w", err)
+		}
+		h.tree = t
+	}
+	return h, nil
 }
+
+// Htaccess is the handler's .htaccess tree, nil when it reads none. The
+// proxy evaluates it too, before its cache, for what decides caching
+// and refusals; the handler evaluates it again for what it serves.
+func (h *Handler) Htaccess() *htaccess.Tree { return h.tree }
 
 // Close waits until no request is inside Do and no PHP exchange is still
 // streaming its output, or until ctx ends. The handler keeps serving what
@@ -108,6 +139,9 @@ func (h *Handler) Close(ctx context.Context) error {
 func (h *Handler) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
 	h.running.add()
 	defer h.running.done()
+	if h.tree != nil {
+		return h.serveHtaccess(req, resp)
+	}
 	t := h.lookup(string(req.URI().Path()))
 	switch t.kind {
 	case kindFallback:
@@ -115,7 +149,7 @@ func (h *Handler) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
 		req.Header.Del(HeaderServerAddr)
 		return h.fallback.Do(req, resp)
 	case kindPHP:
-		return h.servePHP(req, resp, &t)
+		return h.servePHP(req, resp, &t, nil)
 	case kindStatic:
 		return h.serveStatic(req, resp, &t)
 	case kindRedirect:

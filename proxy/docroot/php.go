@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/phppool"
+	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 )
 
 // bufferedBody is how much of a script's output is read before deciding:
@@ -26,7 +27,7 @@ var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<
 // servePHP runs the script on the pool and turns its CGI response into
 // resp. The worker's output arrives through a spool filled by a request
 // goroutine (counted in h.running) that runs the FastCGI exchange.
-func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *target) error {
+func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *target, o *htaccess.Outcome) error {
 	if h.php == nil {
 		return ErrNoPHP
 	}
@@ -35,6 +36,9 @@ func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *ta
 		return err
 	}
 	params := h.params(req, t, length)
+	if o != nil {
+		params.ps = appendHtaccessParams(params.ps, req, o)
+	}
 	sp := newSpool()
 	h.running.add()
 	go h.run(params, stdin, sp, cleanup)

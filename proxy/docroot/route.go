@@ -32,7 +32,11 @@ type target struct {
 
 // resolve maps a decoded URL path to what serves it. fasthttp has already
 // removed "." and ".." segments; resolve refuses any that remain.
-func (h *Handler) resolve(path string) target {
+func (h *Handler) resolve(path string) target { return h.resolveIndex(path, h.cfg.Index) }
+
+// resolveIndex is resolve with the index names a .htaccess DirectoryIndex
+// may have set.
+func (h *Handler) resolveIndex(path string, index []string) target {
 	if !strings.HasPrefix(path, "/") || strings.ContainsRune(path, 0) || strings.ContainsRune(path, '\\') {
 		return target{kind: kindBadPath}
 	}
@@ -48,7 +52,7 @@ func (h *Handler) resolve(path string) target {
 	if h.cfg.PHPOnly {
 		return target{kind: kindFallback}
 	}
-	return h.file(path)
+	return h.file(path, index)
 }
 
 // checkSegments refuses "..", "." and dotfiles (".env", ".git/…",
@@ -95,7 +99,7 @@ func (h *Handler) script(name, pathInfo string) target {
 }
 
 // file resolves a non-script path like try_files $uri $uri/ FRONT?$args.
-func (h *Handler) file(path string) target {
+func (h *Handler) file(path string, index []string) target {
 	file, info, k := h.confine(path)
 	switch {
 	case k == kindForbidden || k == kindBadPath:
@@ -109,7 +113,7 @@ func (h *Handler) file(path string) target {
 		if !strings.HasSuffix(path, "/") {
 			return target{kind: kindRedirect, location: path + "/"}
 		}
-		if t, ok := h.index(path); ok {
+		if t, ok := h.index(path, index); ok {
 			return t
 		}
 		return h.front(kindForbidden)
@@ -118,8 +122,8 @@ func (h *Handler) file(path string) target {
 }
 
 // index tries the index names in a directory.
-func (h *Handler) index(dir string) (target, bool) {
-	for _, name := range h.cfg.Index {
+func (h *Handler) index(dir string, names []string) (target, bool) {
+	for _, name := range names {
 		p := dir + name
 		if strings.HasSuffix(name, ".php") {
 			if h.php == nil {

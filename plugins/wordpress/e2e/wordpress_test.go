@@ -41,6 +41,7 @@ type browser struct {
 	base    string
 	host    string // the Host header; "" = siteHost
 	cookies map[string]string
+	headers map[string]string // sent on every request (User-Agent, Authorization)
 	client  *http.Client
 }
 
@@ -78,6 +79,9 @@ func (b *browser) do(t *testing.T, method, path string, form url.Values) page {
 	req.Host = cmp.Or(b.host, siteHost)
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range b.headers {
+		req.Header.Set(k, v)
 	}
 	var cookies []string
 	for k, v := range b.cookies {

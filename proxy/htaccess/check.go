@@ -1,0 +1,113 @@
+package htaccess
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Problems of a tree, as CheckTree reports them.
+type Problems struct {
+	// Errors make requests under their directory answer 500 (403 for an
+	// unreadable file), each "FILE:LINE: message".
+	Errors []string
+	// Closed are access rules ramjet cannot evaluate: requests under
+	// them answer 403.
+	Closed []string
+	// Warnings are directives ignored.
+	Warnings []string
+	// Files is how many files were read.
+	Files int
+}
+
+// CheckTree reads every file named name (".htaccess" if "") under root
+// as a docroot site would, and lists every problem.
+func CheckTree(root, name string) (Problems, error) {
+	if name == "" {
+		name = ".htaccess"
+	}
+	var p Problems
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			p.Errors = append(p.Errors, fmt.Sprintf("%s: %v", path, err))
+			return nil
+		}
+		if d.IsDir() || d.Name() != name {
+			return nil
+		}
+		p.Files++
+		src, err := os.ReadFile(path)
+		if err != nil {
+			p.Errors = append(p.Errors, fmt.Sprintf("%s: %v", path, err))
+			return nil
+		}
+		f := Parse(path, src, false)
+		for _, e := range f.Errs {
+			p.Errors = append(p.Errors, e.Error())
+		}
+		p.Closed = append(p.Closed, f.FailClosed()...)
+		p.Errors = append(p.Errors, f.missingUserFiles()...)
+		p.Warnings = append(p.Warnings, f.Warnings...)
+		return nil
+	})
+	return p, err
+}
+
+// FailClosed lists the access rules of f that ramjet cannot evaluate,
+// each "FILE:LINE: why".
+func (f *File) FailClosed() []string {
+	var out []string
+	add := func(s *section) {
+		for _, why := range []string{accessWhy(s.access), authzWhy(s.authz), authWhy(s.auth)} {
+			if why != "" {
+				out = append(out, why)
+			}
+		}
+	}
+	add(&f.top)
+	for _, s := range f.files {
+		add(s)
+	}
+	return out
+}
+
+func accessWhy(a *accessConf) string {
+	if a == nil {
+		return ""
+	}
+	return a.failClosed
+}
+
+func authzWhy(a *authzConf) string {
+	if a == nil {
+		return ""
+	}
+	return a.failClosed
+}
+
+func authWhy(a *authConf) string {
+	if a == nil {
+		return ""
+	}
+	return a.failClosed
+}
+
+// missingUserFiles lists AuthUserFile names that cannot be read: every
+// login under them would fail.
+func (f *File) missingUserFiles() []string {
+	var out []string
+	check := func(s *section) {
+		if s.auth == nil || !s.auth.fileSet {
+			return
+		}
+		if _, err := os.Stat(s.auth.userFile); err != nil {
+			out = append(out, fmt.Sprintf("%s: AuthUserFile: %v", f.Path, err))
+		}
+	}
+	check(&f.top)
+	for _, s := range f.files {
+		check(s)
+	}
+	return out
+}

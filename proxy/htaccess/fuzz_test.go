@@ -1,0 +1,54 @@
+package htaccess
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func FuzzParse(f *testing.F) {
+	wp, _ := os.ReadFile("testdata/wordpress.htaccess")
+	f.Add(string(wp), false)
+	f.Add(string(wp), true)
+	f.Add("<Files x>\n<RequireAll>\nRequire not ip 1.2\n</RequireAll>\n</Files>\n", false)
+	f.Add("RewriteRule \"a b\" 'c d' [E=\"x:y,z\",CO=a:b:c:1:/:1:1]\n", false)
+	f.Add("<If \"x\">\nRequire all denied\n</If>\nOrder allow,deny\nAllow from 10.1 env=!X\n", false)
+	f.Fuzz(func(t *testing.T, src string, proxyOnly bool) {
+		p := Parse("f", []byte(src), proxyOnly)
+		for _, e := range p.Errs {
+			if !strings.HasPrefix(e.Error(), "f:") {
+				t.Fatalf("error without its file: %v", e)
+			}
+		}
+	})
+}
+
+// FuzzEval runs fuzzed rules against fuzzed paths: no panic, a bounded
+// number of rounds, and a rewritten path is always a clean path from
+// the root (the docroot confines it further).
+func FuzzEval(f *testing.F) {
+	wp, _ := os.ReadFile("testdata/wordpress.htaccess")
+	f.Add(string(wp), "/hello-world/", "q=1", "Mozilla Mobile")
+	f.Add("RewriteEngine On\nRewriteRule ^(.*)$ ../../$1 [L]\n", "/etc/passwd", "", "")
+	f.Add("RewriteEngine On\nRewriteRule ^(.*)$ /%2e%2e/$1?x [QSA,N]\n", "/a/b", "y=2", "")
+	f.Add("RewriteEngine On\nRewriteCond %{QUERY_STRING} (.*)\nRewriteRule (.*) /x/%1/$1 [B,R=301]\n", "/a b", "c&d", "")
+	f.Fuzz(func(t *testing.T, rules, path, query, ua string) {
+		tr, _ := newTree(t, map[string]string{".htaccess": rules, "sub/.htaccess": rules, "sub/f.txt": "x"})
+		if !strings.HasPrefix(path, "/") {
+			path = "/" + path
+		}
+		o := &Outcome{}
+		r := request("GET /", hdr{"User-Agent": ua})
+		r.Path, r.Query = []byte(path), []byte(query)
+		tr.Eval(r, o)
+		if o.Rounds() > maxRounds+2 {
+			t.Fatalf("%d rounds", o.Rounds())
+		}
+		if o.Status == 0 && o.Rewritten {
+			p := string(o.Path)
+			if !strings.HasPrefix(p, "/") || strings.Contains(p, "/../") || strings.HasSuffix(p, "/..") {
+				t.Fatalf("rewritten to %q", p)
+			}
+		}
+	})
+}

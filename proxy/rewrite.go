@@ -1,0 +1,223 @@
+package proxy
+
+import (
+	"errors"
+	"hash/maphash"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
+)
+
+// HeaderVaryValue carries the LiteSpeed cache rules' vary value
+// ("ismobile") to the application, as LiteSpeed passes it to a proxied
+// origin; a client's own is removed. It is also what the cache varies
+// on for a site with .htaccess rules (varySpec).
+const HeaderVaryValue = "X-Lscache-Vary-Value"
+
+// varyValueKey is HeaderVaryValue as a vary spec names it.
+const varyValueKey = "x-lscache-vary-value"
+
+// csHtaccess is the Cache-Status of a request the site's .htaccess
+// refuses or redirects: passed to the docroot, which answers it.
+var csHtaccess = []byte("ramjet; fwd=bypass; detail=htaccess")
+
+var errRefused = errors.New("proxy: refused by the site's .htaccess rules")
+
+// stageRewrite applies the site's .htaccess files before the cache is
+// consulted: in docroot mode all of them (what they refuse, redirect or
+// protect is passed uncached to the docroot, which answers it with the
+// site's error documents, so a stored page is never served past a
+// password), in proxy mode (htaccess_root) the LiteSpeed cache rules.
+// What those rules say drives the cache for this request: bypass
+// (E=Cache-Control:no-cache), the named variant (vary=ismobile) that
+// keys it and reaches the application, dropped query parameters; the
+// fill reads the rest (default TTL, vary cookies).
+func stageRewrite(r *request) verdict {
+	t := r.s.ht
+	h := r.header()
+	if t == nil || isPurgeMethod(h.Method()) {
+		return proceed // a purge is ramjet's, not the site's (trust decides it)
+	}
+	if r.frag == nil || r.frag.ownHeader {
+		h.Del(HeaderVaryValue)
+	}
+	key := r.htKey()
+	if token, ok := t.Recall(key, &r.ht); !ok {
+		r.evalHtaccess(t)
+		t.Remember(key, token, &r.ht)
+	}
+	o := &r.ht
+	if o.Status != 0 {
+		return r.refused()
+	}
+	if len(o.Cache.Vary) > 0 && (r.frag == nil || r.frag.ownHeader) {
+		h.SetBytesV(HeaderVaryValue, o.Cache.Vary)
+	}
+	return proceed
+}
+
+// evalHtaccess runs the requested URL's rules (one round: the lookup's).
+func (r *request) evalHtaccess(t *htaccess.Tree) {
+	h := r.header()
+	hr := &r.htReq
+	hr.Method, hr.Path, hr.Query = h.Method(), r.req.URI().Path(), r.req.URI().QueryString()
+	r.htHdr.h = h
+	hr.Host, hr.Protocol, hr.Header = h.Host(), h.Protocol(), &r.htHdr
+	hr.Client, hr.ClientPort, hr.HTTPS = r.client, int(r.port), r.tls
+	hr.Port = htaccess.HostPort(hr.Host, r.tls)
+	// The requested URL's rules decide caching and refusal (as
+	// LiteSpeed's CacheLookup); the docroot runs the internal redirect.
+	hr.OneRound = true
+	r.htLine = append(append(append(r.htLine[:0], hr.Method...), ' '), h.RequestURI()...)
+	r.htLine = append(append(r.htLine, ' '), hr.Protocol...)
+	hr.RequestLine = r.htLine
+	t.Eval(hr, &r.ht)
+	r.htReq.Header, r.htHdr.h = nil, nil
+}
+
+// refused handles a request the rules refuse or redirect: a docroot
+// answers it (with the site's ErrorDocument), uncached; in proxy mode
+// ramjet answers the LiteSpeed block's [F] or [G] itself.
+func (r *request) refused() verdict {
+	if r.inline {
+		return declined
+	}
+	switch {
+	case r.frag != nil:
+		r.res.err = errRefused
+		return answered
+	case r.s.Docroot != nil:
+		r.pass = csHtaccess
+		return proceed
+	}
+	code := r.ht.Status
+	r.ctx.SetStatusCode(code)
+	r.ctx.SetContentType("text/plain; charset=utf-8")
+	r.ctx.SetBodyString(fasthttp.StatusMessage(code) + "\n")
+	r.res.written = true
+	return answered
+}
+
+// lsCache is what the site's LiteSpeed cache rules said of the request;
+// nil for a site without .htaccess rules.
+func (r *request) lsCache() *htaccess.Cache {
+	if r.s.ht == nil {
+		return nil
+	}
+	return &r.ht.Cache
+}
+
+// lsRules is the part of the LiteSpeed cache rules a fill needs, copied
+// out of the request (a background refresh outlives it).
+type lsRules struct {
+	// control is X-LiteSpeed-Cache-Control as the rules' TTL spells it,
+	// used when the response carries none; nil: none.
+	control     []byte
+	varyCookies []string
+}
+
+// lsRules copies what the fill needs of the request's LiteSpeed cache
+// rules; nil when they set no TTL and no vary cookie (no allocation).
+func (r *request) lsRules() *lsRules {
+	lc := r.lsCache()
+	if lc == nil || lc.TTL <= 0 && len(lc.VaryCookies) == 0 {
+		return nil
+	}
+	ls := &lsRules{}
+	if lc.TTL > 0 {
+		kind := "public"
+		if lc.Private {
+			kind = "private"
+		}
+		ls.control = []byte(kind + ",max-age=" + strconv.FormatInt(lc.TTL, 10))
+	}
+	for _, c := range strings.Split(string(lc.VaryCookies), ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			ls.varyCookies = append(ls.varyCookies, c)
+		}
+	}
+	return ls
+}
+
+// htHeader is the request header as the rules read it. Peek("Cookie")
+// on a fasthttp header whose cookies were parsed (an HTTP/2 request's,
+// a fragment's) writes them out anew into a fresh slice; this writes
+// them into a buffer kept with the request.
+type htHeader struct {
+	h      *fasthttp.RequestHeader
+	cookie []byte
+}
+
+func (a *htHeader) Peek(key string) []byte {
+	if len(key) != len("Cookie") || !strings.EqualFold(key, "Cookie") {
+		return a.h.Peek(key)
+	}
+	a.cookie = a.cookie[:0]
+	for name, value := range a.h.Cookies() {
+		if len(a.cookie) > 0 {
+			a.cookie = append(a.cookie, "; "...)
+		}
+		a.cookie = append(append(append(a.cookie, name...), '='), value...)
+	}
+	return a.cookie
+}
+
+// htKey hashes everything of the request the rules may read — the
+// request line, every header, the client's address and port, the scheme
+// — for the tree's memo of lookups. It does not allocate.
+func (r *request) htKey() uint64 {
+	var mh maphash.Hash
+	mh.SetSeed(r.p.idSeed)
+	h := r.header()
+	mh.Write(h.Method())
+	mh.WriteByte(0)
+	mh.Write(h.RequestURI())
+	mh.WriteByte(0)
+	mh.Write(h.Host())
+	mh.WriteByte(0)
+	if raw := h.RawHeaders(); len(raw) > 0 && r.frag == nil {
+		mh.Write(raw)
+	} else {
+		for k, v := range h.All() {
+			mh.Write(k)
+			mh.WriteByte(':')
+			mh.Write(v)
+			mh.WriteByte('\n')
+		}
+	}
+	mh.Write(r.ip16[:])
+	mh.WriteByte(byte(r.port))
+	mh.WriteByte(byte(r.port >> 8))
+	if r.tls {
+		mh.WriteByte(1)
+	}
+	return mh.Sum64()
+}
+
+var htOutcomes = sync.Pool{New: func() any { return new(htaccess.Outcome) }}
+
+// applyOriginExpires (proxy mode) sets the browser-cache headers the
+// origin's .htaccess asks for (ExpiresByType, as the LiteSpeed Cache
+// plugin writes it) on an answer that has none, as LiteSpeed or Apache's
+// mod_expires would: after the cache decided, so a year's max-age for
+// browsers does not become ramjet's TTL. A stored copy keeps its Expires
+// date; browsers go by max-age and Age.
+func (f *fill) applyOriginExpires() {
+	t := f.s.ht
+	if t == nil || f.s.Docroot != nil || len(f.resp.Header.Peek("Expires")) > 0 {
+		return
+	}
+	o := htOutcomes.Get().(*htaccess.Outcome)
+	defer htOutcomes.Put(o)
+	hr := htaccess.Request{Method: f.req.Header.Method(), Path: f.req.URI().Path(), Query: f.req.URI().QueryString(),
+		Host: f.req.Header.Host(), Protocol: f.req.Header.Protocol(), Header: &f.req.Header, OneRound: true}
+	t.Eval(&hr, o)
+	if o.Status == 0 {
+		o.Apply(htaccess.Answer{Status: f.resp.StatusCode()}, &f.resp.Header, time.Now())
+	}
+}
