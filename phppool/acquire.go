@@ -161,7 +161,7 @@ func (p *Pool) unbusy() {
 // registers it busy. A failure starts or extends the spawn backoff.
 func (p *Pool) spawnReserved(ctx context.Context) (*worker, error) {
 	defer p.wg.Done()
-	w, err := p.spawn(ctx)
+	w, err := p.eng.spawn(ctx)
 	p.mu.Lock()
 	if err == nil && !w.alive() {
 		err = fmt.Errorf("phppool: worker %d: %w", w.pid, errExitedEarly)

@@ -133,7 +133,7 @@ func (p *Pool) Status() []WorkerStatus {
 	}
 	p.mu.Unlock()
 	for i, w := range ws { // outside mu: /proc reads are syscalls
-		out[i].RSS = w.rss()
+		out[i].RSS, _ = w.memory()
 	}
 	return out
 }

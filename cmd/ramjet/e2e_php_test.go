@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -402,22 +403,58 @@ func TestPHPSeesTheClientPortAndServerAddress(t *testing.T) {
 }
 
 // Workers start with ramjet; php-cgi drops a connection that carries no
-// request for 5 s. The first requests after a quiet start must not fail.
+// request for 5 s. The first requests after a quiet start must not fail:
+// the separate engine redials, the shared one keeps the connection with a
+// first request when it claims a worker.
 func TestPHPFirstRequestsAfterAQuietStartSucceed(t *testing.T) {
-	rj, _ := startPHP(t, "")
-	waitWorkersDropped(t, rj)
-	c := &http.Client{Timeout: 10 * time.Second}
-	for i := range 4 {
-		mustStatus(t, get(t, c, rj.URL+"/hello.php"), 200, fmt.Sprintf("request %d after a quiet start", i+1))
+	t.Parallel()
+	for _, engine := range []string{"shared", "separate"} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			rj, _ := startPHP(t, "workers: 2\nengine: "+engine)
+			if engine == "separate" {
+				waitWorkersDropped(t, rj)
+			} else {
+				waitWorkersKept(t, rj)
+			}
+			c := &http.Client{Timeout: 10 * time.Second}
+			for i := range 4 {
+				mustStatus(t, get(t, c, rj.URL+"/hello.php"), 200, fmt.Sprintf("request %d after a quiet start", i+1))
+			}
+			resp, err := http.Get(rj.AdminURL + "/php/status")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if !bytes.Contains(body, []byte(`"crashes": 0`)) && !bytes.Contains(body, []byte(`"crashes":0`)) {
+				t.Fatalf("workers counted as crashed after a quiet start:\n%s", body)
+			}
+		})
 	}
-	resp, err := http.Get(rj.AdminURL + "/php/status")
-	if err != nil {
-		t.Fatal(err)
+}
+
+// waitWorkersKept waits until every worker is older than php-cgi's 5 s
+// (its timer, in real time) and checks that each still holds ramjet's
+// connection besides the master's listening socket.
+func waitWorkersKept(t testing.TB, rj *testbed.Ramjet) {
+	t.Helper()
+	old := func() bool {
+		ws := phpWorkers(t, rj)
+		for _, w := range ws {
+			if w.AgeSeconds < 5.5 {
+				return false
+			}
+		}
+		return len(ws) > 0
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if !bytes.Contains(body, []byte(`"crashes": 0`)) && !bytes.Contains(body, []byte(`"crashes":0`)) {
-		t.Fatalf("workers counted as crashed after a quiet start:\n%s", body)
+	if !testbed.Poll(15*time.Second, old) {
+		t.Fatalf("workers not 5.5 s old after 15 s: %+v", phpWorkers(t, rj))
+	}
+	for _, w := range phpWorkers(t, rj) {
+		if n, err := testbed.SocketCount(w.PID); err != nil || n != 2 {
+			t.Fatalf("worker %d holds %d sockets (%v), want the listening one and ramjet's connection", w.PID, n, err)
+		}
 	}
 }
 
@@ -439,4 +476,32 @@ func waitWorkersDropped(t testing.TB, rj *testbed.Ramjet) {
 	if !testbed.Poll(15*time.Second, dropped) {
 		t.Fatalf("php-cgi workers still hold ramjet's connection after 15 s: %+v", phpWorkers(t, rj))
 	}
+}
+
+// TestPHPHonoursINIFileAndUserINI gives the pool a php.ini of its own
+// (ini_file) and a directory a .user.ini: PHP reads both, the .user.ini
+// winning below its directory as under php-fpm, and the .user.ini itself
+// is never served.
+func TestPHPHonoursINIFileAndUserINI(t *testing.T) {
+	root := phpDocroot(t)
+	ini := filepath.Join(testbed.PublicDir(t), "php.ini")
+	// 0644: PHP runs as www-data when the tests run as root.
+	for path, body := range map[string]string{
+		ini:                                      "memory_limit = 55M\n",
+		filepath.Join(root, "blog", ".user.ini"): "memory_limit = 66M\n",
+		filepath.Join(root, "blog", "limit.php"): "<?php echo 'memory_limit: ', ini_get('memory_limit');",
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rj := startRamjet(t, "", "--config", phpConfig(t, root, "workers: 1\nini_file: "+ini))
+	c := &http.Client{Timeout: 10 * time.Second}
+	if r := get(t, c, rj.URL+"/env.php"); !bytes.Contains(r.Body, []byte("memory_limit: 55M\n")) {
+		t.Fatalf("ini_file not used:\n%s", r.Body)
+	}
+	if r := get(t, c, rj.URL+"/blog/limit.php"); string(r.Body) != "memory_limit: 66M" {
+		t.Fatalf(".user.ini not honoured: %q", r.Body)
+	}
+	mustStatus(t, get(t, c, rj.URL+"/blog/.user.ini"), 403, ".user.ini over HTTP")
 }

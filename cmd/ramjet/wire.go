@@ -190,6 +190,7 @@ func docrootConfig(d conf.Docroot) *proxy.Docroot {
 			StaticTTL:       time.Duration(d.StaticTTL),
 		},
 		PHP: &phppool.Config{
+			Engine:         phppool.Engine(h.Engine),
 			Binary:         h.Binary,
 			Min:            h.MinWorkers,
 			Max:            h.Workers,
@@ -203,6 +204,7 @@ func docrootConfig(d conf.Docroot) *proxy.Docroot {
 			User:           h.User,
 			Group:          h.Group,
 			Env:            h.Env,
+			INIFile:        h.INIFile,
 			INI:            h.INI,
 		},
 	}
