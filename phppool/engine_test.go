@@ -273,3 +273,30 @@ func TestSharedPoolKnowsWhichChildServesEachRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedPoolStatusAccountsForEveryProcess: the workers and the
+// master's unclaimed children together are the master's children, and
+// each reports its PSS.
+func TestSharedPoolStatusAccountsForEveryProcess(t *testing.T) {
+	p, _ := newTestPool(t, Config{Min: 1, Max: 3})
+	ws, m := p.Status(), p.Master()
+	if len(ws) != 1 || m.PID == 0 || len(m.Spares) != 2 {
+		t.Fatalf("workers %+v, master %+v: want 1 worker and 2 spares", ws, m)
+	}
+	all := map[int]bool{ws[0].PID: true}
+	for _, s := range m.Spares {
+		all[s] = true
+	}
+	for _, c := range childrenOf(m.PID) {
+		if !all[c] {
+			t.Fatalf("child %d of the master is neither worker nor spare (%+v, %+v)", c, ws, m)
+		}
+		delete(all, c)
+	}
+	if len(all) != 0 {
+		t.Fatalf("%v reported but not children of the master", all)
+	}
+	if ws[0].PSS <= 0 || m.PSS <= 0 || ws[0].PSS > ws[0].RSS {
+		t.Fatalf("worker %+v, master %+v: want PSS above 0 and at most the RSS", ws[0], m)
+	}
+}

@@ -282,6 +282,13 @@ func (m *master) stop() {
 	<-mp.exited
 }
 
+// isWorker reports whether the child pid was claimed as a worker.
+func (m *master) isWorker(pid int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.known[pid]
+}
+
 // pid is the running master's pid, 0 if none runs.
 func (m *master) pid() int {
 	m.mu.Lock()

@@ -1,6 +1,9 @@
 package phppool
 
 import (
+	"bytes"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -119,6 +122,15 @@ type WorkerStatus struct {
 	Requests int
 	Age      time.Duration
 	RSS      int64 // resident memory in bytes; 0 if unknown
+	PSS      int64 // proportional set size in bytes (shared pages split among their users); 0 if unknown
+}
+
+// MasterStatus describes the shared engine's master and the children it
+// forked that no worker holds (they wait in accept, cheap until claimed).
+type MasterStatus struct {
+	PID    int   // 0: no master runs (the separate engine, or not started yet)
+	Spares []int // its children that are not workers
+	PSS    int64 // the master's and the spares' PSS in bytes, summed
 }
 
 // Status lists the live workers.
@@ -134,6 +146,48 @@ func (p *Pool) Status() []WorkerStatus {
 	p.mu.Unlock()
 	for i, w := range ws { // outside mu: /proc reads are syscalls
 		out[i].RSS, _ = w.memory()
+		out[i].PSS = pssOf(w.pid)
 	}
 	return out
+}
+
+// Master describes the shared engine's master and its unclaimed children.
+// With Status it accounts for every process of the pool, for comparing
+// its memory with php-fpm's (master and children).
+func (p *Pool) Master() MasterStatus {
+	m, ok := p.eng.(*master)
+	if !ok {
+		return MasterStatus{}
+	}
+	pid := m.pid()
+	if pid == 0 {
+		return MasterStatus{}
+	}
+	st := MasterStatus{PID: pid, PSS: pssOf(pid)}
+	for _, c := range childrenOf(pid) {
+		if !m.isWorker(c) {
+			st.Spares = append(st.Spares, c)
+			st.PSS += pssOf(c)
+		}
+	}
+	return st
+}
+
+// pssOf reads the Pss line of /proc/PID/smaps_rollup, in bytes; 0 if it
+// cannot. Only for status: the kernel walks every mapping.
+func pssOf(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		return 0
+	}
+	for line := range bytes.Lines(b) {
+		if v, ok := bytes.CutPrefix(line, []byte("Pss:")); ok {
+			kb, err := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(v), []byte("kB")))), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
 }

@@ -166,6 +166,7 @@ func (g *generation) closeNow(pools []*phpPool) {
 type PoolStatus struct {
 	Name    string                 `json:"name"`
 	Workers []phppool.WorkerStatus `json:"workers"`
+	Master  phppool.MasterStatus   `json:"master"`
 	Stats   phppool.Stats          `json:"stats"`
 }
 
@@ -174,7 +175,7 @@ func (p *Proxy) PHPStatus() []PoolStatus {
 	g := p.gen.Load()
 	out := make([]PoolStatus, 0, len(g.pools))
 	for _, pp := range g.pools {
-		out = append(out, PoolStatus{Name: pp.cfg.Name, Workers: pp.pool.Status(), Stats: pp.pool.Stats()})
+		out = append(out, PoolStatus{Name: pp.cfg.Name, Workers: pp.pool.Status(), Master: pp.pool.Master(), Stats: pp.pool.Stats()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -115,12 +115,18 @@ type workerJSON struct {
 	Requests   int     `json:"requests"`
 	AgeSeconds float64 `json:"age_seconds"`
 	RSSBytes   int64   `json:"rss_bytes"`
+	PSSBytes   int64   `json:"pss_bytes"`
 }
 
 type poolJSON struct {
-	Name    string            `json:"name"`
-	Workers []workerJSON      `json:"workers"`
-	Counts  map[string]uint64 `json:"counts"`
+	Name    string       `json:"name"`
+	Workers []workerJSON `json:"workers"`
+	// The shared engine's master (0: none) and its children no worker
+	// holds; PSSBytes sums every process of the pool, master included.
+	MasterPID int               `json:"master_pid"`
+	Spares    []int             `json:"spares"`
+	PSSBytes  int64             `json:"pss_bytes"`
+	Counts    map[string]uint64 `json:"counts"`
 	// Resume latency (SIGCONT to first output) percentiles, in ms.
 	ResumeP50ms float64 `json:"resume_p50_ms"`
 	ResumeP99ms float64 `json:"resume_p99_ms"`
@@ -136,9 +142,11 @@ func poolsJSON(pools []proxy.PoolStatus) []poolJSON {
 		}}
 		pj.ResumeP50ms = float64(s.ResumeLatency.Quantile(0.5).Microseconds()) / 1000
 		pj.ResumeP99ms = float64(s.ResumeLatency.Quantile(0.99).Microseconds()) / 1000
+		pj.MasterPID, pj.Spares, pj.PSSBytes = p.Master.PID, append([]int{}, p.Master.Spares...), p.Master.PSS
 		for _, w := range p.Workers {
 			pj.Workers = append(pj.Workers, workerJSON{PID: w.PID, State: w.State, Requests: w.Requests,
-				AgeSeconds: w.Age.Seconds(), RSSBytes: w.RSS})
+				AgeSeconds: w.Age.Seconds(), RSSBytes: w.RSS, PSSBytes: w.PSS})
+			pj.PSSBytes += w.PSS
 		}
 		out = append(out, pj)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -504,4 +505,46 @@ func TestPHPHonoursINIFileAndUserINI(t *testing.T) {
 		t.Fatalf(".user.ini not honoured: %q", r.Body)
 	}
 	mustStatus(t, get(t, c, rj.URL+"/blog/.user.ini"), 403, ".user.ini over HTTP")
+}
+
+// TestPHPStatusReportsTheMasterAndMemory: /php/status names the shared
+// engine's master and the children no worker holds, and the pool's PSS,
+// which /metrics has too.
+func TestPHPStatusReportsTheMasterAndMemory(t *testing.T) {
+	rj, _ := startPHP(t, "workers: 3\nmin_workers: 1")
+	resp, err := http.Get(rj.AdminURL + "/php/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Pools []struct {
+			MasterPID int         `json:"master_pid"`
+			Spares    []int       `json:"spares"`
+			PSSBytes  int64       `json:"pss_bytes"`
+			Workers   []phpWorker `json:"workers"`
+		} `json:"pools"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Pools) != 1 {
+		t.Fatalf("pools %+v", st.Pools)
+	}
+	p := st.Pools[0]
+	if p.MasterPID == 0 || len(p.Spares) != 2 || len(p.Workers) != 1 || p.PSSBytes <= 0 {
+		t.Fatalf("status %+v: want a master, 2 spares, 1 worker and the PSS", p)
+	}
+	if s := testbed.ProcState(p.MasterPID); s == "" {
+		t.Fatalf("master %d does not exist", p.MasterPID)
+	}
+	m, err := http.Get(rj.AdminURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Body.Close()
+	body, _ := io.ReadAll(m.Body)
+	if !bytes.Contains(body, []byte("ramjet_php_pss_bytes{pool=")) {
+		t.Fatal("/metrics lacks ramjet_php_pss_bytes")
+	}
 }
