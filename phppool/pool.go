@@ -27,6 +27,9 @@ var (
 	// finishing the response, and the request could not safely go to
 	// another worker. Callers answer 502.
 	ErrWorkerFailed = errors.New("php worker failed")
+	// ErrClientGone: the request waited for a worker and its client had
+	// gone away when one came (WithClient); the script was not run.
+	ErrClientGone = errors.New("php request's client went away while it waited for a worker")
 )
 
 // Engine is how a pool's workers come to be.

@@ -18,6 +18,9 @@ type Stats struct {
 	Busy     uint64 // Do calls that returned ErrBusy
 	Retries  uint64 // requests retried after their worker failed before responding
 	Resumes  uint64 // suspended workers resumed (SIGCONT) for a request
+	// ClientGone: requests not run because their client went away while
+	// they waited for a worker.
+	ClientGone uint64
 
 	// ResumeLatency: per resume, the time from SIGCONT to the worker's
 	// first response record (or to the end of the request if it sent
@@ -95,8 +98,8 @@ func (h *histogram) snapshot() Histogram {
 
 // counters are the atomics behind Stats, updated on the request path.
 type counters struct {
-	requests, spawns, crashes, timeouts, recycled, busy, retries, resumes atomic.Uint64
-	resume                                                                histogram
+	requests, spawns, crashes, timeouts, recycled, busy, retries, resumes, clientGone atomic.Uint64
+	resume                                                                            histogram
 }
 
 // Stats returns the pool's counters.
@@ -111,6 +114,7 @@ func (p *Pool) Stats() Stats {
 		Busy:          c.busy.Load(),
 		Retries:       c.retries.Load(),
 		Resumes:       c.resumes.Load(),
+		ClientGone:    c.clientGone.Load(),
 		ResumeLatency: c.resume.snapshot(),
 	}
 }
@@ -131,6 +135,13 @@ type MasterStatus struct {
 	PID    int   // 0: no master runs (the separate engine, or not started yet)
 	Spares []int // its children that are not workers
 	PSS    int64 // the master's and the spares' PSS in bytes, summed
+}
+
+// Queued is how many Do calls wait for a worker now.
+func (p *Pool) Queued() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.queue)
 }
 
 // Status lists the live workers.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/proxy/policy"
 )
@@ -110,6 +111,9 @@ func (r *request) fetch(key string) result {
 	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.stale, fwd: r.fwd,
 		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private,
 		scope: scopeOf(r.s, r.header().Host())}
+	if r.frag == nil && !r.coalesce {
+		f.client = r
+	}
 	res := f.run()
 	res.origin = max(f.now-f.born, 1)
 	switch {
@@ -142,6 +146,9 @@ type fill struct {
 	// scope is the answering site's purge namespace (scope.go): its
 	// entries' tags live there, its response purges act there.
 	scope string
+	// client is the one request the fill is for (nil: a coalesced fill
+	// others may wait on, a fragment, a background refresh).
+	client phppool.Client
 
 	resp      *fasthttp.Response // set by run
 	born, now int64
@@ -162,7 +169,7 @@ func (f *fill) run() result {
 	}
 	f.resp = fasthttp.AcquireResponse()
 	f.born = f.s.cache.Now() // a purge from now on must invalidate what this fill stores
-	err := doUpstream(f.s, f.req, f.resp)
+	err := doUpstream(f.s, f.client, f.req, f.resp)
 	f.now = f.s.cache.Now()
 	if err != nil {
 		fasthttp.ReleaseResponse(f.resp)

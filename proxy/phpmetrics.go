@@ -27,10 +27,11 @@ func (p *Proxy) writePHPMetrics(w io.Writer) {
 		}
 		metrics.WriteGaugeUint64(w, fmt.Sprintf(`ramjet_php_rss_bytes{pool=%s}`, pool), uint64(max(rss, 0)))
 		metrics.WriteGaugeUint64(w, fmt.Sprintf(`ramjet_php_pss_bytes{pool=%s}`, pool), uint64(max(pss, 0)))
+		metrics.WriteGaugeUint64(w, fmt.Sprintf(`ramjet_php_queued{pool=%s}`, pool), uint64(ps.Queued))
 		s := ps.Stats
 		for name, v := range map[string]uint64{
 			"requests": s.Requests, "spawns": s.Spawns, "crashes": s.Crashes, "timeouts": s.Timeouts,
-			"recycled": s.Recycled, "busy": s.Busy, "retries": s.Retries, "resumes": s.Resumes,
+			"recycled": s.Recycled, "busy": s.Busy, "retries": s.Retries, "resumes": s.Resumes, "client_gone": s.ClientGone,
 		} {
 			metrics.WriteCounterUint64(w, fmt.Sprintf(`ramjet_php_%s_total{pool=%s}`, name, pool), v)
 		}

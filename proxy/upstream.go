@@ -11,6 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 	"github.com/ramjet-proxy/ramjet/proxy/policy"
 	"github.com/ramjet-proxy/ramjet/proxy/realip"
@@ -25,8 +26,11 @@ type upstream interface {
 }
 
 // doUpstream sends req to the site's upstream, announcing LSCache support
-// when the site asks for it.
-func doUpstream(s *site, req *fasthttp.Request, resp *fasthttp.Response) error {
+// when the site asks for it. client (nil: none) is the one request the
+// answer is for, which a docroot asks whether it is still there before it
+// runs a script that waited for a worker; a fill others may wait on has
+// none.
+func doUpstream(s *site, client phppool.Client, req *fasthttp.Request, resp *fasthttp.Response) error {
 	if s.LSCacheHeader {
 		req.Header.Set("X-LSCACHE", "on")
 	}
@@ -36,6 +40,9 @@ func doUpstream(s *site, req *fasthttp.Request, resp *fasthttp.Response) error {
 		req.Header.SetBytesV("Surrogate-Capability", capabilityESI)
 	} else {
 		req.Header.SetBytesV("Surrogate-Capability", capabilityPlain)
+	}
+	if d, ok := s.up.(*docroot.Handler); ok && client != nil {
+		return d.DoFor(client, req, resp)
 	}
 	return s.up.Do(req, resp)
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -547,4 +548,81 @@ func TestPHPStatusReportsTheMasterAndMemory(t *testing.T) {
 	if !bytes.Contains(body, []byte("ramjet_php_pss_bytes{pool=")) {
 		t.Fatal("/metrics lacks ramjet_php_pss_bytes")
 	}
+}
+
+// TestPHPClientThatLeavesWhileQueuedDoesNotRunTheScript: with the one
+// worker busy, a request waits; its client closes the connection. When
+// the worker frees, the script is not run (it would leave a file), and
+// the next request's is. Both kinds of uncached request are checked: a
+// POST, and a GET with a cookie that bypasses the cache.
+func TestPHPClientThatLeavesWhileQueuedDoesNotRunTheScript(t *testing.T) {
+	root := phpDocroot(t)
+	marks := filepath.Join(testbed.PublicDir(t), "marks")
+	if err := os.Mkdir(marks, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(marks, 0o777); err != nil { // PHP runs as www-data under root; umask
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "mark.php"), []byte(`<?php file_put_contents('`+marks+`/' . basename($_GET['id']), 'ran'); echo 'marked';`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rj := startRamjet(t, "", "--config", phpConfig(t, root, "workers: 1\nmin_workers: 1"))
+	addr := strings.TrimPrefix(rj.URL, "http://")
+	c := &http.Client{Timeout: 10 * time.Second}
+	for i, req := range []string{
+		"POST /mark.php?id=%s HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+		"GET /mark.php?id=%s HTTP/1.1\r\nHost: x\r\nCookie: wordpress_logged_in_x=1\r\n\r\n",
+	} {
+		left := fmt.Sprintf("left%d", i)
+		busy := make(chan result, 1)
+		go func() {
+			r, _ := tryDo(c, "GET", rj.URL+"/sleep.php?ms=1000", nil)
+			busy <- r
+		}()
+		if !testbed.Poll(5*time.Second, func() bool { ws := phpWorkers(t, rj); return len(ws) == 1 && ws[0].State == "busy" }) {
+			t.Fatalf("the worker is not busy: %+v", phpWorkers(t, rj))
+		}
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fmt.Fprintf(conn, req, left); err != nil {
+			t.Fatal(err)
+		}
+		if !testbed.Poll(5*time.Second, func() bool { return phpQueued(t, rj) == 1 }) {
+			t.Fatal("the request did not queue for the busy worker")
+		}
+		conn.Close()
+		if r := <-busy; r.Status != 200 {
+			t.Fatalf("the long request: %d", r.Status)
+		}
+		stayed := fmt.Sprintf("stayed%d", i)
+		mustStatus(t, get(t, c, rj.URL+"/mark.php?id="+stayed, "Cookie: wordpress_logged_in_x=1"), 200, "the next request")
+		if _, err := os.Stat(filepath.Join(marks, stayed)); err != nil {
+			t.Fatalf("the next request's script did not run: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(marks, left)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the script of a request whose client left while queued ran (%v)", err)
+		}
+	}
+}
+
+// phpQueued is how many requests wait for a worker of the default pool.
+func phpQueued(t testing.TB, rj *testbed.Ramjet) int {
+	t.Helper()
+	resp, err := http.Get(rj.AdminURL + "/php/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Pools []struct {
+			Queued int `json:"queued"`
+		} `json:"pools"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || len(st.Pools) != 1 {
+		t.Fatalf("status: %+v, %v", st, err)
+	}
+	return st.Pools[0].Queued
 }

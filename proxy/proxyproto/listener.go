@@ -129,6 +129,9 @@ func newConn(c net.Conn, h Header, rest []byte) *Conn {
 // Header is the header the connection opened with.
 func (c *Conn) Header() Header { return c.hdr }
 
+// NetConn is the connection the header was read from (as tls.Conn's).
+func (c *Conn) NetConn() net.Conn { return c.Conn }
+
 // RemoteAddr is the relayed client's address, or the peer's for a
 // header that names none (LOCAL, UNKNOWN).
 func (c *Conn) RemoteAddr() net.Addr { return c.remote }
