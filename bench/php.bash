@@ -264,9 +264,11 @@ php_cpu_roots() {
 	esac
 }
 
-php_php_roots() { # CONTENDER -> the PHP processes alone: ramjet's php-cgi workers; the php-fpm tree
+php_php_roots() { # CONTENDER -> the roots of the PHP processes alone: ramjet's children (its php-cgi master, or its workers); the php-fpm master
+	# (roots only: tree_ticks adds their descendants, which listing the
+	# master's children too would count twice)
 	case $1 in
-	rjphp) php_pool_pids rjphp | tr '\n' ' ' ;;
+	rjphp) cat /proc/"${ROOTPID[rjphp]}"/task/*/children 2>/dev/null | tr -s ' \n' ' ' ;;
 	fpm) echo "${ROOTPID[php-fpm-php]}" ;;
 	esac
 }
