@@ -110,7 +110,7 @@ func (r *request) fetch(key string) result {
 	defer fasthttp.ReleaseRequest(req)
 	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.stale, fwd: r.fwd,
 		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private,
-		scope: scopeOf(r.s, r.header().Host())}
+		scope: scopeOf(r.s, r.header().Host()), passUntil: r.passUntil}
 	if r.frag == nil && !r.coalesce {
 		f.client = r
 	}
@@ -149,6 +149,9 @@ type fill struct {
 	// client is the one request the fill is for (nil: a coalesced fill
 	// others may wait on, a fragment, a background refresh).
 	client phppool.Client
+	// passUntil: the hit-for-pass marker the request came through lasts
+	// until then (0: none).
+	passUntil int64
 
 	resp      *fasthttp.Response // set by run
 	born, now int64

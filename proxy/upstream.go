@@ -62,7 +62,7 @@ var (
 )
 
 // hopByHop headers concern one connection and never cross the proxy.
-var hopByHop = []string{
+var hopByHop = [...]string{
 	"Connection", "Keep-Alive", "Proxy-Connection", "TE", "Trailer",
 	"Transfer-Encoding", "Upgrade", "Proxy-Authorization", "Proxy-Authenticate",
 }
@@ -169,10 +169,31 @@ func stripHopByHop(h *fasthttp.RequestHeader, connection []byte) {
 			h.DelBytes(tok)
 		}
 	}
-	for _, name := range hopByHop {
-		h.Del(name)
+	// One pass to see which are there (usually none): Del normalises its
+	// name and scans every header each call.
+	var present [len(hopByHop)]bool
+	found := false
+	for k := range h.All() {
+		if i := hopByHopIndex(k); i >= 0 {
+			present[i], found = true, true
+		}
+	}
+	for i, name := range hopByHop {
+		if found && present[i] {
+			h.Del(name)
+		}
 	}
 	h.ResetConnectionClose()
+}
+
+// hopByHopIndex is the index of k in hopByHop, or -1.
+func hopByHopIndex(k []byte) int {
+	for i, name := range hopByHop {
+		if len(k) == len(name) && bytes.EqualFold(k, []byte(name)) {
+			return i
+		}
+	}
+	return -1
 }
 
 // setForwarded tells the origin who asked, and how: X-Forwarded-For is
