@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"net/textproto"
 	"strconv"
 	"sync"
 
@@ -169,32 +170,25 @@ func stripHopByHop(h *fasthttp.RequestHeader, connection []byte) {
 			h.DelBytes(tok)
 		}
 	}
-	// One pass to see which are there (usually none): Del normalises its
-	// name and scans every header each call.
-	var present [len(hopByHop)]bool
-	found := false
-	for k := range h.All() {
-		if i := hopByHopIndex(k); i >= 0 {
-			present[i], found = true, true
-		}
-	}
+	// Look before deleting (usually none is there): Del normalises its
+	// name and scans every header each call, a Peek of the stored
+	// (canonical) form only scans. Not h.All: it would parse the cookies
+	// and have them written back re-serialised.
 	for i, name := range hopByHop {
-		if found && present[i] {
+		if len(peekCanonical(h, hopByHopCanonical[i])) > 0 {
 			h.Del(name)
 		}
 	}
 	h.ResetConnectionClose()
 }
 
-// hopByHopIndex is the index of k in hopByHop, or -1.
-func hopByHopIndex(k []byte) int {
+// hopByHopCanonical are hopByHop's names as fasthttp stores them ("Te").
+var hopByHopCanonical = func() (out [len(hopByHop)]string) {
 	for i, name := range hopByHop {
-		if len(k) == len(name) && bytes.EqualFold(k, []byte(name)) {
-			return i
-		}
+		out[i] = textproto.CanonicalMIMEHeaderKey(name)
 	}
-	return -1
-}
+	return out
+}()
 
 // setForwarded tells the origin who asked, and how: X-Forwarded-For is
 // the client's address (r.remoteIP, never a trusted proxy's) after the
