@@ -63,6 +63,14 @@ php_write_configs() {
 	printf 'Hello, World!' >"$WORK/expect-hello"
 	[[ $(wc -c <"$WORK/expect-sleep30k") -eq 30720 ]] || die "expected sleep30k body is not 30720 bytes"
 
+	# One php.ini for both: Debian's php-fpm php.ini (php-cgi's own is the
+	# same file today, but each SAPI reads its own); php-fpm gets it with
+	# -c, ramjet with php.ini_file. Outside the docroot, which would serve it.
+	mkdir -p "$WORK/phpini"
+	cp "$(php_fpm_ini)" "$WORK/phpini/php.ini"
+	chmod 755 "$WORK/phpini"
+	chmod 644 "$WORK/phpini/php.ini"
+
 	local user_lines=""
 	[[ $EUID -eq 0 ]] && user_lines=$'user = www-data\ngroup = www-data'
 	cat >"$WORK/php-fpm-php.conf" <<EOF
@@ -116,8 +124,8 @@ EOF
 		"\`pm = static\`, \`pm.max_children = $PHP_WORKERS\`, \`pm.max_requests = $PHP_MAXREQ\`, opcache $( ((PHP_OPCACHE)) && echo on || echo off), no access log" \
 		"a fixed pool (pm = static) of as many children as ramjet's workers: no spawning or reaping under load, the usual choice for a dedicated PHP server"
 	config_record ramjet-php "$WORK/ramjet-php.yaml" yaml "ramjet docroot (php-cgi pool)" \
-		"\`workers: $PHP_WORKERS\`, \`min_workers: $PHP_WORKERS\`, \`idle_suspend: 0s\`, \`max_requests: $PHP_MAXREQ_RJ\`, \`default_ttl: 0s\`" \
-		"the same worker count and recycling as php-fpm, nothing cached"
+		"\`workers: $PHP_WORKERS\`, \`min_workers: $PHP_WORKERS\`, \`idle_suspend: 0s\`, \`max_requests: $PHP_MAXREQ_RJ\`, \`default_ttl: 0s\`, \`ini_file\` = php-fpm's php.ini, the shared engine (one php-cgi master, one opcache)" \
+		"the same worker count, recycling and php.ini as php-fpm, nothing cached"
 	CONFIG_GROUP=cache
 }
 
@@ -133,6 +141,7 @@ defaults:
     serve: all
     php:
       binary: $PHPCGI
+      ini_file: $WORK/phpini/php.ini
       workers: $PHP_WORKERS
       min_workers: $PHP_WORKERS
       max_requests: $PHP_MAXREQ_RJ
@@ -140,6 +149,13 @@ defaults:
       idle_exit: 0s
       ini: ["opcache.enable=$PHP_OPCACHE"]
 EOF
+}
+
+php_fpm_ini() { # the php.ini Debian's php-fpm reads
+	local f
+	for f in /etc/php/*/fpm/php.ini; do :; done
+	[[ -f $f ]] || die "no /etc/php/*/fpm/php.ini (install php-fpm)"
+	echo "$f"
 }
 
 php_fastcgi_params() {
@@ -187,7 +203,7 @@ php_start_servers() {
 	local -a rflag=()
 	[[ $EUID -eq 0 ]] && rflag=(-R)
 	start_bg php-fpm-php "$WORK/logs/php-fpm-php.out" "$PHPFPM" "${rflag[@]}" -F -y "$WORK/php-fpm-php.conf" \
-		-d "opcache.enable=$PHP_OPCACHE"
+		-c "$WORK/phpini/php.ini" -d "opcache.enable=$PHP_OPCACHE"
 	for ((n = 0; n < 100; n++)); do
 		[[ -S $WORK/run/php-fpm-php.sock ]] && break
 		kill -0 "${ROOTPID[php-fpm-php]}" 2>/dev/null || { cat "$WORK/logs/php-fpm-php.log" "$WORK/logs/php-fpm-php.out" >&2 2>/dev/null || true; die "php-fpm exited"; }
@@ -248,9 +264,11 @@ php_cpu_roots() {
 	esac
 }
 
-php_php_roots() { # CONTENDER -> the PHP processes alone: ramjet's php-cgi workers; the php-fpm tree
+php_php_roots() { # CONTENDER -> the roots of the PHP processes alone: ramjet's children (its php-cgi master, or its workers); the php-fpm master
+	# (roots only: tree_ticks adds their descendants, which listing the
+	# master's children too would count twice)
 	case $1 in
-	rjphp) php_pool_pids rjphp | tr '\n' ' ' ;;
+	rjphp) cat /proc/"${ROOTPID[rjphp]}"/task/*/children 2>/dev/null | tr -s ' \n' ' ' ;;
 	fpm) echo "${ROOTPID[php-fpm-php]}" ;;
 	esac
 }
@@ -409,7 +427,7 @@ php_measure() {
 	mapfile -t pp < <(php_pool_pids "$c")
 	mapfile -t fp < <(php_front_pids "$c")
 	nw=$((${#pp[@]}))
-	[[ $c == fpm ]] && nw=$((nw - 1)) # the master
+	nw=$((nw - 1)) # the master: php-fpm's, and ramjet's shared engine's
 	pool=$(mem_kb "${pp[@]}")
 	front=$(mem_kb "${fp[@]}")
 	local sbusy lbusy other

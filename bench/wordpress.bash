@@ -24,6 +24,7 @@ WP_PAGES=()
 WP_SKIP=""
 WP_PID=""
 WP_SETUP_NOTE=""
+WP_MEM_NOTE=""
 declare -A WPI=()
 declare -A WP_CHECK=()
 declare -A WP_BODY=()
@@ -336,6 +337,23 @@ wp_miss() {
 	done
 }
 
+# ---------------------------------------------------------------- pool memory
+# wp_memory: after the load rounds, what each PHP server's processes hold:
+# ramjet docroot's php-cgi master and children, php-fpm's master and
+# children (RSS counts shared pages in every process, PSS splits them)
+wp_memory() {
+	local -a rj fp
+	mapfile -t rj < <(all_descendants "${WPI[pid_docroot]}" | grep -vx "${WPI[pid_docroot]}")
+	mapfile -t fp < <(all_descendants "${WPI[pid_php-fpm8.2]}")
+	local r f
+	r=$(mem_kb "${rj[@]}")
+	f=$(mem_kb "${fp[@]}")
+	WP_MEM_NOTE="ramjet docroot's PHP processes (${#rj[@]}: php-cgi master and children) $(kb_mib "${r#* }") MiB PSS ($(kb_mib "${r%% *}") MiB RSS); php-fpm's (${#fp[@]}: master and children) $(kb_mib "${f#* }") MiB PSS ($(kb_mib "${f%% *}") MiB RSS)"
+	log "  pool memory after the load: $WP_MEM_NOTE"
+}
+
+kb_mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
+
 # ---------------------------------------------------------------- the section
 wp_section() {
 	WP_SKIP=$(wp_missing)
@@ -364,6 +382,7 @@ wp_section() {
 			done
 		done
 	done
+	wp_memory
 	if ((WP_MISS_N > 0)); then
 		for page in "${WP_PAGES[@]}"; do
 			log "WordPress miss latency, page $page: $WP_MISS_N sequential requests per path"
@@ -388,5 +407,6 @@ wp_group_record() {
 		db_version="$(/usr/sbin/mariadbd --version 2>/dev/null | awk '{print $3}' || echo "?")" \
 		setup_note="$WP_SETUP_NOTE" posts="${WPI[posts]:-?}" home="${WPI[home]}" post="${WPI[post]}" host="${WPI[host]}" \
 		home_bytes="${WP_BODY[fpm.home]:-?}" post_bytes="${WP_BODY[fpm.post]:-?}" php_workers="${WPI[php_workers]:-4}" \
+		mem_note="$WP_MEM_NOTE" php_ini="${WPI[php_ini]:-}" \
 		"${miss[@]}"
 }

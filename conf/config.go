@@ -218,6 +218,7 @@ type Docroot struct {
 
 // PHP is a site's php-cgi worker pool.
 type PHP struct {
+	Engine         string   `yaml:"engine"`          // "shared" (one master, one opcache) or "separate" (a process each)
 	Binary         string   `yaml:"binary"`          // php-cgi path; "" = php-cgi on PATH
 	Workers        int      `yaml:"workers"`         // processes at most
 	MinWorkers     int      `yaml:"min_workers"`     // kept running even when idle
@@ -231,6 +232,7 @@ type PHP struct {
 	User           string   `yaml:"user"`            // run workers as this user when ramjet is root
 	Group          string   `yaml:"group"`           // and this group
 	Env            []string `yaml:"env"`             // "NAME=value" added to the workers' environment
+	INIFile        string   `yaml:"ini_file"`        // php.ini instead of php-cgi's own (-c); "" = its own
 	INI            []string `yaml:"ini"`             // "key=value" php.ini overrides (-d)
 }
 
@@ -343,6 +345,7 @@ func Default() *Config {
 				FrontController: "/index.php",
 				Htaccess:        true,
 				PHP: PHP{
+					Engine:         "shared",
 					Workers:        4,
 					MinWorkers:     1,
 					MaxRequests:    10000,

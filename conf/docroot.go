@@ -41,6 +41,16 @@ func (d *Docroot) validate(p *problems, path string, base *Docroot) {
 }
 
 func (h *PHP) validate(p *problems, path string) {
+	p.oneOf(path+".engine", h.Engine, "shared", "separate")
+	if f := h.INIFile; f != "" {
+		if !filepath.IsAbs(f) {
+			p.add(path+".ini_file", fmt.Sprintf("%q must be an absolute path", f))
+		} else if st, err := os.Stat(f); err != nil {
+			p.add(path+".ini_file", err.Error())
+		} else if !st.Mode().IsRegular() {
+			p.add(path+".ini_file", fmt.Sprintf("%q is not a regular file", f))
+		}
+	}
 	p.minInt(path+".workers", h.Workers, 1)
 	if h.MinWorkers < 0 || h.MinWorkers > h.Workers {
 		p.add(path+".min_workers", fmt.Sprintf("must be between 0 and workers (%d), got %d", h.Workers, h.MinWorkers))

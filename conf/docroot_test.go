@@ -34,6 +34,12 @@ func TestValidateDocroot(t *testing.T) {
 		{name: "env without value", set: func(d *Docroot) { d.PHP.Env = []string{"JUSTNAME"} }, want: "php.env[0]"},
 		{name: "env bad name", set: func(d *Docroot) { d.PHP.Env = []string{"1X=2"} }, want: "php.env[0]"},
 		{name: "ini with newline", set: func(d *Docroot) { d.PHP.INI = []string{"a=1\nb=2"} }, want: "php.ini[0]"},
+		{name: "unknown engine", set: func(d *Docroot) { d.PHP.Engine = "fpm" }, want: "defaults.docroot.php.engine"},
+		{name: "separate engine", set: func(d *Docroot) { d.PHP.Engine = "separate" }},
+		{name: "relative ini file", set: func(d *Docroot) { d.PHP.INIFile = "php.ini" }, want: "php.ini_file"},
+		{name: "missing ini file", set: func(d *Docroot) { d.PHP.INIFile = filepath.Join(dir, "nope.ini") }, want: "php.ini_file"},
+		{name: "ini file is a directory", set: func(d *Docroot) { d.PHP.INIFile = dir }, want: "not a regular file"},
+		{name: "ini file", set: func(d *Docroot) { d.PHP.INIFile = file }},
 		{name: "good env and ini", set: func(d *Docroot) {
 			d.PHP.Env = []string{"APP_ENV=prod"}
 			d.PHP.INI = []string{"memory_limit=256M"}

@@ -18,33 +18,69 @@ type waiter struct {
 	ch chan *worker // buffered 1; sent to under Pool.mu
 }
 
-// acquire returns a busy worker for one request.
+// acquire returns a busy worker for one request. A request that had to
+// wait gets none if its client went away meanwhile (ErrClientGone): the
+// worker goes on to the next in line instead of running a script nobody
+// reads.
 func (p *Pool) acquire(ctx context.Context) (*worker, error) {
+	w, waited, err := p.acquireWaiting(ctx)
+	if err != nil || !waited {
+		return w, err
+	}
+	if c, ok := ctx.Value(clientKey{}).(Client); ok && c.Gone() {
+		p.giveBack(w)
+		p.stats.clientGone.Add(1)
+		return nil, fmt.Errorf("phppool: pool %q: %w", p.cfg.Name, ErrClientGone)
+	}
+	return w, nil
+}
+
+// acquireWaiting is acquire; waited reports that it queued.
+func (p *Pool) acquireWaiting(ctx context.Context) (w *worker, waited bool, err error) {
 	var timeout <-chan time.Time // started at the first wait
 	for {
 		w, spawn, wt, wake, err := p.tryAcquire()
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("phppool: pool %q: %w", p.cfg.Name, err)
+			return nil, waited, fmt.Errorf("phppool: pool %q: %w", p.cfg.Name, err)
 		case w != nil:
-			return w, nil
+			return w, waited, nil
 		case spawn:
 			w, err := p.spawnReserved(ctx)
 			if err != nil {
 				p.unbusy()
-				return nil, fmt.Errorf("phppool: pool %q: %w", p.cfg.Name, err)
+				return nil, waited, fmt.Errorf("phppool: pool %q: %w", p.cfg.Name, err)
 			}
-			return w, nil
+			return w, waited, nil
 		}
+		waited = true
 		if timeout == nil {
 			timer := time.NewTimer(p.cfg.QueueWait)
 			defer timer.Stop()
 			timeout = timer.C
 		}
 		if w, err := p.await(ctx, wt, wake, timeout); w != nil || err != nil {
-			return w, err
+			return w, waited, err
 		}
 	}
+}
+
+// Client is the HTTP client a request runs for, as the caller sees it
+// (WithClient).
+type Client interface {
+	// Gone reports, at once and without blocking, whether the client
+	// went away (closed or reset its connection).
+	Gone() bool
+}
+
+type clientKey struct{}
+
+// WithClient returns ctx carrying the client c of a request: Do asks it
+// whether the client is still there when a request that waited for a
+// worker gets one, and returns ErrClientGone without running the script
+// if not.
+func WithClient(ctx context.Context, c Client) context.Context {
+	return context.WithValue(ctx, clientKey{}, c)
 }
 
 // await waits in the queue for a handed-over worker. It returns neither a
@@ -161,7 +197,7 @@ func (p *Pool) unbusy() {
 // registers it busy. A failure starts or extends the spawn backoff.
 func (p *Pool) spawnReserved(ctx context.Context) (*worker, error) {
 	defer p.wg.Done()
-	w, err := p.spawn(ctx)
+	w, err := p.eng.spawn(ctx)
 	p.mu.Lock()
 	if err == nil && !w.alive() {
 		err = fmt.Errorf("phppool: worker %d: %w", w.pid, errExitedEarly)

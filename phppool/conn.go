@@ -21,9 +21,10 @@ const requestID = 1
 // carries FCGI_KEEP_CONN so the worker keeps the connection open.
 type Conn struct {
 	nc      net.Conn
-	broken  atomic.Bool  // set on any I/O or protocol error and on Close
-	endSeen atomic.Bool  // END_REQUEST of the current request was read
-	failed  atomic.Int32 // which side failed first in the current request (failRead...)
+	sock    io.ReadWriter // nc's reads and writes: raw system calls on its descriptor when it has one
+	broken  atomic.Bool   // set on any I/O or protocol error and on Close
+	endSeen atomic.Bool   // END_REQUEST of the current request was read
+	failed  atomic.Int32  // which side failed first in the current request (failRead...)
 
 	mu   sync.Mutex // serialises Do and guards ex, br, bw, buf, pbuf, ibuf
 	ex   exchange   // the current or last request's wire facts
@@ -36,7 +37,10 @@ type Conn struct {
 
 // NewConn wraps an established connection to a FastCGI responder.
 func NewConn(nc net.Conn) *Conn {
-	c := &Conn{nc: nc, buf: make([]byte, maxContent)}
+	c := &Conn{nc: nc, sock: nc, buf: make([]byte, maxContent)}
+	if rs, ok := newRawSock(nc); ok {
+		c.sock = rs
+	}
 	c.br = bufio.NewReaderSize(rxReader{c}, 32<<10)
 	c.bw = bufio.NewWriterSize(txWriter{c}, 16<<10)
 	return c

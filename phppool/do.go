@@ -118,6 +118,9 @@ func (p *Pool) failed(ctx context.Context, w *worker, status int, err error, ex 
 // starts: a worker idle that long before its first request holds a closed
 // connection. PHP read nothing from it, so any request may be resent.
 func (p *Pool) redialFresh(ctx context.Context, w *worker, err error) bool {
+	if w.pidfd != nil {
+		return false // a master's child: claimed with a first request, and its socket is the master's
+	}
 	c := w.conn.Load()
 	ex := c.lastExchange()
 	p.mu.Lock()
@@ -186,5 +189,6 @@ func (p *Pool) overRSS(w *worker) bool {
 	if p.cfg.MaxRSS <= 0 {
 		return false
 	}
-	return w.rss() > p.cfg.MaxRSS
+	_, own := w.memory()
+	return own > p.cfg.MaxRSS
 }

@@ -3,19 +3,31 @@
 // worker that serves requests one after another (Conn.Do), and parsing the
 // CGI response head (Status, Location, headers) from the start of STDOUT.
 //
-// It also owns the php-cgi processes (Pool): spawning them as an
+// It also owns the php-cgi processes (Pool): starting them as an
 // unprivileged user when ramjet runs as root, idle suspend with
 // SIGSTOP/SIGCONT, idle exit, recycling, killing requests that run too
 // long, replacing dead workers, and graceful Shutdown for reloads. It does
 // no HTTP routing and must not import proxy, purge or conf, and it does
-// not handle signals; it signals only its own child processes.
+// not handle signals; it signals only the php-cgi processes it started
+// and their children.
 //
-// Pool (pool.go, acquire.go, do.go, supervise.go, worker.go) runs one
-// php-cgi -b process per worker on its own Unix socket (in a 0700
-// directory of the pool's) with one Conn each. Idle workers are reused LIFO (warm caches); when none is idle and
+// Pool (pool.go, acquire.go, do.go, supervise.go, worker.go) holds one
+// keep-alive Conn per worker, on Unix sockets in a 0700 directory of the
+// pool's. Two engines make the workers. The shared one (master.go, the
+// default) runs one php-cgi -b master per pool with PHP_FCGI_CHILDREN=Max:
+// its children fork after the opcache's shared memory exists, so they
+// share one compiled copy of every script, as php-fpm's do; the pool
+// connects to the master's socket and learns from the kernel which child
+// accepted (peer.go: sock_diag and /proc/PID/fd), then signals that child
+// through a pidfd (pidfd.go). The master forks a new child whenever one
+// ends. The separate engine (separate.go) runs one php-cgi -b process per
+// worker on its own socket, each with its own opcache. Either way the pool
+// knows which process holds which request, and suspends only idle
+// workers: php-cgi sends END_REQUEST after opcache released its locks.
+// Idle workers are reused LIFO (warm caches); when none is idle and
 // Max processes run, Do calls queue FIFO and a finishing worker is handed
 // to the oldest, up to QueueWait (then ErrBusy). After a request a worker
-// is retired when it served MaxRequests, grew past MaxRSS, broke its Conn
+// is retired when it served MaxRequests, its own memory grew past MaxRSS, broke its Conn
 // or ran past RequestTimeout (SIGKILL at once). A request whose worker
 // failed before sending a byte is retried once on another worker when
 // nginx's fastcgi_next_upstream would (no body consumed, method not POST,

@@ -31,7 +31,7 @@ const (
 type rxReader struct{ c *Conn }
 
 func (r rxReader) Read(b []byte) (int, error) {
-	n, err := r.c.nc.Read(b)
+	n, err := r.c.sock.Read(b)
 	if n > 0 {
 		if r.c.ex.received == 0 {
 			r.c.ex.firstRecv = time.Now()
@@ -49,7 +49,7 @@ func (r rxReader) Read(b []byte) (int, error) {
 type txWriter struct{ c *Conn }
 
 func (w txWriter) Write(b []byte) (int, error) {
-	n, err := w.c.nc.Write(b)
+	n, err := w.c.sock.Write(b)
 	if err != nil {
 		w.c.failed.CompareAndSwap(failNone, failWrite)
 	}

@@ -3,7 +3,10 @@ package phppool
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -235,5 +238,58 @@ func TestPoolCallerDeadlineWhileQueuedIsATimeout(t *testing.T) {
 	}
 	if st := p.Stats(); st.Timeouts != 0 || st.Spawns != 1 {
 		t.Fatalf("stats %+v: no worker should have been killed", st)
+	}
+}
+
+// goneClient is a Client whose Gone the test sets.
+type goneClient struct{ gone atomic.Bool }
+
+func (c *goneClient) Gone() bool { return c.gone.Load() }
+
+// TestPoolSkipsQueuedRequestWhoseClientLeft queues a request behind a
+// busy worker, lets its client go, and checks that the script never ran
+// (it would have left a file) while the next request did.
+func TestPoolSkipsQueuedRequestWhoseClientLeft(t *testing.T) {
+	p, hold := newTestPool(t, Config{Max: 1})
+	marks := t.TempDir()
+	if err := os.Chmod(marks, 0o777); err != nil { // PHP runs as nobody under root
+		t.Fatal(err)
+	}
+	mark := writeScript(t, "mark.php", `<?php file_put_contents($_GET['f'], 'ran'); echo 'marked';`)
+	busy := make(chan error, 1)
+	go func() {
+		_, _, _, err := get(p, hold, "ms=500")
+		busy <- err
+	}()
+	waitFor(t, "worker busy", func() bool { return p.Stats().Requests == 1 })
+	left := &goneClient{}
+	skipped := make(chan error, 1)
+	go func() {
+		ctx := WithClient(context.Background(), left)
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, err := run(ctx, p, mark, "GET", "f="+filepath.Join(marks, "left"))
+		skipped <- err
+	}()
+	waitFor(t, "request queued", func() bool { return p.Queued() == 1 })
+	left.gone.Store(true)
+	if err := <-skipped; !errors.Is(err, ErrClientGone) {
+		t.Fatalf("queued request whose client left: %v, want ErrClientGone", err)
+	}
+	if err := <-busy; err != nil {
+		t.Fatal(err)
+	}
+	stay := WithClient(context.Background(), &goneClient{})
+	if body, err := run(stay, p, mark, "GET", "f="+filepath.Join(marks, "stayed")); err != nil || body != "marked" {
+		t.Fatalf("request whose client stayed: %q, %v", body, err)
+	}
+	if _, err := os.Stat(filepath.Join(marks, "left")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the script of a request whose client left ran (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(marks, "stayed")); err != nil {
+		t.Fatalf("the script of a request whose client stayed did not run: %v", err)
+	}
+	if st := p.Stats(); st.ClientGone != 1 || st.Crashes != 0 {
+		t.Fatalf("stats %+v, want 1 request skipped for its client", st)
 	}
 }

@@ -80,12 +80,21 @@ func (l *logBuffer) String() string {
 
 func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
+// testEngine is the engine startPool gives a Config that names none: ""
+// (the default, shared) except while TestSeparateEngineKeepsIssue5Behaviour
+// runs the pool tests again on the separate engine. Top-level tests run
+// one at a time until they call t.Parallel, so switching it is safe there.
+var testEngine Engine
+
 // startPool starts a pool on the real php-cgi with a logger (nil: none);
 // Close runs at cleanup.
 func startPool(t testing.TB, cfg Config, log *slog.Logger) *Pool {
 	t.Helper()
 	cfg.Name = t.Name()
 	cfg.Binary = phpCGIPath
+	if cfg.Engine == "" {
+		cfg.Engine = testEngine
+	}
 	p, err := New(cfg, log)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -28,17 +27,36 @@ var (
 	// finishing the response, and the request could not safely go to
 	// another worker. Callers answer 502.
 	ErrWorkerFailed = errors.New("php worker failed")
+	// ErrClientGone: the request waited for a worker and its client had
+	// gone away when one came (WithClient); the script was not run.
+	ErrClientGone = errors.New("php request's client went away while it waited for a worker")
+)
+
+// Engine is how a pool's workers come to be.
+type Engine string
+
+const (
+	// EngineShared (the default): one php-cgi master per pool forks Max
+	// children, which share the master's opcache; ramjet connects to the
+	// master's socket and claims the child that accepted as a worker
+	// (master.go). An ended worker's place is taken by a fresh fork.
+	EngineShared Engine = "shared"
+	// EngineSeparate: one php-cgi process per worker, each on its own
+	// socket with its own opcache (separate.go); processes start and end
+	// with the demand.
+	EngineSeparate Engine = "separate"
 )
 
 // Config describes one pool of php-cgi workers. Zero values are the
 // documented defaults; New rejects negative ones.
 type Config struct {
 	Name        string        // pool name for logs
+	Engine      Engine        // how workers run; "" means EngineShared
 	Binary      string        // php-cgi path; "" looks up "php-cgi" on PATH
 	Min         int           // workers spawned by Start and kept through IdleExit; 0 means 1
 	Max         int           // processes at most, including ones exiting; 0 means 4
 	MaxRequests int           // a worker is recycled after this many requests; 0 means 500
-	MaxRSS      int64         // a worker whose resident memory exceeds this many bytes after a request is recycled; 0 never
+	MaxRSS      int64         // a worker whose own memory (resident, less the pages it shares) exceeds this many bytes after a request is recycled; 0 never
 	IdleSuspend time.Duration // SIGSTOP a worker idle this long; 0 never suspends
 	IdleExit    time.Duration // terminate idle or suspended workers unused this long, keeping Min live; 0 never
 	QueueWait   time.Duration // how long Do waits for a worker before ErrBusy; 0 means 5s
@@ -60,8 +78,19 @@ type Config struct {
 	// someone else is logged as a warning and ignored (as php-fpm does).
 	User, Group string
 
-	Env []string // extra environment ("KEY=value"), after ramjet's own
-	INI []string // "key=value" overrides, each passed as -d key=value
+	Env     []string // extra environment ("KEY=value"), after ramjet's own
+	INIFile string   // php.ini to use instead of php-cgi's own (-c); "" keeps it
+	INI     []string // "key=value" overrides, each passed as -d key=value
+}
+
+// engine starts and ends the processes behind a pool's workers.
+type engine interface {
+	// spawn returns a new worker with its Conn; the caller holds a procs
+	// slot. On failure nothing it started is left running.
+	spawn(ctx context.Context) (*worker, error)
+	// stop ends what the engine runs besides the workers, once Close has
+	// ended every worker.
+	stop()
 }
 
 // Backoff after workers failed to start: doubled per failure, capped.
@@ -79,8 +108,9 @@ const drainLinger = 500 * time.Millisecond
 // with one keep-alive Conn, and hands each request to one idle worker.
 type Pool struct {
 	cfg   Config
+	eng   engine
 	bin   string
-	args  []string // -d overrides
+	args  []string // -c and -d
 	env   []string
 	cred  *syscall.Credential // nil: workers run as ramjet's user
 	socks *sockets            // set by Start
@@ -131,18 +161,25 @@ func New(cfg Config, log *slog.Logger) (*Pool, error) {
 		done: make(chan struct{}),
 		wake: make(chan struct{}),
 	}
+	if cfg.INIFile != "" {
+		p.args = append(p.args, "-c", cfg.INIFile)
+	}
 	for _, kv := range cfg.INI {
 		p.args = append(p.args, "-d", kv)
 	}
-	// Later entries win: php-cgi must serve one connection at a time in
-	// one process and must not exit before the pool recycles it.
-	p.env = append(append(os.Environ(), cfg.Env...),
-		"PHP_FCGI_CHILDREN=0",
-		"PHP_FCGI_MAX_REQUESTS="+strconv.Itoa(cfg.MaxRequests+100))
+	p.env = append(os.Environ(), cfg.Env...)
+	if cfg.Engine == EngineSeparate {
+		p.eng = separate{p}
+	} else {
+		p.eng = &master{p: p}
+	}
 	return p, nil
 }
 
 func withDefaults(cfg Config) Config {
+	if cfg.Engine == "" {
+		cfg.Engine = EngineShared
+	}
 	if cfg.Min == 0 {
 		cfg.Min = 1
 	}
@@ -169,6 +206,16 @@ func validate(cfg Config) (string, error) {
 	}
 	if cfg.IdleSuspend < 0 || cfg.IdleExit < 0 || cfg.QueueWait < 0 || cfg.RequestTimeout < 0 || cfg.SlowRequest < 0 {
 		errs = append(errs, errors.New("durations must not be negative"))
+	}
+	if cfg.Engine != EngineShared && cfg.Engine != EngineSeparate {
+		errs = append(errs, fmt.Errorf("engine %q: want %q or %q", cfg.Engine, EngineShared, EngineSeparate))
+	}
+	if cfg.INIFile != "" {
+		if st, err := os.Stat(cfg.INIFile); err != nil {
+			errs = append(errs, fmt.Errorf("ini file: %w", err))
+		} else if st.IsDir() {
+			errs = append(errs, fmt.Errorf("ini file %s is a directory", cfg.INIFile))
+		}
 	}
 	bin := cfg.Binary
 	if bin == "" {
@@ -235,9 +282,15 @@ func (p *Pool) Close() (err error) {
 		if cancel != nil {
 			cancel()
 		}
+		var workers sync.WaitGroup
 		for _, w := range ws {
-			p.wg.Go(func() { w.terminate(killGrace) })
+			// Requests in flight fail: their connections close first (no
+			// spawn can take a connection any more, the pool is closed).
+			w.closeConn()
+			workers.Go(func() { w.terminate(killGrace) })
 		}
+		workers.Wait()
+		p.eng.stop()
 		p.wg.Wait()
 		if p.socks != nil {
 			err = p.socks.remove()

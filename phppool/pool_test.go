@@ -77,11 +77,18 @@ func get(p *Pool, script, query string) (status, pid int, rest string, err error
 	return status, pid, rest, nil
 }
 
-// childPHP counts php-cgi processes whose parent is this test binary.
+// childPHP counts the php-cgi processes serving requests for this test
+// binary: its php-cgi children (the separate engine's workers) that fork
+// none, and the children of those that do (a master's).
 func childPHP() int {
 	n := 0
 	for _, c := range testbed.Children(os.Getpid()) {
-		if strings.HasPrefix(c.Comm, "php-cgi") {
+		if !strings.HasPrefix(c.Comm, "php-cgi") {
+			continue
+		}
+		if forked := testbed.Children(c.PID); len(forked) > 0 {
+			n += len(forked)
+		} else {
 			n++
 		}
 	}
@@ -319,6 +326,10 @@ func TestPoolCloseKillsEveryWorker(t *testing.T) {
 	waitFor(t, "the busy script in its usleep", func() bool {
 		return strings.Contains(testbed.WChan(busyPID), "nanosleep")
 	})
+	masterPID := 0 // the shared engine's master: its group must be empty after Close
+	if m, ok := p.eng.(*master); ok {
+		masterPID = m.pid()
+	}
 	start := time.Now()
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
@@ -326,8 +337,16 @@ func TestPoolCloseKillsEveryWorker(t *testing.T) {
 	if d := time.Since(start); d > killGrace {
 		t.Fatalf("Close took %v", d)
 	}
+	if masterPID != 0 {
+		if s := testbed.ProcState(masterPID); s != "" {
+			t.Errorf("master %d still exists in state %q", masterPID, s)
+		}
+		if left := liveMembers(masterPID); len(left) != 0 {
+			t.Errorf("processes %v left in the master's group", left)
+		}
+	}
 	for _, pid := range pids {
-		if s := testbed.ProcState(pid); s != "" {
+		if s := testbed.ProcState(pid); s != "" && s != "Z" {
 			t.Errorf("worker %d still exists in state %q", pid, s)
 		}
 	}
@@ -406,22 +425,32 @@ func TestPoolEndsOutputBeforeHandingTheWorkerOn(t *testing.T) {
 // php-cgi closes a connection it accepted when no request arrives within
 // 5 s; the pool connects when a worker starts, so a worker idle that long
 // before its first request must still serve it (a POST too: PHP never
-// read anything from the closed connection).
+// read anything from the closed connection). The separate engine redials;
+// the shared engine's first request at claim keeps the connection open.
 func TestPoolWorkerIdleBeforeItsFirstRequestServesIt(t *testing.T) {
 	t.Parallel()
-	p, script := newTestPool(t, Config{Min: 2, Max: 2})
-	waitDropped(t, p)
-	for _, method := range []string{"GET", "POST"} {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		var out bytes.Buffer
-		_, err := p.Do(ctx, scriptParams(script, method, "i=1"), nil, &out, io.Discard)
-		cancel()
-		if err != nil {
-			t.Fatalf("%s on a worker idle since it started: %v", method, err)
-		}
-	}
-	if st := p.Stats(); st.Crashes != 0 || st.Retries != 0 || st.Spawns != 2 {
-		t.Fatalf("stats %+v: a worker idle before its first request counted as crashed", st)
+	for _, engine := range []Engine{EngineShared, EngineSeparate} {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			p, script := newTestPool(t, Config{Engine: engine, Min: 2, Max: 2})
+			if engine == EngineSeparate {
+				waitDropped(t, p)
+			} else {
+				waitKept(t, p)
+			}
+			for _, method := range []string{"GET", "POST"} {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				var out bytes.Buffer
+				_, err := p.Do(ctx, scriptParams(script, method, "i=1"), nil, &out, io.Discard)
+				cancel()
+				if err != nil {
+					t.Fatalf("%s on a worker idle since it started: %v", method, err)
+				}
+			}
+			if st := p.Stats(); st.Crashes != 0 || st.Retries != 0 || st.Spawns != 2 {
+				t.Fatalf("stats %+v: a worker idle before its first request counted as crashed", st)
+			}
+		})
 	}
 }
 
@@ -441,5 +470,28 @@ func waitDropped(t *testing.T, p *Pool) {
 	}
 	if !testbed.Poll(15*time.Second, dropped) {
 		t.Fatal("php-cgi workers still hold the connection of their first request after 15 s")
+	}
+}
+
+// waitKept waits until every worker of p is older than php-cgi's 5 s
+// (its timer, in real time) and checks that each still holds the pool's
+// connection besides the master's listening socket.
+func waitKept(t *testing.T, p *Pool) {
+	t.Helper()
+	old := func() bool {
+		for _, w := range p.Status() {
+			if w.Age < 5500*time.Millisecond {
+				return false
+			}
+		}
+		return true
+	}
+	if !testbed.Poll(15*time.Second, old) {
+		t.Fatal("workers not 5.5 s old after 15 s")
+	}
+	for _, w := range p.Status() {
+		if n, err := testbed.SocketCount(w.PID); err != nil || n != 2 {
+			t.Fatalf("worker %d holds %d sockets (%v), want the listening one and the pool's connection", w.PID, n, err)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package phppool
 
 import (
+	"bytes"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -15,6 +18,9 @@ type Stats struct {
 	Busy     uint64 // Do calls that returned ErrBusy
 	Retries  uint64 // requests retried after their worker failed before responding
 	Resumes  uint64 // suspended workers resumed (SIGCONT) for a request
+	// ClientGone: requests not run because their client went away while
+	// they waited for a worker.
+	ClientGone uint64
 
 	// ResumeLatency: per resume, the time from SIGCONT to the worker's
 	// first response record (or to the end of the request if it sent
@@ -92,8 +98,8 @@ func (h *histogram) snapshot() Histogram {
 
 // counters are the atomics behind Stats, updated on the request path.
 type counters struct {
-	requests, spawns, crashes, timeouts, recycled, busy, retries, resumes atomic.Uint64
-	resume                                                                histogram
+	requests, spawns, crashes, timeouts, recycled, busy, retries, resumes, clientGone atomic.Uint64
+	resume                                                                            histogram
 }
 
 // Stats returns the pool's counters.
@@ -108,6 +114,7 @@ func (p *Pool) Stats() Stats {
 		Busy:          c.busy.Load(),
 		Retries:       c.retries.Load(),
 		Resumes:       c.resumes.Load(),
+		ClientGone:    c.clientGone.Load(),
 		ResumeLatency: c.resume.snapshot(),
 	}
 }
@@ -119,6 +126,22 @@ type WorkerStatus struct {
 	Requests int
 	Age      time.Duration
 	RSS      int64 // resident memory in bytes; 0 if unknown
+	PSS      int64 // proportional set size in bytes (shared pages split among their users); 0 if unknown
+}
+
+// MasterStatus describes the shared engine's master and the children it
+// forked that no worker holds (they wait in accept, cheap until claimed).
+type MasterStatus struct {
+	PID    int   // 0: no master runs (the separate engine, or not started yet)
+	Spares []int // its children that are not workers
+	PSS    int64 // the master's and the spares' PSS in bytes, summed
+}
+
+// Queued is how many Do calls wait for a worker now.
+func (p *Pool) Queued() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.queue)
 }
 
 // Status lists the live workers.
@@ -133,7 +156,49 @@ func (p *Pool) Status() []WorkerStatus {
 	}
 	p.mu.Unlock()
 	for i, w := range ws { // outside mu: /proc reads are syscalls
-		out[i].RSS = w.rss()
+		out[i].RSS, _ = w.memory()
+		out[i].PSS = pssOf(w.pid)
 	}
 	return out
+}
+
+// Master describes the shared engine's master and its unclaimed children.
+// With Status it accounts for every process of the pool, for comparing
+// its memory with php-fpm's (master and children).
+func (p *Pool) Master() MasterStatus {
+	m, ok := p.eng.(*master)
+	if !ok {
+		return MasterStatus{}
+	}
+	pid := m.pid()
+	if pid == 0 {
+		return MasterStatus{}
+	}
+	st := MasterStatus{PID: pid, PSS: pssOf(pid)}
+	for _, c := range childrenOf(pid) {
+		if !m.isWorker(c) {
+			st.Spares = append(st.Spares, c)
+			st.PSS += pssOf(c)
+		}
+	}
+	return st
+}
+
+// pssOf reads the Pss line of /proc/PID/smaps_rollup, in bytes; 0 if it
+// cannot. Only for status: the kernel walks every mapping.
+func pssOf(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		return 0
+	}
+	for line := range bytes.Lines(b) {
+		if v, ok := bytes.CutPrefix(line, []byte("Pss:")); ok {
+			kb, err := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(v), []byte("kB")))), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
 }

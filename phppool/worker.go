@@ -51,14 +51,17 @@ func (s workerState) String() string {
 	return fmt.Sprintf("state(%d)", int(s))
 }
 
-// worker is one php-cgi process listening on its own socket, with one
-// keep-alive Conn. pid, cmd, statm, started and exited are set before the
-// worker is shared and never change; conn changes only when the request
-// holding the worker redials (redialFresh), while Close may read it.
+// worker is one php-cgi process with one keep-alive Conn: a process of
+// its own on its own socket (separate engine, cmd set), or a child of the
+// pool's master that accepted the Conn on the master's socket (shared
+// engine, pidfd set). pid, cmd, pidfd, statm, started and exited are set
+// before the worker is shared and never change; conn changes only when the
+// request holding the worker redials (redialFresh), while Close may read it.
 type worker struct {
 	pid     int
-	cmd     *exec.Cmd
-	sock    string // the Unix socket it listens on
+	cmd     *exec.Cmd // the separate engine's process; nil for a master's child
+	pidfd   *pidfd    // a master's child; nil for the separate engine
+	sock    string    // the Unix socket it accepted its Conn on
 	conn    atomic.Pointer[Conn]
 	statm   *os.File    // /proc/PID/statm, open for the process's life; nil without /proc
 	errLog  *lineLogger // logs the FastCGI stderr stream when Do's caller passes none
@@ -88,24 +91,40 @@ func (w *worker) alive() bool {
 	}
 }
 
-// signal sends sig to the process; it fails once the process was reaped.
+// signal sends sig to the process; it fails once the process was reaped
+// (or, for a master's child, has exited).
 func (w *worker) signal(sig syscall.Signal) error {
-	if err := w.cmd.Process.Signal(sig); err != nil {
+	var err error
+	if w.pidfd != nil {
+		err = w.pidfd.signal(sig)
+	} else {
+		err = w.cmd.Process.Signal(sig)
+	}
+	if err != nil {
 		return fmt.Errorf("phppool: signal %v to worker %d: %w", sig, w.pid, err)
 	}
 	return nil
 }
 
-// terminate closes the Conn, resumes the process if it is stopped, sends
-// SIGTERM, SIGKILL after grace, and returns once the process was reaped.
-func (w *worker) terminate(grace time.Duration) {
+// closeConn closes the worker's Conn, if it has one yet.
+func (w *worker) closeConn() {
 	if c := w.conn.Load(); c != nil {
 		// The worker is being discarded; a close error changes nothing.
 		_ = c.Close()
 	}
+}
+
+// terminate resumes the process if it is stopped, sends SIGTERM, closes
+// the Conn, sends SIGKILL after grace, and returns once the process was
+// reaped. SIGTERM comes before the close: php-cgi's handler only marks the
+// shutdown, and a worker that saw its connection close unmarked would go
+// back to accept on its socket — a master's child could take a
+// connection meant for another worker.
+func (w *worker) terminate(grace time.Duration) {
 	// Errors mean the process is already gone; the reaper has its status.
 	_ = w.signal(syscall.SIGCONT)
 	_ = w.signal(syscall.SIGTERM)
+	w.closeConn()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -120,96 +139,38 @@ func (w *worker) terminate(grace time.Duration) {
 // kill closes the Conn, sends SIGKILL and returns once the process was
 // reaped: for a worker stuck in a request, which SIGTERM does not end.
 func (w *worker) kill() {
-	// The worker is being discarded; a close error changes nothing.
-	_ = w.conn.Load().Close()
 	_ = w.signal(syscall.SIGKILL) // failure means it is gone
+	w.closeConn()
 	<-w.exited
 }
 
 // pageSize converts statm's page counts to bytes.
 var pageSize = int64(os.Getpagesize())
 
-// rss returns the worker's resident memory in bytes (statm's second
-// field), or 0 if it cannot be read. statm is reread in place, which
-// costs one pread instead of an open per request.
-func (w *worker) rss() int64 {
+// memory returns the worker's resident memory in bytes (statm's second
+// field) and the part of it that is its own (resident less shared, the
+// third field: the opcache's shared memory and mapped files are shared),
+// or zeros if statm cannot be read. statm is reread in place, which costs
+// one pread instead of an open per request.
+func (w *worker) memory() (rss, own int64) {
 	if w.statm == nil {
-		return 0
+		return 0, 0
 	}
 	var buf [128]byte
 	n, err := w.statm.ReadAt(buf[:], 0)
 	if n == 0 && err != nil {
-		return 0 // closed by the reaper, or the process is gone
+		return 0, 0 // closed by the reaper, or the process is gone
 	}
 	f := bytes.Fields(buf[:n])
-	if len(f) < 2 {
-		return 0
+	if len(f) < 3 {
+		return 0, 0
 	}
-	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
-	if err != nil {
-		return 0
+	res, err := strconv.ParseInt(string(f[1]), 10, 64)
+	shared, serr := strconv.ParseInt(string(f[2]), 10, 64)
+	if err != nil || serr != nil {
+		return 0, 0
 	}
-	return pages * pageSize
-}
-
-// spawn starts a worker and connects to it, retrying with a fresh port
-// when php-cgi exits before accepting. The caller holds a procs slot.
-func (p *Pool) spawn(ctx context.Context) (*worker, error) {
-	var err error
-	for range bindAttempts {
-		var w *worker
-		w, err = p.spawnOnce(ctx)
-		if err == nil || !errors.Is(err, errExitedEarly) {
-			return w, err
-		}
-	}
-	return nil, err
-}
-
-// spawnOnce starts one php-cgi on an ephemeral port and waits until it
-// accepts. On failure the process has been reaped before it returns.
-func (p *Pool) spawnOnce(ctx context.Context) (*worker, error) {
-	addr := p.socks.next()
-	cmd := exec.Command(p.bin, append(p.args[:len(p.args):len(p.args)], "-b", addr)...)
-	cmd.Env = p.env
-	stderr := &lineLogger{log: p.log}
-	cmd.Stderr = stderr
-	cmd.WaitDelay = time.Second // bounds the stderr copy after exit
-	// Its own process group keeps a terminal's or an orphaned job's
-	// SIGHUP from killing (suspended) workers; Pdeathsig ends them with
-	// ramjet even if ramjet is killed outright.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("phppool: start %s: %w", p.bin, err)
-	}
-	w := &worker{pid: cmd.Process.Pid, cmd: cmd, sock: addr, started: time.Now(), exited: make(chan struct{})}
-	// Without /proc there is no RSS: MaxRSS and WorkerStatus.RSS stay off.
-	w.statm, _ = os.Open("/proc/" + strconv.Itoa(w.pid) + "/statm")
-	stderr.pid.Store(int64(w.pid))
-	w.errLog = &lineLogger{log: p.log.With("stream", "fastcgi")}
-	w.errLog.pid.Store(int64(w.pid))
-	p.wg.Go(func() { p.reap(w) })
-	nc, err := waitAccept(ctx, addr, w.exited, p.done)
-	if err != nil {
-		w.terminate(killGrace)
-		return nil, fmt.Errorf("phppool: worker %d on %s: %w", w.pid, addr, err)
-	}
-	w.conn.Store(NewConn(nc))
-	return w, nil
-}
-
-// reap waits for the process and tells the pool; one per process.
-func (p *Pool) reap(w *worker) {
-	err := w.cmd.Wait()
-	if w.statm != nil {
-		// Read-only; a close error loses nothing.
-		_ = w.statm.Close()
-	}
-	// The socket file is the dead worker's; a worker that never bound
-	// left none to remove.
-	_ = os.Remove(w.sock)
-	close(w.exited)
-	p.reaped(w, err)
+	return res * pageSize, (res - shared) * pageSize
 }
 
 // waitAccept dials addr until it connects, the process exits, the pool

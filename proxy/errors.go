@@ -22,6 +22,10 @@ var ErrMustRevalidate = errors.New("proxy: the stored response must be revalidat
 // connection busy, the queue full) waits.
 const retryAfter = "1"
 
+// statusClientClosed is nginx's 499: the client went away before its
+// answer was ready; nobody reads it, the access log does.
+const statusClientClosed = 499
+
 // statusFor is the one place that maps a failure to the client's status.
 func statusFor(err error) int {
 	switch {
@@ -29,6 +33,8 @@ func statusFor(err error) int {
 		return fasthttp.StatusGatewayTimeout
 	case errors.Is(err, phppool.ErrBusy), errors.Is(err, origin.ErrBusy):
 		return fasthttp.StatusServiceUnavailable
+	case errors.Is(err, phppool.ErrClientGone):
+		return statusClientClosed
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		return fasthttp.StatusRequestEntityTooLarge
 	default:
@@ -50,6 +56,14 @@ func (p *Proxy) writeError(ctx *fasthttp.RequestCtx, err error) {
 		} else {
 			p.metrics.phpBusy.Inc()
 		}
+	}
+	if code == statusClientClosed {
+		p.log.Debug("client went away while its request waited for a PHP worker", "host", string(ctx.Host()),
+			"uri", string(ctx.RequestURI()))
+		ctx.Response.Reset()
+		ctx.SetStatusCode(code)
+		ctx.SetConnectionClose()
+		return
 	}
 	if code == fasthttp.StatusRequestEntityTooLarge {
 		p.log.Info("request body too large", "host", string(ctx.Host()), "uri", string(ctx.RequestURI()))

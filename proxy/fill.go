@@ -5,6 +5,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/proxy/policy"
 )
@@ -109,9 +110,12 @@ func (r *request) fetch(key string) result {
 	defer fasthttp.ReleaseRequest(req)
 	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.stale, fwd: r.fwd,
 		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private,
-		scope: scopeOf(r.s, r.header().Host()), client: r.ctx, ls: r.lsRules()}
+		scope: scopeOf(r.s, r.header().Host()), client: r.ctx, ls: r.lsRules(), passUntil: r.passUntil}
 	if r.wafTx != nil { // kept only when the site inspects responses
 		f.inspect = r.inspectResponse
+	}
+	if r.frag == nil && !r.coalesce {
+		f.requester = r
 	}
 	res := f.run()
 	res.origin = max(f.now-f.born, 1)
@@ -149,6 +153,13 @@ type fill struct {
 	// client gets the origin's interim responses (interim.go): the
 	// client whose request this fill is; nil for fragments and refreshes.
 	client *fasthttp.RequestCtx
+	// requester is the one request the fill is for (nil: a coalesced
+	// fill others may wait on, a fragment, a background refresh): a
+	// docroot site does not run PHP for it once it went away.
+	requester phppool.Client
+	// passUntil: the hit-for-pass marker the request came through lasts
+	// until then (0: none).
+	passUntil int64
 
 	resp      *fasthttp.Response // set by run
 	born, now int64
@@ -175,7 +186,7 @@ func (f *fill) run() result {
 	}
 	f.resp = fasthttp.AcquireResponse()
 	f.born = f.s.cache.Now() // a purge from now on must invalidate what this fill stores
-	err := doUpstream(f.s, f.req, f.resp)
+	err := doUpstream(f.s, f.requester, f.req, f.resp)
 	f.now = f.s.cache.Now()
 	if err != nil {
 		fasthttp.ReleaseResponse(f.resp)

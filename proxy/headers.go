@@ -79,56 +79,83 @@ func peekCanonical(h *fasthttp.RequestHeader, name string) []byte {
 
 // policyInput gathers what policy.Decide reads from one origin exchange.
 // Authorization is the upstream request's: a fill forwards the client's.
+// The response's header is walked once (a Peek per field read normalises
+// its name and scans every header, which cost an uncacheable PHP answer
+// more than its policy).
 func policyInput(req *fasthttp.Request, resp *fasthttp.Response, s *site, now int64) policy.Input {
-	h := &resp.Header
 	in := policy.Input{
-		Method:           "GET",
-		Status:           resp.StatusCode(),
-		Authorization:    len(req.Header.Peek("Authorization")) > 0,
-		Validators:       len(h.Peek("Etag")) > 0 || len(h.Peek("Last-Modified")) > 0,
-		SetCookie:        len(h.PeekAll("Set-Cookie")) > 0,
-		LSCacheControl:   joined(h, "X-Litespeed-Cache-Control"),
-		SurrogateControl: joined(h, "Surrogate-Control"),
-		Targeted:         targeted(h, s.targeted),
-		CacheControl:     joined(h, "Cache-Control"),
-		Expires:          joined(h, "Expires"), // two lines make it invalid: expired
-		LastModified:     h.Peek("Last-Modified"),
-		Date:             h.Peek("Date"),
-		Age:              h.Peek("Age"),
-		Vary:             joined(h, "Vary"),
-		LSVary:           joined(h, "X-Litespeed-Vary"),
-		DefaultTTL:       s.DefaultTTL,
-		Heuristic:        s.Heuristic,
-		Grace:            s.Grace,
-		CacheSetCookie:   s.CacheSetCookie,
+		Method:         "GET",
+		Status:         resp.StatusCode(),
+		Authorization:  len(peekCanonical(&req.Header, "Authorization")) > 0,
+		DefaultTTL:     s.DefaultTTL,
+		Heuristic:      s.Heuristic,
+		Grace:          s.Grace,
+		CacheSetCookie: s.CacheSetCookie,
 	}
 	in.Now = unixTime(now)
-	for _, name := range []string{"X-Litespeed-Tag", "Surrogate-Key", "Cache-Tag", "Xkey"} {
-		in.TagHeaders = append(in.TagHeaders, h.PeekAll(name)...)
+	var own, cdn []byte // targeted fields: the site's own name's, CDN-Cache-Control
+	tags := false
+	for k, v := range resp.Header.All() {
+		switch string(k) { // as fasthttp keeps them: normalised
+		case "Etag":
+			in.Validators = true
+		case "Last-Modified":
+			in.Validators = true
+			if in.LastModified == nil {
+				in.LastModified = v
+			}
+		case "Set-Cookie":
+			in.SetCookie = true
+		case "X-Litespeed-Cache-Control":
+			in.LSCacheControl = joinField(in.LSCacheControl, v)
+		case "Surrogate-Control":
+			in.SurrogateControl = joinField(in.SurrogateControl, v)
+		case "Cache-Control":
+			in.CacheControl = joinField(in.CacheControl, v)
+		case "Expires":
+			in.Expires = joinField(in.Expires, v) // two lines make it invalid: expired
+		case "Date":
+			if in.Date == nil {
+				in.Date = v
+			}
+		case "Age":
+			if in.Age == nil {
+				in.Age = v
+			}
+		case "Vary":
+			in.Vary = joinField(in.Vary, v)
+		case "X-Litespeed-Vary":
+			in.LSVary = joinField(in.LSVary, v)
+		case "Cdn-Cache-Control":
+			cdn = joinField(cdn, v)
+		case "X-Litespeed-Tag", "Surrogate-Key", "Cache-Tag", "Xkey":
+			tags = true
+		}
+		if s.targeted != "" && strings.EqualFold(string(k), s.targeted) {
+			own = joinField(own, v)
+		}
+	}
+	in.Targeted = own
+	if len(own) == 0 {
+		in.Targeted = cdn
+	}
+	if tags { // in this order, as the tag headers' precedence goes
+		h := &resp.Header
+		for _, name := range []string{"X-Litespeed-Tag", "Surrogate-Key", "Cache-Tag", "Xkey"} {
+			in.TagHeaders = append(in.TagHeaders, h.PeekAll(name)...)
+		}
 	}
 	return in
 }
 
-// targeted is the targeted cache-control field addressed to ramjet: its
-// own name's (own, "" for none), else CDN-Cache-Control (RFC 9213).
-func targeted(h *fasthttp.ResponseHeader, own string) []byte {
-	if own != "" {
-		if v := joined(h, own); len(v) > 0 {
-			return v
-		}
+// joinField adds a field line's value v to what earlier lines gave, as
+// one comma-separated value (RFC 9110 5.3); the first is kept as it is.
+func joinField(prev, v []byte) []byte {
+	if prev == nil {
+		return v
 	}
-	return joined(h, "Cdn-Cache-Control")
-}
-
-func joined(h *fasthttp.ResponseHeader, name string) []byte {
-	all := h.PeekAll(name)
-	switch len(all) {
-	case 0:
-		return nil
-	case 1:
-		return all[0]
-	}
-	return bytes.Join(all, []byte(", "))
+	out := make([]byte, 0, len(prev)+2+len(v))
+	return append(append(append(out, prev...), ", "...), v...)
 }
 
 // varySpec is what selects a variant of a response: its Vary headers,

@@ -35,6 +35,7 @@ func stageLookup(r *request) verdict {
 			return declined
 		}
 		r.tally(r.c.pass, outPass)
+		r.passUntil = o.PassUntil
 		return r.toFill(nil, fwdURIMiss, false)
 	}
 	r.selectVariant(&o.Vary)

@@ -187,6 +187,8 @@ func (g *generation) closeNow(pools []*phpPool) {
 type PoolStatus struct {
 	Name    string                 `json:"name"`
 	Workers []phppool.WorkerStatus `json:"workers"`
+	Master  phppool.MasterStatus   `json:"master"`
+	Queued  int                    `json:"queued"` // requests waiting for a worker
 	Stats   phppool.Stats          `json:"stats"`
 }
 
@@ -195,7 +197,8 @@ func (p *Proxy) PHPStatus() []PoolStatus {
 	g := p.gen.Load()
 	out := make([]PoolStatus, 0, len(g.pools))
 	for _, pp := range g.pools {
-		out = append(out, PoolStatus{Name: pp.cfg.Name, Workers: pp.pool.Status(), Stats: pp.pool.Stats()})
+		out = append(out, PoolStatus{Name: pp.cfg.Name, Workers: pp.pool.Status(), Master: pp.pool.Master(),
+			Queued: pp.pool.Queued(), Stats: pp.pool.Stats()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

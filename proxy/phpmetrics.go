@@ -16,18 +16,22 @@ func (p *Proxy) writePHPMetrics(w io.Writer) {
 		pool := strconv.Quote(ps.Name)
 		states := map[string]uint64{"idle": 0, "busy": 0, "suspended": 0}
 		var rss int64
+		pss := ps.Master.PSS // the shared engine's master and unclaimed children
 		for _, wk := range ps.Workers {
 			states[wk.State]++
 			rss += wk.RSS
+			pss += wk.PSS
 		}
 		for _, st := range []string{"idle", "busy", "suspended"} {
 			metrics.WriteGaugeUint64(w, fmt.Sprintf(`ramjet_php_workers{pool=%s,state=%q}`, pool, st), states[st])
 		}
 		metrics.WriteGaugeUint64(w, fmt.Sprintf(`ramjet_php_rss_bytes{pool=%s}`, pool), uint64(max(rss, 0)))
+		metrics.WriteGaugeUint64(w, fmt.Sprintf(`ramjet_php_pss_bytes{pool=%s}`, pool), uint64(max(pss, 0)))
+		metrics.WriteGaugeUint64(w, fmt.Sprintf(`ramjet_php_queued{pool=%s}`, pool), uint64(ps.Queued))
 		s := ps.Stats
 		for name, v := range map[string]uint64{
 			"requests": s.Requests, "spawns": s.Spawns, "crashes": s.Crashes, "timeouts": s.Timeouts,
-			"recycled": s.Recycled, "busy": s.Busy, "retries": s.Retries, "resumes": s.Resumes,
+			"recycled": s.Recycled, "busy": s.Busy, "retries": s.Retries, "resumes": s.Resumes, "client_gone": s.ClientGone,
 		} {
 			metrics.WriteCounterUint64(w, fmt.Sprintf(`ramjet_php_%s_total{pool=%s}`, name, pool), v)
 		}

@@ -82,6 +82,9 @@ type request struct {
 	stale    *cache.Entry
 	fwd      string
 	coalesce bool
+	// passUntil: the URL's hit-for-pass marker lookup found lasts until
+	// then (0: none).
+	passUntil int64
 
 	res result // the answer
 
@@ -136,7 +139,7 @@ func (r *request) release() {
 	r.key, r.variant, r.pkey, r.params = r.key[:0], r.variant[:0], r.pkey[:0], r.params[:0]
 	r.g, r.s, r.ctx, r.req, r.frag, r.inline = nil, nil, nil, nil, nil, false
 	r.pass, r.id, r.idDone, r.stale, r.fwd, r.coalesce, r.authorized = nil, 0, false, nil, "", false, false
-	r.fragAuthorized = false
+	r.fragAuthorized, r.passUntil = false, 0
 	r.res = result{}
 	r.endWAF()
 	if r.fragState.f != nil {

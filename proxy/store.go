@@ -129,5 +129,8 @@ func (f *fill) rememberUncacheable(code int) {
 	if f.g.cfg.HitForPass <= 0 || code >= 500 || f.private || f.d.Reason == policy.ReasonAuthorization {
 		return // an answer for one user's credentials says nothing of the URL's
 	}
+	if f.passUntil-f.now > int64(f.g.cfg.HitForPass)/2 {
+		return // marked a moment ago: renewing it on every request costs a store write each
+	}
 	f.s.cache.MarkPass(f.h, f.key, f.now+int64(f.g.cfg.HitForPass))
 }

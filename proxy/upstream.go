@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"io"
 	"net/netip"
+	"net/textproto"
 	"strconv"
 	"sync"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 	"github.com/ramjet-proxy/ramjet/proxy/policy"
 	"github.com/ramjet-proxy/ramjet/proxy/realip"
@@ -24,8 +26,11 @@ type upstream interface {
 }
 
 // doUpstream sends req to the site's upstream, announcing LSCache support
-// when the site asks for it.
-func doUpstream(s *site, req *fasthttp.Request, resp *fasthttp.Response) error {
+// when the site asks for it. client (nil: none) is the one request the
+// answer is for, which a docroot asks whether it is still there before it
+// runs a script that waited for a worker; a fill others may wait on has
+// none.
+func doUpstream(s *site, client phppool.Client, req *fasthttp.Request, resp *fasthttp.Response) error {
 	if s.LSCacheHeader {
 		req.Header.Set("X-LSCACHE", "on")
 	}
@@ -35,6 +40,9 @@ func doUpstream(s *site, req *fasthttp.Request, resp *fasthttp.Response) error {
 		req.Header.SetBytesV("Surrogate-Capability", capabilityESI)
 	} else {
 		req.Header.SetBytesV("Surrogate-Capability", capabilityPlain)
+	}
+	if d, ok := s.up.(*docroot.Handler); ok && client != nil {
+		return d.DoFor(client, req, resp)
 	}
 	return s.up.Do(req, resp)
 }
@@ -54,7 +62,7 @@ var (
 )
 
 // hopByHop headers concern one connection and never cross the proxy.
-var hopByHop = []string{
+var hopByHop = [...]string{
 	"Connection", "Keep-Alive", "Proxy-Connection", "TE", "Trailer",
 	"Transfer-Encoding", "Upgrade", "Proxy-Authorization", "Proxy-Authenticate",
 }
@@ -168,11 +176,25 @@ func stripHopByHop(h *fasthttp.RequestHeader, connection []byte) {
 			h.DelBytes(tok)
 		}
 	}
-	for _, name := range hopByHop {
-		h.Del(name)
+	// Look before deleting (usually none is there): Del normalises its
+	// name and scans every header each call, a Peek of the stored
+	// (canonical) form only scans. Not h.All: it would parse the cookies
+	// and have them written back re-serialised.
+	for i, name := range hopByHop {
+		if len(peekCanonical(h, hopByHopCanonical[i])) > 0 {
+			h.Del(name)
+		}
 	}
 	h.ResetConnectionClose()
 }
+
+// hopByHopCanonical are hopByHop's names as fasthttp stores them ("Te").
+var hopByHopCanonical = func() (out [len(hopByHop)]string) {
+	for i, name := range hopByHop {
+		out[i] = textproto.CanonicalMIMEHeaderKey(name)
+	}
+	return out
+}()
 
 // setForwarded tells the origin who asked, and how: X-Forwarded-For is
 // the client's address (r.remoteIP, never a trusted proxy's) after the

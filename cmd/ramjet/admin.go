@@ -115,12 +115,19 @@ type workerJSON struct {
 	Requests   int     `json:"requests"`
 	AgeSeconds float64 `json:"age_seconds"`
 	RSSBytes   int64   `json:"rss_bytes"`
+	PSSBytes   int64   `json:"pss_bytes"`
 }
 
 type poolJSON struct {
-	Name    string            `json:"name"`
-	Workers []workerJSON      `json:"workers"`
-	Counts  map[string]uint64 `json:"counts"`
+	Name    string       `json:"name"`
+	Workers []workerJSON `json:"workers"`
+	// The shared engine's master (0: none) and its children no worker
+	// holds; PSSBytes sums every process of the pool, master included.
+	MasterPID int               `json:"master_pid"`
+	Spares    []int             `json:"spares"`
+	PSSBytes  int64             `json:"pss_bytes"`
+	Queued    int               `json:"queued"` // requests waiting for a worker now
+	Counts    map[string]uint64 `json:"counts"`
 	// Resume latency (SIGCONT to first output) percentiles, in ms.
 	ResumeP50ms float64 `json:"resume_p50_ms"`
 	ResumeP99ms float64 `json:"resume_p99_ms"`
@@ -132,13 +139,15 @@ func poolsJSON(pools []proxy.PoolStatus) []poolJSON {
 		s := p.Stats
 		pj := poolJSON{Name: p.Name, Workers: []workerJSON{}, Counts: map[string]uint64{
 			"requests": s.Requests, "spawns": s.Spawns, "crashes": s.Crashes, "timeouts": s.Timeouts,
-			"recycled": s.Recycled, "busy": s.Busy, "retries": s.Retries, "resumes": s.Resumes,
+			"recycled": s.Recycled, "busy": s.Busy, "retries": s.Retries, "resumes": s.Resumes, "client_gone": s.ClientGone,
 		}}
 		pj.ResumeP50ms = float64(s.ResumeLatency.Quantile(0.5).Microseconds()) / 1000
 		pj.ResumeP99ms = float64(s.ResumeLatency.Quantile(0.99).Microseconds()) / 1000
+		pj.MasterPID, pj.Spares, pj.PSSBytes, pj.Queued = p.Master.PID, append([]int{}, p.Master.Spares...), p.Master.PSS, p.Queued
 		for _, w := range p.Workers {
 			pj.Workers = append(pj.Workers, workerJSON{PID: w.PID, State: w.State, Requests: w.Requests,
-				AgeSeconds: w.Age.Seconds(), RSSBytes: w.RSS})
+				AgeSeconds: w.Age.Seconds(), RSSBytes: w.RSS, PSSBytes: w.PSS})
+			pj.PSSBytes += w.PSS
 		}
 		out = append(out, pj)
 	}

@@ -89,6 +89,12 @@ func TestIdleConnectionsAreParkedAndSlowClientsCutOff(t *testing.T) {
 		t.Errorf("slow client cut off after %v, want about header_timeout", d)
 	}
 
+	// The slow one's place is given back once the server has closed it,
+	// which may be just after the client saw the close.
+	conns := `ramjet_client_connections{listener="main"}`
+	if !testbed.Poll(5*time.Second, func() bool { return metricValue(t, rj.AdminURL, conns) == n }) {
+		t.Fatalf("%s = %v after the slow client was cut off, want %d", conns, metricValue(t, rj.AdminURL, conns), n)
+	}
 	// 11 and 12 open with the first ten, each answered once so that it
 	// stays open as an idle keep-alive connection (a silent one would be
 	// closed at header_timeout, freeing its place before 13 arrives on a

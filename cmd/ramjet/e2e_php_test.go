@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -402,22 +405,58 @@ func TestPHPSeesTheClientPortAndServerAddress(t *testing.T) {
 }
 
 // Workers start with ramjet; php-cgi drops a connection that carries no
-// request for 5 s. The first requests after a quiet start must not fail.
+// request for 5 s. The first requests after a quiet start must not fail:
+// the separate engine redials, the shared one keeps the connection with a
+// first request when it claims a worker.
 func TestPHPFirstRequestsAfterAQuietStartSucceed(t *testing.T) {
-	rj, _ := startPHP(t, "")
-	waitWorkersDropped(t, rj)
-	c := &http.Client{Timeout: 10 * time.Second}
-	for i := range 4 {
-		mustStatus(t, get(t, c, rj.URL+"/hello.php"), 200, fmt.Sprintf("request %d after a quiet start", i+1))
+	t.Parallel()
+	for _, engine := range []string{"shared", "separate"} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			rj, _ := startPHP(t, "workers: 2\nengine: "+engine)
+			if engine == "separate" {
+				waitWorkersDropped(t, rj)
+			} else {
+				waitWorkersKept(t, rj)
+			}
+			c := &http.Client{Timeout: 10 * time.Second}
+			for i := range 4 {
+				mustStatus(t, get(t, c, rj.URL+"/hello.php"), 200, fmt.Sprintf("request %d after a quiet start", i+1))
+			}
+			resp, err := http.Get(rj.AdminURL + "/php/status")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if !bytes.Contains(body, []byte(`"crashes": 0`)) && !bytes.Contains(body, []byte(`"crashes":0`)) {
+				t.Fatalf("workers counted as crashed after a quiet start:\n%s", body)
+			}
+		})
 	}
-	resp, err := http.Get(rj.AdminURL + "/php/status")
-	if err != nil {
-		t.Fatal(err)
+}
+
+// waitWorkersKept waits until every worker is older than php-cgi's 5 s
+// (its timer, in real time) and checks that each still holds ramjet's
+// connection besides the master's listening socket.
+func waitWorkersKept(t testing.TB, rj *testbed.Ramjet) {
+	t.Helper()
+	old := func() bool {
+		ws := phpWorkers(t, rj)
+		for _, w := range ws {
+			if w.AgeSeconds < 5.5 {
+				return false
+			}
+		}
+		return len(ws) > 0
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if !bytes.Contains(body, []byte(`"crashes": 0`)) && !bytes.Contains(body, []byte(`"crashes":0`)) {
-		t.Fatalf("workers counted as crashed after a quiet start:\n%s", body)
+	if !testbed.Poll(15*time.Second, old) {
+		t.Fatalf("workers not 5.5 s old after 15 s: %+v", phpWorkers(t, rj))
+	}
+	for _, w := range phpWorkers(t, rj) {
+		if n, err := testbed.SocketCount(w.PID); err != nil || n != 2 {
+			t.Fatalf("worker %d holds %d sockets (%v), want the listening one and ramjet's connection", w.PID, n, err)
+		}
 	}
 }
 
@@ -439,4 +478,151 @@ func waitWorkersDropped(t testing.TB, rj *testbed.Ramjet) {
 	if !testbed.Poll(15*time.Second, dropped) {
 		t.Fatalf("php-cgi workers still hold ramjet's connection after 15 s: %+v", phpWorkers(t, rj))
 	}
+}
+
+// TestPHPHonoursINIFileAndUserINI gives the pool a php.ini of its own
+// (ini_file) and a directory a .user.ini: PHP reads both, the .user.ini
+// winning below its directory as under php-fpm, and the .user.ini itself
+// is never served.
+func TestPHPHonoursINIFileAndUserINI(t *testing.T) {
+	root := phpDocroot(t)
+	ini := filepath.Join(testbed.PublicDir(t), "php.ini")
+	// 0644: PHP runs as www-data when the tests run as root.
+	for path, body := range map[string]string{
+		ini:                                      "memory_limit = 55M\n",
+		filepath.Join(root, "blog", ".user.ini"): "memory_limit = 66M\n",
+		filepath.Join(root, "blog", "limit.php"): "<?php echo 'memory_limit: ', ini_get('memory_limit');",
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rj := startRamjet(t, "", "--config", phpConfig(t, root, "workers: 1\nini_file: "+ini))
+	c := &http.Client{Timeout: 10 * time.Second}
+	if r := get(t, c, rj.URL+"/env.php"); !bytes.Contains(r.Body, []byte("memory_limit: 55M\n")) {
+		t.Fatalf("ini_file not used:\n%s", r.Body)
+	}
+	if r := get(t, c, rj.URL+"/blog/limit.php"); string(r.Body) != "memory_limit: 66M" {
+		t.Fatalf(".user.ini not honoured: %q", r.Body)
+	}
+	mustStatus(t, get(t, c, rj.URL+"/blog/.user.ini"), 403, ".user.ini over HTTP")
+}
+
+// TestPHPStatusReportsTheMasterAndMemory: /php/status names the shared
+// engine's master and the children no worker holds, and the pool's PSS,
+// which /metrics has too.
+func TestPHPStatusReportsTheMasterAndMemory(t *testing.T) {
+	rj, _ := startPHP(t, "workers: 3\nmin_workers: 1")
+	resp, err := http.Get(rj.AdminURL + "/php/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Pools []struct {
+			MasterPID int         `json:"master_pid"`
+			Spares    []int       `json:"spares"`
+			PSSBytes  int64       `json:"pss_bytes"`
+			Workers   []phpWorker `json:"workers"`
+		} `json:"pools"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Pools) != 1 {
+		t.Fatalf("pools %+v", st.Pools)
+	}
+	p := st.Pools[0]
+	if p.MasterPID == 0 || len(p.Spares) != 2 || len(p.Workers) != 1 || p.PSSBytes <= 0 {
+		t.Fatalf("status %+v: want a master, 2 spares, 1 worker and the PSS", p)
+	}
+	if s := testbed.ProcState(p.MasterPID); s == "" {
+		t.Fatalf("master %d does not exist", p.MasterPID)
+	}
+	m, err := http.Get(rj.AdminURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Body.Close()
+	body, _ := io.ReadAll(m.Body)
+	if !bytes.Contains(body, []byte("ramjet_php_pss_bytes{pool=")) {
+		t.Fatal("/metrics lacks ramjet_php_pss_bytes")
+	}
+}
+
+// TestPHPClientThatLeavesWhileQueuedDoesNotRunTheScript: with the one
+// worker busy, a request waits; its client closes the connection. When
+// the worker frees, the script is not run (it would leave a file), and
+// the next request's is. Both kinds of uncached request are checked: a
+// POST, and a GET with a cookie that bypasses the cache.
+func TestPHPClientThatLeavesWhileQueuedDoesNotRunTheScript(t *testing.T) {
+	root := phpDocroot(t)
+	marks := filepath.Join(testbed.PublicDir(t), "marks")
+	if err := os.Mkdir(marks, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(marks, 0o777); err != nil { // PHP runs as www-data under root; umask
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "mark.php"), []byte(`<?php file_put_contents('`+marks+`/' . basename($_GET['id']), 'ran'); echo 'marked';`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rj := startRamjet(t, "", "--config", phpConfig(t, root, "workers: 1\nmin_workers: 1"))
+	addr := strings.TrimPrefix(rj.URL, "http://")
+	c := &http.Client{Timeout: 10 * time.Second}
+	for i, req := range []string{
+		"POST /mark.php?id=%s HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+		"GET /mark.php?id=%s HTTP/1.1\r\nHost: x\r\nCookie: wordpress_logged_in_x=1\r\n\r\n",
+	} {
+		left := fmt.Sprintf("left%d", i)
+		busy := make(chan result, 1)
+		go func() {
+			r, _ := tryDo(c, "GET", rj.URL+"/sleep.php?ms=1000", nil)
+			busy <- r
+		}()
+		if !testbed.Poll(5*time.Second, func() bool { ws := phpWorkers(t, rj); return len(ws) == 1 && ws[0].State == "busy" }) {
+			t.Fatalf("the worker is not busy: %+v", phpWorkers(t, rj))
+		}
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fmt.Fprintf(conn, req, left); err != nil {
+			t.Fatal(err)
+		}
+		if !testbed.Poll(5*time.Second, func() bool { return phpQueued(t, rj) == 1 }) {
+			t.Fatal("the request did not queue for the busy worker")
+		}
+		conn.Close()
+		if r := <-busy; r.Status != 200 {
+			t.Fatalf("the long request: %d", r.Status)
+		}
+		stayed := fmt.Sprintf("stayed%d", i)
+		mustStatus(t, get(t, c, rj.URL+"/mark.php?id="+stayed, "Cookie: wordpress_logged_in_x=1"), 200, "the next request")
+		if _, err := os.Stat(filepath.Join(marks, stayed)); err != nil {
+			t.Fatalf("the next request's script did not run: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(marks, left)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the script of a request whose client left while queued ran (%v)", err)
+		}
+	}
+}
+
+// phpQueued is how many requests wait for a worker of the default pool.
+func phpQueued(t testing.TB, rj *testbed.Ramjet) int {
+	t.Helper()
+	resp, err := http.Get(rj.AdminURL + "/php/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Pools []struct {
+			Queued int `json:"queued"`
+		} `json:"pools"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || len(st.Pools) != 1 {
+		t.Fatalf("status: %+v, %v", st, err)
+	}
+	return st.Pools[0].Queued
 }

@@ -68,9 +68,10 @@ func startPHP(t testing.TB, extra string) (*testbed.Ramjet, string) {
 
 // phpWorker is one worker as /php/status reports it.
 type phpWorker struct {
-	PID      int    `json:"pid"`
-	State    string `json:"state"`
-	Requests int    `json:"requests"`
+	PID        int     `json:"pid"`
+	State      string  `json:"state"`
+	Requests   int     `json:"requests"`
+	AgeSeconds float64 `json:"age_seconds"`
 }
 
 // phpWorkers reads the workers of the default pool from the admin listener.

@@ -195,6 +195,7 @@ func docrootConfig(d conf.Docroot) *proxy.Docroot {
 			Htaccess:        bool(d.Htaccess),
 		},
 		PHP: &phppool.Config{
+			Engine:         phppool.Engine(h.Engine),
 			Binary:         h.Binary,
 			Min:            h.MinWorkers,
 			Max:            h.Workers,
@@ -208,6 +209,7 @@ func docrootConfig(d conf.Docroot) *proxy.Docroot {
 			User:           h.User,
 			Group:          h.Group,
 			Env:            h.Env,
+			INIFile:        h.INIFile,
 			INI:            h.INI,
 		},
 	}

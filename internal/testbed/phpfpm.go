@@ -16,6 +16,7 @@ type PHPFPM struct {
 	Addr string // 127.0.0.1:port, for fastcgi_pass
 	Dir  string // its private directory: config, logs
 
+	ini     string // php.ini given with -c; "" = php-fpm's own
 	p       *proc
 	stopped sync.Once
 }
@@ -28,10 +29,18 @@ type PHPFPM struct {
 // logged when the test failed.
 func StartPHPFPM(t testing.TB, pool string) *PHPFPM {
 	t.Helper()
+	return StartPHPFPMWithINI(t, pool, "")
+}
+
+// StartPHPFPMWithINI is StartPHPFPM with php.ini iniFile instead of
+// php-fpm's own (php-fpm -c), so that another PHP server can be given the
+// very same settings; "" keeps php-fpm's.
+func StartPHPFPMWithINI(t testing.TB, pool, iniFile string) *PHPFPM {
+	t.Helper()
 	bin := phpFPMBinary(t)
 	var f *PHPFPM
 	err := retryPorts(func() (bool, error) {
-		f = &PHPFPM{Dir: t.TempDir()}
+		f = &PHPFPM{Dir: t.TempDir(), ini: iniFile}
 		return f.start(bin, FreePort(t), pool)
 	})
 	if err != nil {
@@ -63,7 +72,11 @@ func (f *PHPFPM) start(bin string, port int, pool string) (retry bool, err error
 	if err := os.WriteFile(conf, []byte(f.config(pool)), 0o644); err != nil {
 		return false, fmt.Errorf("testbed: php-fpm config: %w", err)
 	}
-	f.p, retry, err = startListening(procSpec{bin: bin, dir: f.Dir, args: []string{"-F", "-R", "-y", conf}}, f.Addr, f.logFiles()...)
+	args := []string{"-F", "-R", "-y", conf}
+	if f.ini != "" {
+		args = append(args, "-c", f.ini)
+	}
+	f.p, retry, err = startListening(procSpec{bin: bin, dir: f.Dir, args: args}, f.Addr, f.logFiles()...)
 	return retry, err
 }
 

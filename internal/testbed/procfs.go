@@ -111,3 +111,34 @@ func Children(ppid int) []Child {
 	}
 	return out
 }
+
+// PSS is the proportional set size of the processes pids, summed, in
+// bytes (Pss of /proc/PID/smaps_rollup): a page shared by n processes
+// counts 1/n in each, so the sum is what the processes cost together,
+// where RSS counts every shared page once per process.
+func PSS(pids ...int) (int64, error) {
+	var total int64
+	for _, pid := range pids {
+		v, err := statusField(pid, "smaps_rollup", "Pss:")
+		if err != nil {
+			return 0, err
+		}
+		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(v, " kB")), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("testbed: Pss %q: %w", v, err)
+		}
+		total += kb << 10
+	}
+	return total, nil
+}
+
+// Descendants lists the processes below pid: its children, theirs, and
+// so on (not pid itself).
+func Descendants(pid int) []int {
+	var out []int
+	for _, c := range Children(pid) {
+		out = append(out, c.PID)
+		out = append(out, Descendants(c.PID)...)
+	}
+	return out
+}

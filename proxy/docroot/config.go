@@ -137,10 +137,17 @@ func (h *Handler) Close(ctx context.Context) error {
 // Do answers req as the origin would: a static file, a PHP script, the
 // front controller, or the fallback origin in PHPOnly mode.
 func (h *Handler) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
+	return h.DoFor(nil, req, resp)
+}
+
+// DoFor is Do for a request whose client c can tell whether it is still
+// there (nil: it cannot): a script that had to wait for a PHP worker is
+// not run once its client went away (phppool.ErrClientGone).
+func (h *Handler) DoFor(c phppool.Client, req *fasthttp.Request, resp *fasthttp.Response) error {
 	h.running.add()
 	defer h.running.done()
 	if h.tree != nil {
-		return h.serveHtaccess(req, resp)
+		return h.serveHtaccess(c, req, resp)
 	}
 	t := h.lookup(string(req.URI().Path()))
 	switch t.kind {
@@ -149,7 +156,7 @@ func (h *Handler) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
 		req.Header.Del(HeaderServerAddr)
 		return h.fallback.Do(req, resp)
 	case kindPHP:
-		return h.servePHP(req, resp, &t, nil)
+		return h.servePHP(c, req, resp, &t, nil)
 	case kindStatic:
 		return h.serveStatic(req, resp, &t)
 	case kindRedirect:

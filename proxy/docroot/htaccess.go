@@ -37,7 +37,7 @@ func htRequest(hr *htaccess.Request, req *fasthttp.Request, line []byte) []byte 
 // refuse or redirect is answered here; the rest is served from the path
 // they rewrote it to, with their environment for PHP and their headers
 // on the answer.
-func (h *Handler) serveHtaccess(req *fasthttp.Request, resp *fasthttp.Response) error {
+func (h *Handler) serveHtaccess(c phppool.Client, req *fasthttp.Request, resp *fasthttp.Response) error {
 	o := outcomes.Get().(*htaccess.Outcome)
 	defer outcomes.Put(o)
 	var hr htaccess.Request
@@ -60,7 +60,7 @@ func (h *Handler) serveHtaccess(req *fasthttp.Request, resp *fasthttp.Response) 
 	var err error
 	switch t.kind {
 	case kindPHP:
-		err = h.servePHP(req, resp, &t, o)
+		err = h.servePHP(c, req, resp, &t, o)
 	case kindStatic:
 		err = h.serveStatic(req, resp, &t)
 		if mt := o.MimeType(t.file); mt != "" && resp.StatusCode() != fasthttp.StatusNotModified {
@@ -205,7 +205,7 @@ func (h *Handler) localErrorPage(req *fasthttp.Request, resp *fasthttp.Response,
 		resp.Header.Del("ETag")
 		resp.Header.Del("Last-Modified")
 	case kindPHP:
-		if err := h.servePHP(req, resp, &t, o); err != nil {
+		if err := h.servePHP(nil, req, resp, &t, o); err != nil { // an error document: its client's request has run
 			return false
 		}
 	default:

@@ -27,7 +27,7 @@ var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<
 // servePHP runs the script on the pool and turns its CGI response into
 // resp. The worker's output arrives through a spool filled by a request
 // goroutine (counted in h.running) that runs the FastCGI exchange.
-func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *target, o *htaccess.Outcome) error {
+func (h *Handler) servePHP(c phppool.Client, req *fasthttp.Request, resp *fasthttp.Response, t *target, o *htaccess.Outcome) error {
 	if h.php == nil {
 		return ErrNoPHP
 	}
@@ -41,7 +41,11 @@ func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *ta
 	}
 	sp := newSpool()
 	h.running.add()
-	go h.run(params, stdin, sp, cleanup)
+	ctx := context.Background()
+	if c != nil {
+		ctx = phppool.WithClient(ctx, c)
+	}
+	go h.run(ctx, params, stdin, sp, cleanup)
 	br := readerPool.Get().(*bufio.Reader)
 	br.Reset(sp)
 	if err := readHead(br, resp); err != nil {
@@ -56,7 +60,7 @@ func (h *Handler) servePHP(req *fasthttp.Request, resp *fasthttp.Response, t *ta
 
 // run is the FastCGI exchange of one request; it ends when the script's
 // output was read or the reader went away (the spool fails its writes).
-func (h *Handler) run(params *paramList, stdin io.Reader, sp *spool, cleanup func()) {
+func (h *Handler) run(ctx context.Context, params *paramList, stdin io.Reader, sp *spool, cleanup func()) {
 	defer h.running.done()
 	defer cleanup()
 	defer putParams(params)
@@ -64,7 +68,7 @@ func (h *Handler) run(params *paramList, stdin io.Reader, sp *spool, cleanup fun
 	// nil stderr: the pool logs the script's STDERR (PHP warnings) itself,
 	// with the pool and worker. On success phppool has usually ended the
 	// output already (EndOutput), before handing the worker on.
-	_, err := h.php.Do(context.Background(), params.ps, stdin, sp, nil)
+	_, err := h.php.Do(ctx, params.ps, stdin, sp, nil)
 	sp.closeWrite(err) // nil: the reader sees EOF
 }
 

@@ -83,6 +83,9 @@ type replayConn struct {
 	buf []byte
 }
 
+// NetConn is the connection read on from (as tls.Conn's).
+func (c *replayConn) NetConn() net.Conn { return c.Conn }
+
 func (c *replayConn) Read(p []byte) (int, error) {
 	if len(c.buf) > 0 {
 		n := copy(p, c.buf)

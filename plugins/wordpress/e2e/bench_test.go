@@ -92,7 +92,8 @@ func TestWordPressBench(t *testing.T) {
 	proxy, doc := testbed.NewRamjet(t), testbed.NewRamjet(t)
 	wp := installWordPress(t, db, proxy.AdminURL)
 	runPHP(t, nil, "testdata/bench-posts.php", wp.docroot, strconv.Itoa(benchPosts))
-	origin := startOrigin(t, wp.docroot)
+	ini := benchINI(t)
+	origin := startOriginWith(t, wp.docroot, "", ini)
 
 	cfgDir := t.TempDir()
 	proxyCfg := filepath.Join(cfgDir, "ramjet-proxy.yaml")
@@ -110,11 +111,12 @@ defaults:
     serve: all
     php:
       binary: %q
+      ini_file: %q
       workers: %d
       min_workers: %d
       idle_suspend: 0s
       idle_exit: 0s
-`, adminToken, wp.docroot, phpCGI, workers, workers))
+`, adminToken, wp.docroot, phpCGI, ini, workers, workers))
 	startBenchRamjet(t, proxy, bin, proxyCfg)
 	startBenchRamjet(t, doc, bin, docCfg)
 
@@ -131,6 +133,7 @@ defaults:
 	benchLine("posts", strconv.Itoa(4+benchPosts))
 	benchLine("php_cgi", phpCGI)
 	benchLine("php_workers", strconv.Itoa(workers))
+	benchLine("php_ini", ini)
 	benchLine("pid_proxy", strconv.Itoa(proxy.Pid()))
 	benchLine("pid_docroot", strconv.Itoa(doc.Pid()))
 	for _, c := range testbed.Children(os.Getpid()) {
@@ -165,6 +168,30 @@ defaults:
 			}
 		}
 	}
+}
+
+// benchINI writes the one php.ini both PHP servers of the bench read
+// (php-fpm -c, the docroot's php.ini_file): Debian's php-fpm php.ini with
+// the settings the end-to-end origin gives its pool (memory_limit 256M,
+// display_errors off), so that php-fpm and php-cgi run WordPress with
+// identical settings. It is world-readable: php-cgi runs as www-data.
+func benchINI(t *testing.T) string {
+	t.Helper()
+	src, err := filepath.Glob("/etc/php/*/fpm/php.ini")
+	if err != nil || len(src) == 0 {
+		t.Fatalf("no /etc/php/*/fpm/php.ini (%v): install php-fpm", err)
+	}
+	base, err := os.ReadFile(src[len(src)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(testbed.PublicDir(t), "php.ini")
+	// Later lines win in a php.ini.
+	body := append(base, "\n; the bench's own, for php-fpm and php-cgi alike\nmemory_limit = 256M\ndisplay_errors = Off\n"...)
+	if err := os.WriteFile(path, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // benchLine prints one machine-readable line for bench/run.

@@ -126,7 +126,14 @@ func lastLine(s string) string {
 // once WordPress answers.
 func startOrigin(t *testing.T, docroot string) string {
 	t.Helper()
-	fpm := testbed.StartPHPFPM(t, "php_admin_flag[display_errors] = off\nphp_admin_value[memory_limit] = 256M\n")
+	return startOriginWith(t, docroot, "php_admin_flag[display_errors] = off\nphp_admin_value[memory_limit] = 256M\n", "")
+}
+
+// startOriginWith is startOrigin with pool lines for php-fpm's pool and
+// a php.ini of its own (php-fpm -c; "" keeps php-fpm's).
+func startOriginWith(t *testing.T, docroot, pool, iniFile string) string {
+	t.Helper()
+	fpm := testbed.StartPHPFPMWithINI(t, pool, iniFile)
 	nginx := testbed.StartNginx(t, testbed.NginxConfig{Server: fmt.Sprintf(`		access_log off;
 		root %s;
 		index index.php;
