@@ -3,12 +3,11 @@ package handshake
 import (
 	"net"
 	"sync"
-	"time"
 )
 
 // Func prepares a new connection: it returns the connection to serve, or
 // an error, and then c is closed. It must bound its own reads (a read
-// deadline); Close cuts them short by moving that deadline to now.
+// deadline); Close cuts them short by closing the connection.
 type Func func(c net.Conn) (net.Conn, error)
 
 // Listener hands out the connections prepare accepted.
@@ -90,7 +89,9 @@ func (l *Listener) Close() error {
 		<-l.acceptDone
 		l.mu.Lock()
 		for c := range l.pending {
-			_ = c.SetReadDeadline(time.Now()) // wakes its preparer
+			// Closed, not given a past deadline: its preparer may be just
+			// about to set its own deadline, which would win over ours.
+			_ = c.Close()
 		}
 		l.mu.Unlock()
 		l.preparers.Wait()
