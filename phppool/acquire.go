@@ -260,14 +260,15 @@ type release struct {
 
 // release returns w after a request: to the oldest waiter or the idle
 // stack (reuseLocked), or retired (terminated; its slot frees when
-// reaped) if broken, dead, used up, too big or timed out.
-func (p *Pool) release(w *worker, r release) {
+// reaped) if broken, dead, used up, too big or timed out. handed reports
+// that a waiting request got it.
+func (p *Pool) release(w *worker, r release) (handed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w.requests++
 	if p.closed {
 		p.busy--
-		return // Close terminates every worker it found registered
+		return false // Close terminates every worker it found registered
 	}
 	switch {
 	case r.kill:
@@ -281,31 +282,32 @@ func (p *Pool) release(w *worker, r release) {
 		p.stats.recycled.Add(1)
 		p.retireLocked(w, false)
 	default:
-		p.reuseLocked(w)
-		return
+		return p.reuseLocked(w)
 	}
 	p.busy--
 	if p.draining {
 		p.broadcastLocked() // Shutdown waits for busy to reach 0
 	}
+	return false
 }
 
-// reuseLocked hands the busy worker w to the oldest waiter, or else parks
-// it idle; a draining pool retires it instead of parking.
-func (p *Pool) reuseLocked(w *worker) {
+// reuseLocked hands the busy worker w to the oldest waiter (handed), or
+// else parks it idle; a draining pool retires it instead of parking.
+func (p *Pool) reuseLocked(w *worker) (handed bool) {
 	if len(p.queue) > 0 {
 		wt := p.queue[0]
 		p.queue = slices.Delete(p.queue, 0, 1)
 		wt.ch <- w // buffered; wt's goroutine takes it
-		return
+		return true
 	}
 	p.busy--
 	if p.draining {
 		p.retireLocked(w, false)
 		p.broadcastLocked()
-		return
+		return false
 	}
 	p.parkLocked(w)
+	return false
 }
 
 // parkLocked puts w on top of the idle stack; nobody is queued for it.

@@ -26,8 +26,9 @@ type Conn struct {
 	endSeen atomic.Bool   // END_REQUEST of the current request was read
 	failed  atomic.Int32  // which side failed first in the current request (failRead...)
 
-	mu   sync.Mutex // serialises Do and guards ex, br, bw, buf, pbuf, ibuf
-	ex   exchange   // the current or last request's wire facts
+	mu   sync.Mutex // held from begin to end: serialises requests; guards st, ex, br, bw, buf, pbuf, ibuf
+	st   exchangeState
+	ex   exchange // the current or last request's wire facts
 	br   *bufio.Reader
 	bw   *bufio.Writer
 	buf  []byte // record content being read, maxContent bytes
@@ -99,32 +100,205 @@ func (c *Conn) Do(ctx context.Context, params []Param, stdin io.Reader, stdout, 
 
 // do is Do with the deadline given apart from ctx (the earlier of the
 // two counts), so that a pool's request timeout costs no context and
-// timer per request: the socket's deadline enforces it.
+// timer per request: the socket's deadline enforces it. It is begin, next
+// until the end, and end, with the output written to stdout.
 func (c *Conn) do(ctx context.Context, deadline time.Time, params []Param, stdin io.Reader, stdout, stderr io.Writer) (appStatus int, err error) {
+	if err := c.begin(ctx, deadline, params, stdin); err != nil {
+		return 0, err
+	}
+	var outErr error // first stdout failure; later output is drained
+	for {
+		b, err := c.next(stderr)
+		if err != nil {
+			break // the end, or a failure end reports
+		}
+		if outErr == nil && stdout != nil {
+			if _, err := stdout.Write(b); err != nil {
+				outErr = fmt.Errorf("phppool: write response: %w: %w", errStdout, err)
+			}
+		}
+	}
+	status, err := c.end()
+	if err == nil {
+		err = outErr
+	}
+	return status, err
+}
+
+// exchangeState is the request a Conn is in, between begin and end.
+type exchangeState struct {
+	ctx      context.Context
+	deadline time.Time
+	stop     func() bool // stops the ctx watch; nil when ctx is never done
+	written  chan error  // the body writer's result; nil without a body
+	status   int         // END_REQUEST's application status
+	err      error       // the first failure of the exchange, as next saw it
+	ended    bool        // END_REQUEST was read
+}
+
+// begin starts a request: it holds the Conn until end, sets the deadline,
+// sends BEGIN_REQUEST and the params, and the body from stdin (nil for
+// none) — streamed by a goroutine of its own while the response is read,
+// since a script may answer before it reads its input. An error means the
+// Conn never took the request (broken, ctx done); failures of the
+// exchange itself come from next and end.
+func (c *Conn) begin(ctx context.Context, deadline time.Time, params []Param, stdin io.Reader) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.ex = exchange{}
 	c.failed.Store(failNone)
 	if c.broken.Load() {
-		return 0, fmt.Errorf("phppool: request: %w", ErrBroken)
+		c.mu.Unlock()
+		return fmt.Errorf("phppool: request: %w", ErrBroken)
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("phppool: request: %w", err)
+		c.mu.Unlock()
+		return fmt.Errorf("phppool: request: %w", err)
 	}
 	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
 		deadline = d
 	}
 	if err := c.nc.SetDeadline(deadline); err != nil { // zero clears a previous request's deadline
 		c.fail()
-		return 0, fmt.Errorf("phppool: set deadline: %w", err)
+		c.mu.Unlock()
+		return fmt.Errorf("phppool: set deadline: %w", err)
 	}
-	if ctx.Done() == nil { // never cancelled: the deadline is all there is
-		status, err := c.roundTrip(params, stdin, stdout, stderr)
-		return status, c.roundTripError(err, deadline)
+	c.st = exchangeState{ctx: ctx, deadline: deadline}
+	if ctx.Done() != nil { // else never cancelled: the deadline is all there is
+		c.st.stop = context.AfterFunc(ctx, c.fail)
 	}
-	stop := context.AfterFunc(ctx, c.fail)
-	status, err := c.roundTrip(params, stdin, stdout, stderr)
-	if !stop() { // ctx fired: the socket is closed, whatever roundTrip saw
+	c.endSeen.Store(false)
+	if err := c.writeHead(params); err != nil {
+		c.st.err = err
+		return nil
+	}
+	if stdin == nil {
+		c.st.err = c.finishStdin()
+		return nil
+	}
+	written := make(chan error, 1)
+	c.st.written = written
+	go func() {
+		err := c.writeStdin(stdin)
+		if err != nil {
+			c.fail() // unblocks the reader waiting for a response to a half-sent body
+		}
+		written <- err
+	}()
+	return nil
+}
+
+// next returns the next piece of the script's STDOUT, valid until the
+// following call, copying STDERR records to stderr (nil discards) on the
+// way. It returns io.EOF at END_REQUEST, and the failure that ends the
+// exchange otherwise (end reports it, mapped).
+func (c *Conn) next(stderr io.Writer) ([]byte, error) {
+	st := &c.st
+	switch {
+	case st.err != nil:
+		return nil, st.err
+	case st.ended:
+		return nil, io.EOF
+	}
+	for {
+		b, err := c.record(stderr)
+		if err != nil {
+			st.err = err
+			return nil, err
+		}
+		if b != nil {
+			return b, nil
+		}
+		if st.ended {
+			return nil, io.EOF
+		}
+	}
+}
+
+// record reads one record: STDOUT content is returned, STDERR written to
+// stderr, END_REQUEST ends the exchange (st.ended).
+func (c *Conn) record(stderr io.Writer) ([]byte, error) {
+	h, err := readHeader(c.br)
+	if err != nil {
+		return nil, err
+	}
+	if h.ID != requestID {
+		return nil, fmt.Errorf("phppool: record type %d for request %d: %w", h.Type, h.ID, ErrProtocol)
+	}
+	content, err := readContent(c.br, h, c.buf)
+	if err != nil {
+		return nil, err
+	}
+	switch h.Type {
+	case typeStdout:
+		if len(content) > 0 {
+			return content, nil
+		}
+	case typeStderr:
+		if stderr != nil && len(content) > 0 {
+			// Worker logs are best effort; a failing log must not fail the request.
+			_, _ = stderr.Write(content)
+		}
+	case typeEndRequest:
+		c.endSeen.Store(true)
+		status, err := c.endRequest(content)
+		c.st.status = status
+		if err != nil {
+			return nil, err
+		}
+		c.st.ended = true
+	default:
+		return nil, fmt.Errorf("phppool: unexpected record type %d: %w", h.Type, ErrProtocol)
+	}
+	return nil, nil
+}
+
+// buffered is how many bytes of the response have arrived and not been
+// read yet.
+func (c *Conn) buffered() int { return c.br.Buffered() }
+
+// drain reads the rest of the response, discarding it: the caller stopped
+// reading (its client went away); the Conn stays usable if the response
+// ends normally.
+func (c *Conn) drain() {
+	for {
+		if _, err := c.next(nil); err != nil {
+			return
+		}
+	}
+}
+
+// end finishes the request begin started and lets the Conn go: it waits
+// for the body writer, stops the ctx watch, breaks the Conn on a failed
+// exchange and maps the failure (ctx.Err() once ctx fired, a passed
+// deadline as context.DeadlineExceeded). The caller has read the response
+// to its end (next said io.EOF) or to a failure; one that stopped earlier
+// calls drain first.
+func (c *Conn) end() (appStatus int, err error) {
+	defer c.mu.Unlock()
+	st := &c.st
+	rerr := st.err
+	if errors.Is(rerr, io.EOF) || (!st.ended && rerr == nil) {
+		rerr = fmt.Errorf("phppool: response not read to its end: %w", ErrProtocol)
+	}
+	err = rerr
+	if st.written != nil {
+		if rerr != nil {
+			c.fail() // unblocks a writer stuck on the socket
+		}
+		werr := <-st.written
+		switch {
+		case errors.Is(werr, errEndBeforeBody):
+			// the request completed; the Conn is broken
+		case errors.Is(werr, ErrRequestBody): // the root cause; rerr follows from it
+			err = werr
+		case rerr != nil:
+		case werr != nil:
+			err = werr
+		}
+	}
+	status, ctx, deadline, stop := st.status, st.ctx, st.deadline, st.stop
+	c.st = exchangeState{}
+	if stop != nil && !stop() { // ctx fired: the socket is closed, whatever the exchange saw
 		c.broken.Store(true)
 		if err != nil {
 			return status, fmt.Errorf("phppool: request: %w", ctx.Err())
@@ -151,46 +325,6 @@ func (c *Conn) roundTripError(err error, deadline time.Time) error {
 // errStdout marks a failure of the caller's stdout writer, which leaves the
 // connection in sync (the response was drained).
 var errStdout = errors.New("stdout writer failed")
-
-// roundTrip writes the request and reads the response.
-func (c *Conn) roundTrip(params []Param, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	c.endSeen.Store(false)
-	if err := c.writeHead(params); err != nil {
-		return 0, err
-	}
-	if stdin == nil {
-		if err := c.finishStdin(); err != nil {
-			return 0, err
-		}
-		return c.readResponse(stdout, stderr)
-	}
-	// The body is written while the response is read: a script may
-	// answer before it reads its input, and neither side may block the other.
-	done := make(chan error, 1)
-	go func() {
-		err := c.writeStdin(stdin)
-		if err != nil {
-			c.fail() // unblocks the reader waiting for a response to a half-sent body
-		}
-		done <- err
-	}()
-	status, rerr := c.readResponse(stdout, stderr)
-	if rerr != nil && !errors.Is(rerr, errStdout) {
-		c.fail() // unblocks a writer stuck on the socket
-	}
-	werr := <-done
-	switch {
-	case errors.Is(werr, errEndBeforeBody):
-		return status, rerr // the request completed; the Conn is broken
-	case errors.Is(werr, ErrRequestBody): // the root cause; rerr follows from it
-		return status, werr
-	case rerr != nil && !errors.Is(rerr, errStdout):
-		return status, rerr
-	case werr != nil:
-		return status, werr
-	}
-	return status, rerr
-}
 
 // errEndBeforeBody: END_REQUEST arrived while body data was still to be
 // sent; sending it now would reach the worker after the request ended.
@@ -266,43 +400,7 @@ func (c *Conn) writeStdin(stdin io.Reader) error {
 	}
 }
 
-// readResponse copies STDOUT and STDERR until END_REQUEST.
-func (c *Conn) readResponse(stdout, stderr io.Writer) (int, error) {
-	var outErr error // first stdout failure; later output is drained
-	for {
-		h, err := readHeader(c.br)
-		if err != nil {
-			return 0, err
-		}
-		if h.ID != requestID {
-			return 0, fmt.Errorf("phppool: record type %d for request %d: %w", h.Type, h.ID, ErrProtocol)
-		}
-		content, err := readContent(c.br, h, c.buf)
-		if err != nil {
-			return 0, err
-		}
-		switch h.Type {
-		case typeStdout:
-			if outErr == nil && stdout != nil && len(content) > 0 {
-				if _, err := stdout.Write(content); err != nil {
-					outErr = fmt.Errorf("phppool: write response: %w: %w", errStdout, err)
-				}
-			}
-		case typeStderr:
-			if stderr != nil && len(content) > 0 {
-				// Worker logs are best effort; a failing log must not fail the request.
-				_, _ = stderr.Write(content)
-			}
-		case typeEndRequest:
-			c.endSeen.Store(true)
-			return c.endRequest(content, outErr)
-		default:
-			return 0, fmt.Errorf("phppool: unexpected record type %d: %w", h.Type, ErrProtocol)
-		}
-	}
-}
-
-func (c *Conn) endRequest(content []byte, outErr error) (int, error) {
+func (c *Conn) endRequest(content []byte) (int, error) {
 	end, err := decodeEndRequest(content)
 	if err != nil {
 		return 0, err
@@ -310,7 +408,7 @@ func (c *Conn) endRequest(content []byte, outErr error) (int, error) {
 	if end.ProtocolStatus != statusRequestComplete {
 		return int(end.AppStatus), fmt.Errorf("phppool: protocol status %d: %w", end.ProtocolStatus, ErrRejected)
 	}
-	return int(end.AppStatus), outErr
+	return int(end.AppStatus), nil
 }
 
 var _ io.Closer = (*Conn)(nil)

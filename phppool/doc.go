@@ -35,8 +35,12 @@
 // ErrWorkerFailed. Counters and the resume latency histogram (Stats) are
 // atomics, cheap on the request path.
 //
-// A Conn never buffers a whole response: STDOUT records are written to the
-// caller's writer as they arrive, and the request body is streamed in
-// records of at most 65535 bytes. Any protocol or I/O error marks the Conn
-// broken (Broken) so a pool never hands it another request.
+// A Conn never buffers a whole response: Pool.Begin returns once the
+// first STDOUT record arrived and the caller pulls the rest (Response.Next)
+// on its own goroutine as the worker writes it — no goroutine of the
+// pool's per request, no copy into a pipe — and Do is Begin with the
+// output written to a writer. The request body is streamed in records of
+// at most 65535 bytes. The socket is read and written with raw system
+// calls (rawsock.go). Any protocol or I/O error marks the Conn broken
+// (Broken) so a pool never hands it another request.
 package phppool

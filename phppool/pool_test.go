@@ -495,3 +495,31 @@ func waitKept(t *testing.T, p *Pool) {
 		}
 	}
 }
+
+// TestPoolResponseClosedEarlyIsDrainedAndTheWorkerKept: a caller that
+// stops reading (its client went away) closes the Response; the rest of
+// the output is drained and the one worker serves the next request.
+func TestPoolResponseClosedEarlyIsDrainedAndTheWorkerKept(t *testing.T) {
+	p := startPool(t, Config{Max: 1}, nil)
+	big := writeScript(t, "big.php", `<?php for ($i = 0; $i < 64; $i++) { echo str_repeat('x', 65536); flush(); }`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := p.Begin(ctx, scriptParams(big, "GET", ""), nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := p.Status()[0].PID
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, pid2, rest, err := get(p, writeScript(t, "index.php", poolScript), "i=after")
+	if err != nil || rest != "after" || pid2 != pid {
+		t.Fatalf("request after an abandoned response: pid %d (first %d), %q, %v", pid2, pid, rest, err)
+	}
+	if st := p.Stats(); st.Crashes != 0 || st.Spawns != 1 {
+		t.Fatalf("stats %+v: the worker should have been kept", st)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"reflect"
 	"sort"
@@ -18,6 +19,17 @@ type Docroot struct {
 	docroot.Config
 	// PHP is the site's worker pool; nil serves static files only.
 	PHP *phppool.Config
+}
+
+// poolPHP is a site's pool as its docroot's PHP.
+type poolPHP struct{ *phppool.Pool }
+
+func (p poolPHP) Begin(ctx context.Context, params []phppool.Param, stdin io.Reader, stderr io.Writer) (docroot.Output, error) {
+	r, err := p.Pool.Begin(ctx, params, stdin, stderr)
+	if err != nil {
+		return nil, err // not a nil *Response in a non-nil interface
+	}
+	return r, nil
 }
 
 // phpPool is a running pool and the config it was built from; the Proxy
@@ -48,7 +60,7 @@ func (p *Proxy) buildDocroots(g *generation, old *generation) error {
 				errs = append(errs, err)
 				continue
 			}
-			php = pp.pool
+			php = poolPHP{pp.pool}
 		}
 		dc := s.Docroot.Config
 		dc.Log = p.log.With("site", siteName(s))

@@ -19,20 +19,27 @@ import (
 // helloCGI is what php-cgi answers for hello.php.
 const helloCGI = "Content-type: text/html; charset=UTF-8\r\n\r\nHello, World!"
 
-// instantPHP answers every script at once with helloCGI, as a pool would
-// (it ends the output before returning): the handler's share of a PHP
-// request without the FastCGI exchange.
+// instantPHP answers every script at once with helloCGI, in one piece
+// as a worker's first record would: the handler's share of a PHP request
+// without the FastCGI exchange.
 type instantPHP struct{}
 
-func (instantPHP) Do(_ context.Context, _ []phppool.Param, _ io.Reader, stdout, _ io.Writer) (int, error) {
-	if _, err := io.WriteString(stdout, helloCGI); err != nil {
-		return 0, err
-	}
-	if e, ok := stdout.(phppool.OutputEnder); ok {
-		e.EndOutput()
-	}
-	return 0, nil
+func (instantPHP) Begin(context.Context, []phppool.Param, io.Reader, io.Writer) (docroot.Output, error) {
+	return &instantOutput{}, nil
 }
+
+type instantOutput struct{ sent bool }
+
+func (o *instantOutput) Next() ([]byte, error) {
+	if o.sent {
+		return nil, io.EOF
+	}
+	o.sent = true
+	return []byte(helloCGI), nil
+}
+
+func (o *instantOutput) Buffered() int { return 0 }
+func (o *instantOutput) Close() error  { return nil }
 
 // BenchmarkServePHP is the handler's share of an uncacheable PHP request
 // in docroot mode (no HTTP I/O): hello.php answered by instantPHP

@@ -26,6 +26,10 @@ func (s slowPHP) Do(_ context.Context, _ []phppool.Param, _ io.Reader, stdout, _
 	return 0, err
 }
 
+func (s slowPHP) Begin(ctx context.Context, ps []phppool.Param, stdin io.Reader, stderr io.Writer) (Output, error) {
+	return beginPushed(s.Do, ctx, ps, stdin, stderr)
+}
+
 func TestCloseWaitsForScriptStillStreaming(t *testing.T) {
 	php := slowPHP{release: make(chan struct{})}
 	h, err := New(Config{Root: tree(t)}, php, nil)

@@ -52,9 +52,22 @@ type Config struct {
 	ProxyOrigins []string
 }
 
-// PHP runs one FastCGI request; *phppool.Pool implements it.
+// PHP runs FastCGI requests (a phppool.Pool, adapted by the proxy): Begin
+// sends one and returns its Output once the first of it arrived; params
+// are not used once it returned.
 type PHP interface {
-	Do(ctx context.Context, params []phppool.Param, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+	Begin(ctx context.Context, params []phppool.Param, stdin io.Reader, stderr io.Writer) (Output, error)
+}
+
+// Output is a script's output as its worker sends it (phppool.Response).
+type Output interface {
+	// Next returns the next piece, valid until the following call, and
+	// io.EOF once the output is complete.
+	Next() ([]byte, error)
+	// Buffered is how much has arrived and not been returned yet.
+	Buffered() int
+	// Close abandons an output not read to its end.
+	Close() error
 }
 
 // Upstream answers what the docroot does not serve in PHPOnly mode.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/valyala/fasthttp"
@@ -40,6 +41,41 @@ func (f *fakePHP) Do(_ context.Context, ps []phppool.Param, stdin io.Reader, std
 	}
 	return 0, err
 }
+
+func (f *fakePHP) Begin(ctx context.Context, ps []phppool.Param, stdin io.Reader, stderr io.Writer) (Output, error) {
+	return beginPushed(f.Do, ctx, ps, stdin, stderr)
+}
+
+// beginPushed runs a fake that writes its output to stdout, as Pool.Do
+// does, behind the pull interface: its output comes through a pipe.
+func beginPushed(do func(context.Context, []phppool.Param, io.Reader, io.Writer, io.Writer) (int, error),
+	ctx context.Context, ps []phppool.Param, stdin io.Reader, stderr io.Writer) (Output, error) {
+	ps = slices.Clone(ps) // the caller reuses the list once Begin returned
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := do(ctx, ps, stdin, pw, stderr)
+		pw.CloseWithError(err) // nil: the reader sees EOF
+	}()
+	return &pipeOutput{r: pr, buf: make([]byte, 32<<10)}, nil
+}
+
+// pipeOutput is an Output read from a pipe.
+type pipeOutput struct {
+	r   *io.PipeReader
+	buf []byte
+}
+
+func (o *pipeOutput) Next() ([]byte, error) {
+	n, err := o.r.Read(o.buf)
+	if n > 0 {
+		return o.buf[:n], nil
+	}
+	return nil, err
+}
+
+func (o *pipeOutput) Buffered() int { return 0 }
+
+func (o *pipeOutput) Close() error { return o.r.CloseWithError(errors.New("abandoned")) }
 
 func (f *fakePHP) param(name string) (string, bool) {
 	f.mu.Lock()

@@ -44,7 +44,7 @@ func BenchmarkPHP(b *testing.B) {
 	if err := pool.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	h, err := New(Config{Root: root}, pool, nil)
+	h, err := New(Config{Root: root}, benchPool{pool}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -71,6 +71,17 @@ func BenchmarkPHP(b *testing.B) {
 			})
 		})
 	}
+}
+
+// benchPool is a pool as the handler's PHP (the proxy's adapter).
+type benchPool struct{ *phppool.Pool }
+
+func (p benchPool) Begin(ctx context.Context, ps []phppool.Param, stdin io.Reader, stderr io.Writer) (Output, error) {
+	r, err := p.Pool.Begin(ctx, ps, stdin, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // BenchmarkResolve maps request paths to files: a script, a permalink for

@@ -22,11 +22,20 @@ import (
 // busy worker exists, so the pool size bounds the memory.
 const bufferedBody = 1 << 20
 
+// coalesce bounds how much streamed output waits in one write for more
+// that has already arrived (fasthttp writes and flushes every write of a
+// body of unknown length: with php-cgi's 4–8 KB records that was a write
+// system call per record).
+const coalesce = 64 << 10
+
 var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
 
 // servePHP runs the script on the pool and turns its CGI response into
-// resp. The worker's output arrives through a spool filled by a request
-// goroutine (counted in h.running) that runs the FastCGI exchange.
+// resp. The exchange runs on the request's own goroutine: Begin sends the
+// request and waits for the first output, the head and up to bufferedBody
+// of the body are read here, and only a longer output outlives the call,
+// as a body stream that reads the rest from the worker as the client
+// takes it.
 func (h *Handler) servePHP(c phppool.Client, req *fasthttp.Request, resp *fasthttp.Response, t *target, o *htaccess.Outcome) error {
 	if h.php == nil {
 		return ErrNoPHP
@@ -39,37 +48,35 @@ func (h *Handler) servePHP(c phppool.Client, req *fasthttp.Request, resp *fastht
 	if o != nil {
 		params.ps = appendHtaccessParams(params.ps, req, o)
 	}
-	sp := newSpool()
-	h.running.add()
 	ctx := context.Background()
 	if c != nil {
 		ctx = phppool.WithClient(ctx, c)
 	}
-	go h.run(ctx, params, stdin, sp, cleanup)
-	br := readerPool.Get().(*bufio.Reader)
-	br.Reset(sp)
-	if err := readHead(br, resp); err != nil {
-		sp.closeRead(err)
-		sp.readerDone(nil)
-		br.Reset(nil)
-		readerPool.Put(br)
+	// nil stderr: the pool logs the script's STDERR (PHP warnings) itself,
+	// with the pool and worker.
+	out, err := h.php.Begin(ctx, params.ps, stdin, nil)
+	putParams(params)
+	if err != nil {
+		cleanup()
 		return fmt.Errorf("docroot: %s: %w", t.scriptName, err)
 	}
-	return readBody(br, sp, resp, t.scriptName)
-}
-
-// run is the FastCGI exchange of one request; it ends when the script's
-// output was read or the reader went away (the spool fails its writes).
-func (h *Handler) run(ctx context.Context, params *paramList, stdin io.Reader, sp *spool, cleanup func()) {
-	defer h.running.done()
-	defer cleanup()
-	defer putParams(params)
-	defer sp.writerDone()
-	// nil stderr: the pool logs the script's STDERR (PHP warnings) itself,
-	// with the pool and worker. On success phppool has usually ended the
-	// output already (EndOutput), before handing the worker on.
-	_, err := h.php.Do(ctx, params.ps, stdin, sp, nil)
-	sp.closeWrite(err) // nil: the reader sees EOF
+	or := outputReader{out: out}
+	br := readerPool.Get().(*bufio.Reader)
+	br.Reset(&or)
+	err = readHead(br, resp)
+	if err == nil {
+		head, _ := br.Peek(br.Buffered()) // buffered bytes: no error
+		resp.AppendBody(head)
+		resp.AppendBody(or.pending)
+	}
+	br.Reset(nil)
+	readerPool.Put(br)
+	if err != nil {
+		_ = out.Close() // the rest is drained; the error to report is the head's
+		cleanup()
+		return fmt.Errorf("docroot: %s: %w", t.scriptName, err)
+	}
+	return h.readBody(out, resp, t.scriptName, cleanup)
 }
 
 // readHead reads the CGI head into resp: status and headers, minus the
@@ -93,35 +100,55 @@ func readHead(br *bufio.Reader, resp *fasthttp.Response) error {
 
 // readBody collects up to bufferedBody of the output: all of it becomes
 // a plain body; more is streamed, the worker held until the client has it.
-func readBody(br *bufio.Reader, sp *spool, resp *fasthttp.Response, script string) error {
-	head, _ := br.Peek(br.Buffered()) // buffered bytes: no error
-	resp.AppendBody(head)
-	br.Reset(nil)
-	readerPool.Put(br)
+func (h *Handler) readBody(out Output, resp *fasthttp.Response, script string, cleanup func()) error {
 	for len(resp.Body()) < bufferedBody {
-		switch err := sp.appendTo(resp); {
-		case err == io.EOF:
-			sp.readerDone(nil)
+		b, err := out.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			cleanup()
 			return nil
 		case err != nil:
-			sp.closeRead(err)
-			sp.readerDone(nil)
+			cleanup()
 			return fmt.Errorf("docroot: %s: output: %w", script, err)
 		}
+		resp.AppendBody(b)
 	}
-	head = append([]byte(nil), resp.Body()...)
-	resp.SetBodyStream(&scriptBody{head: head, sp: sp}, -1)
+	h.running.add() // until the stream is closed: Close waits for it
+	head := append([]byte(nil), resp.Body()...)
+	resp.SetBodyStream(&scriptBody{head: head, out: out, done: func() { cleanup(); h.running.done() }}, -1)
 	return nil
 }
 
+// outputReader reads a script's output for the CGI head's parser; what
+// the parser's buffer did not take stays in pending.
+type outputReader struct {
+	out     Output
+	pending []byte
+}
+
+func (o *outputReader) Read(p []byte) (int, error) {
+	for len(o.pending) == 0 {
+		b, err := o.out.Next()
+		if err != nil {
+			return 0, err
+		}
+		o.pending = b
+	}
+	n := copy(p, o.pending)
+	o.pending = o.pending[n:]
+	return n, nil
+}
+
 // scriptBody streams a script's output: head (read while deciding), then
-// whatever the spool holds, a chunk per WriteTo write. Close (called by
-// fasthttp when the response is done or abandoned) ends the exchange.
+// the rest as the worker sends it. Close (called by fasthttp when the
+// response is done or abandoned) ends the exchange.
 type scriptBody struct {
-	head  []byte
-	sp    *spool
-	spare []byte // the last chunk taken, written out: the spool's next buffer
-	ended bool   // the output was read to its end (else Close stops the writer)
+	head    []byte
+	out     Output
+	pending []byte // what Read has not copied out of the last piece
+	acc     []byte // WriteTo's pieces that wait for the ones already there
+	done    func() // once the exchange is over
+	ended   bool   // the output was read to its end (else Close abandons it)
 }
 
 func (b *scriptBody) Read(p []byte) (int, error) {
@@ -130,38 +157,62 @@ func (b *scriptBody) Read(p []byte) (int, error) {
 		b.head = b.head[n:]
 		return n, nil
 	}
-	n, err := b.sp.Read(p)
-	b.ended = err == io.EOF
-	return n, err
+	for len(b.pending) == 0 {
+		piece, err := b.out.Next()
+		if err != nil {
+			b.ended = errors.Is(err, io.EOF)
+			return 0, err
+		}
+		b.pending = piece
+	}
+	n := copy(p, b.pending)
+	b.pending = b.pending[n:]
+	return n, nil
 }
 
-// WriteTo writes the output as it arrives, all that is there at once.
+// WriteTo writes the output as it arrives: a piece is held back while
+// more has arrived already (up to coalesce), so a fast script's output
+// leaves in large writes while one that flushes and pauses still streams.
 func (b *scriptBody) WriteTo(w io.Writer) (int64, error) {
 	var total int64
-	if len(b.head) > 0 {
-		n, err := w.Write(b.head)
+	write := func(p []byte) error {
+		n, err := w.Write(p)
 		total += int64(n)
-		if err != nil {
+		return err
+	}
+	if len(b.head) > 0 {
+		if err := write(b.head); err != nil {
 			return total, err
 		}
 		b.head = nil
 	}
 	for {
-		chunk, err := b.sp.take(b.spare)
-		if err == io.EOF {
+		piece, err := b.out.Next()
+		if errors.Is(err, io.EOF) {
 			b.ended = true
-			return total, nil
+			if len(b.acc) > 0 {
+				err = write(b.acc)
+				b.acc = b.acc[:0]
+			}
+			return total, err
 		}
 		if err != nil {
 			return total, err
 		}
-		b.spare = nil // the spool holds it now
-		n, werr := w.Write(chunk)
-		total += int64(n)
-		if werr != nil {
-			return total, werr
+		if b.out.Buffered() > 0 && len(b.acc)+len(piece) <= coalesce {
+			b.acc = append(b.acc, piece...) // the piece is only valid until the next one
+			continue
 		}
-		b.spare = chunk
+		if len(b.acc) > 0 {
+			b.acc = append(b.acc, piece...)
+			err = write(b.acc)
+			b.acc = b.acc[:0]
+		} else {
+			err = write(piece)
+		}
+		if err != nil {
+			return total, err
+		}
 	}
 }
 
@@ -169,17 +220,16 @@ func (b *scriptBody) WriteTo(w io.Writer) (int64, error) {
 func (b *scriptBody) SupportsBodyWriteTo() bool { return true }
 
 func (b *scriptBody) Close() error {
-	if b.sp == nil {
+	if b.done == nil {
 		return nil
 	}
 	if !b.ended {
-		// The writer sees errClientGone and drains the worker.
-		b.sp.closeRead(errClientGone)
+		// The client went away: the rest is drained in the background.
+		_ = b.out.Close()
 	}
-	b.sp.readerDone(b.spare)
-	b.sp = nil
+	b.done()
+	b.done = nil
 	return nil
 }
 
-var errClientGone = errors.New("docroot: response abandoned")
 var _ fasthttp.BodyWriterTo = (*scriptBody)(nil)
