@@ -195,7 +195,9 @@ func TestExpiresThatIsNotAValidDateMeansExpired(t *testing.T) {
 		{"valid", later.Format(http.TimeFormat), true},
 		{"lower-case gmt", strings.Replace(later.Format(http.TimeFormat), "GMT", "gmt", 1), true},
 		{"extra spaces", later.Format("Mon,  02 Jan 2006 15:04:05 GMT"), false},
-		{"one-digit hour", later.Format("Mon, 02 Jan 2006 3:04:05 GMT"), false},
+		// At an hour before 10 (tomorrow, 05:04:05): "3" of a later hour
+		// like 12 or 23 would print two digits, a valid date.
+		{"one-digit hour", time.Date(later.Year(), later.Month(), later.Day()+1, 5, 4, 5, 0, time.UTC).Format("Mon, 02 Jan 2006 3:04:05 GMT"), false},
 		{"zero", "0", false},
 	}
 	for i, tt := range tests {
