@@ -279,6 +279,8 @@ func TestSharedPoolKnowsWhichChildServesEachRequest(t *testing.T) {
 // each reports its PSS.
 func TestSharedPoolStatusAccountsForEveryProcess(t *testing.T) {
 	p, _ := newTestPool(t, Config{Min: 1, Max: 3})
+	mp := p.eng.(*master).pid()
+	waitFor(t, "the master's three children", func() bool { return len(childrenOf(mp)) == 3 }) // it forks them one by one
 	ws, m := p.Status(), p.Master()
 	if len(ws) != 1 || m.PID == 0 || len(m.Spares) != 2 {
 		t.Fatalf("workers %+v, master %+v: want 1 worker and 2 spares", ws, m)

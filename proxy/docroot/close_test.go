@@ -62,3 +62,32 @@ func TestCloseWaitsForScriptStillStreaming(t *testing.T) {
 		t.Fatalf("Close once the output was read = %v", err)
 	}
 }
+
+// TestStreamedOutputEndsWithoutError: WriteTo reports no error at the end
+// of a streamed output, also when its last piece was already written
+// (fasthttp would otherwise drop the connection before the last chunk).
+func TestStreamedOutputEndsWithoutError(t *testing.T) {
+	php := slowPHP{release: make(chan struct{})}
+	close(php.release)
+	h, err := New(Config{Root: tree(t)}, php, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req fasthttp.Request
+	req.SetRequestURI("/hello.php")
+	var resp fasthttp.Response
+	if err := h.Do(&req, &resp); err != nil {
+		t.Fatal(err)
+	}
+	wt, ok := resp.BodyStream().(io.WriterTo)
+	if !ok {
+		t.Fatal("a response past the buffered size was not streamed")
+	}
+	n, err := wt.WriteTo(io.Discard)
+	if err != nil || n != bufferedBody+1+int64(len("end")) {
+		t.Fatalf("WriteTo = %d, %v; want %d bytes and no error", n, err, bufferedBody+1+len("end"))
+	}
+	if err := resp.CloseBodyStream(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -190,11 +190,12 @@ func (b *scriptBody) WriteTo(w io.Writer) (int64, error) {
 		piece, err := b.out.Next()
 		if errors.Is(err, io.EOF) {
 			b.ended = true
+			var werr error
 			if len(b.acc) > 0 {
-				err = write(b.acc)
+				werr = write(b.acc)
 				b.acc = b.acc[:0]
 			}
-			return total, err
+			return total, werr // the end of the output is no error
 		}
 		if err != nil {
 			return total, err
