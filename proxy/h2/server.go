@@ -109,10 +109,8 @@ type Server struct {
 	done chan error // the Serve goroutine's result
 	once sync.Once  // Shutdown runs once
 
-	h2Conns  atomic.Int64 // HTTP/2 connections served so far
-	connsMu  sync.Mutex   // guards conns and draining
-	conns    map[*conn]struct{}
-	draining bool // Shutdown began: connections get GOAWAY
+	h2Conns atomic.Int64           // HTTP/2 connections served so far
+	conns   streamctx.Conns[*conn] // those that sent SETTINGS; draining once Shutdown began
 }
 
 // NewServer prepares a server for h; Start listens.
@@ -138,7 +136,6 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 		log:     log,
 		logger:  streamctx.Logger{Log: log},
 		done:    make(chan error, 1),
-		conns:   make(map[*conn]struct{}),
 		ctxs:    streamctx.Contexts{Log: streamctx.Logger{Log: log}},
 		workers: newWorkers(),
 	}
@@ -224,14 +221,7 @@ func (s *Server) serveH2(c net.Conn) error {
 // track adds or removes a connection that sent its SETTINGS; adding
 // reports whether Shutdown began, when the connection must GOAWAY.
 func (s *Server) track(c *conn, add bool) bool {
-	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	if add {
-		s.conns[c] = struct{}{}
-	} else {
-		delete(s.conns, c)
-	}
-	return s.draining
+	return s.conns.Track(c, add)
 }
 
 // Shutdown stops accepting, sends GOAWAY on every HTTP/2 connection,
@@ -269,14 +259,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // connection including the HTTP/2 ones. At ctx's end the connections
 // left are closed.
 func (s *Server) drainH2(ctx context.Context, fastDone <-chan error) error {
-	s.connsMu.Lock()
-	s.draining = true
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.connsMu.Unlock()
-	for _, c := range conns {
+	for _, c := range s.conns.Drain() {
 		c.goAway(http2.ErrCodeNo)
 	}
 	select {
@@ -294,9 +277,7 @@ func (s *Server) drainH2(ctx context.Context, fastDone <-chan error) error {
 }
 
 func (s *Server) closeH2Conns() {
-	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	for c := range s.conns {
+	for _, c := range s.conns.Open() {
 		_ = c.nc.Close() // the connection's reads fail and it ends
 	}
 }

@@ -164,9 +164,7 @@ func blockedAfterClientLeft(t *testing.T) (env *tlsEnv, release chan struct{}, f
 	<-started
 	r.c.Close()
 	eventually(t, 5*time.Second, func() bool {
-		env.srv.connsMu.Lock()
-		defer env.srv.connsMu.Unlock()
-		return len(env.srv.conns) == 0
+		return len(env.srv.conns.Open()) == 0
 	})
 	return env, release, finished
 }

@@ -106,12 +106,10 @@ type Server struct {
 	tr  *quic.Transport
 	ln  *quic.EarlyListener
 
-	wg       sync.WaitGroup // the accept loop, every connection's and stream's goroutine
-	streams  atomic.Int64   // stream goroutines running
-	connsMu  sync.Mutex     // guards conns and draining
-	conns    map[*conn]struct{}
-	draining bool
-	once     sync.Once // Shutdown and Close run once
+	wg      sync.WaitGroup         // the accept loop, every connection's and stream's goroutine
+	streams atomic.Int64           // stream goroutines running
+	conns   streamctx.Conns[*conn] // open connections; draining once Shutdown began
+	once    sync.Once              // Shutdown and Close run once
 }
 
 // NewServer prepares a server for h; Start listens.
@@ -136,7 +134,6 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 	tc.MinVersion = tls.VersionTLS13
 	s := &Server{
 		cfg: cfg, handler: h, log: log, tls: tc, ctxs: streamctx.Contexts{Log: streamctx.Logger{Log: log}},
-		conns: make(map[*conn]struct{}),
 		quic: &quic.Config{
 			// quic-go's own limit is the handshake's idle time; twice it
 			// bounds the whole handshake.
@@ -246,14 +243,7 @@ func (s *Server) accept() {
 // track adds or removes a connection; adding reports whether Shutdown
 // began, when the connection must GOAWAY at once.
 func (s *Server) track(c *conn, add bool) bool {
-	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	if add {
-		s.conns[c] = struct{}{}
-	} else {
-		delete(s.conns, c)
-	}
-	return s.draining
+	return s.conns.Track(c, add)
 }
 
 // Shutdown stops taking connections, sends GOAWAY on every one, lets
@@ -267,7 +257,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			return
 		}
 		_ = s.ln.Close() // no new connections; the transport serves the open ones
-		for _, c := range s.drain() {
+		for _, c := range s.conns.Drain() {
 			c.goAway()
 		}
 		err = s.wait(ctx)
@@ -282,18 +272,6 @@ func (s *Server) Close() error {
 	return s.Shutdown(ctx)
 }
 
-// drain marks the server draining and returns its connections.
-func (s *Server) drain() []*conn {
-	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	s.draining = true
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	return conns
-}
-
 // wait waits for every connection to end, or for ctx; then it closes
 // the connections left and the transport, and waits for the goroutines
 // that still can end.
@@ -304,7 +282,7 @@ func (s *Server) wait(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		for _, c := range s.drain() {
+		for _, c := range s.conns.Drain() {
 			_ = c.qc.CloseWithError(errNoError, "shutting down") // streams' reads and writes fail now
 		}
 		select {
