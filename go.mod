@@ -14,11 +14,13 @@ require (
 	github.com/quic-go/quic-go v0.65.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/valyala/fasthttp v1.78.0
+	github.com/wasilibs/go-re2 v1.13.0
 	github.com/yookoala/gofast v0.8.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.49.0
 	gopkg.in/yaml.v3 v3.0.1
+	rsc.io/binaryregexp v0.2.0
 )
 
 require (
@@ -45,5 +47,4 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/tools/godoc v0.1.0-deprecated // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
-	rsc.io/binaryregexp v0.2.0 // indirect
 )
