@@ -1,14 +1,12 @@
 package proxy
 
 import (
-	"bytes"
 	"errors"
-	"io"
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
@@ -106,7 +104,7 @@ func (r *request) inspect() bool {
 	} else {
 		tx.Close() // nothing more to inspect: free it before the upstream's answer
 	}
-	return r.judge(&v)
+	return r.judge(&v, false)
 }
 
 // inspectFragment inspects a fragment's sub-request: the page's header
@@ -120,7 +118,7 @@ func (r *request) inspectFragment(in *waf.Request) bool {
 	in.Req = req
 	tx, v := r.s.WAF.Rules.Inspect(in)
 	tx.Close()
-	if !r.judge(&v) {
+	if !r.judge(&v, false) {
 		r.res.err = ErrBlocked
 		return false
 	}
@@ -130,19 +128,24 @@ func (r *request) inspectFragment(in *waf.Request) bool {
 // ErrBlocked is a request (an ESI fragment's) the WAF stopped.
 var ErrBlocked = errors.New("proxy: blocked by the WAF")
 
-// judge counts, logs and remembers v, and says whether the request goes
-// on; a stopped client request gets its answer.
-func (r *request) judge(v *waf.Verdict) bool {
+// judge counts, logs and remembers v, a verdict on the request or (the
+// response phases) on its upstream's answer, and says whether the
+// request goes on. A stopped client request gets its answer here; a
+// stopped response is replaced by that answer when respond writes it.
+func (r *request) judge(v *waf.Verdict, response bool) bool {
 	m := &r.p.metrics.waf
 	res := &r.waf
-	res.score = v.Score
+	res.score = max(res.score, v.Score)
 	for _, x := range v.Matches {
 		res.rules = append(res.rules, x.ID)
 	}
-	if g := v.Gravest(); g != nil {
+	if g := v.Gravest(); g != nil && res.data == "" {
 		res.data = g.Data
 	}
+	side := m.side(response)
 	switch {
+	case !v.Stop && response:
+		return true
 	case !v.Stop:
 		res.outcome = wafPassed
 		m.passed.Inc()
@@ -152,19 +155,34 @@ func (r *request) judge(v *waf.Verdict) bool {
 		return true
 	case r.s.WAF.Mode == WAFDetect:
 		res.outcome = wafDetected
-		m.detected.Inc()
+		side.detected.Inc()
 		m.countRules(v, "detected")
-		r.p.log.Info("waf: would block (detect mode)", r.wafAttrs(v)...)
+		r.p.log.Info(side.detectMsg, r.wafAttrs(v)...)
 		return true
 	}
 	res.outcome = wafBlocked
-	m.blocked.Inc()
+	side.blocked.Inc()
 	m.countRules(v, "blocked")
-	r.p.log.Warn("waf: blocked", r.wafAttrs(v)...)
-	if r.ctx != nil {
+	r.p.log.Warn(side.blockMsg, r.wafAttrs(v)...)
+	if !response && r.ctx != nil {
 		r.answerBlocked()
 	}
 	return false
+}
+
+// wafSide is what differs between a verdict on a request and one on its
+// response: the counters and the log lines.
+type wafSide struct {
+	detected, blocked   *metrics.Counter
+	detectMsg, blockMsg string
+}
+
+func (m *wafMetrics) side(response bool) wafSide {
+	if response {
+		return wafSide{m.responseDetected, m.responseBlocked,
+			"waf: would block the response (detect mode)", "waf: blocked the response"}
+	}
+	return wafSide{m.detected, m.blocked, "waf: would block (detect mode)", "waf: blocked"}
 }
 
 // maxInspectedResponse bounds the response bodies the WAF reads (as
@@ -186,36 +204,7 @@ func (r *request) inspectResponse(resp *fasthttp.Response) bool {
 	if len(v.Matches) == 0 && !v.Stop {
 		return true
 	}
-	return r.judgeResponse(&v)
-}
-
-// judgeResponse is judge for a response verdict: a stopped answer in
-// block mode is replaced by the site's block answer (respond writes it).
-func (r *request) judgeResponse(v *waf.Verdict) bool {
-	m := &r.p.metrics.waf
-	res := &r.waf
-	res.score = max(res.score, v.Score)
-	for _, x := range v.Matches {
-		res.rules = append(res.rules, x.ID)
-	}
-	if g := v.Gravest(); g != nil && res.data == "" {
-		res.data = g.Data
-	}
-	switch {
-	case !v.Stop:
-		return true
-	case r.s.WAF.Mode == WAFDetect:
-		res.outcome = wafDetected
-		m.responseDetected.Inc()
-		m.countRules(v, "detected")
-		r.p.log.Info("waf: would block the response (detect mode)", r.wafAttrs(v)...)
-		return true
-	}
-	res.outcome = wafBlocked
-	m.responseBlocked.Inc()
-	m.countRules(v, "blocked")
-	r.p.log.Warn("waf: blocked the response", r.wafAttrs(v)...)
-	return false
+	return r.judge(&v, true)
 }
 
 // answerBlocked writes the site's block answer. A body left unread (one
@@ -270,97 +259,6 @@ func inNets(nets []netip.Prefix, a netip.Addr) bool {
 		}
 	}
 	return false
-}
-
-// requestBody is what the WAF read of a client's request body: the whole
-// body, or (past the site's limit) its first bytes, which go upstream
-// before the rest of the stream.
-type requestBody struct {
-	taken  bool
-	whole  bool
-	prefix []byte
-	buf    *[]byte // pooled; nil when prefix is not pooled
-}
-
-var errBodyUninspected = errors.New("proxy: request body past the WAF's limit, passed uninspected")
-
-// bodyBufs are the buffers small bodies are read into; larger ones are
-// allocated for the request and dropped, so that the pool holds no
-// upload-sized buffers.
-var bodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
-
-// takeBody reads the request body up to the site's limit. A longer one
-// is refused (413), or with BodyPass left to stream on uninspected
-// (errBodyUninspected).
-func (r *request) takeBody(w *WAF) error {
-	ctx := r.ctx
-	if !ctx.Request.IsBodyStream() {
-		r.body = requestBody{taken: true, whole: true, prefix: ctx.Request.Body()}
-		return nil
-	}
-	limit := w.BodyLimit
-	if limit <= 0 {
-		limit = 8 << 20
-	}
-	limit = min(limit, waf.MaxBody)
-	if n := ctx.Request.Header.ContentLength(); int64(n) > limit {
-		if w.BodyPass {
-			return errBodyUninspected // nothing read: the stream goes on as it is
-		}
-		return fasthttp.ErrBodyTooLarge
-	}
-	r.body.taken = true
-	bp := bodyBufs.Get().(*[]byte)
-	buf := (*bp)[:0]
-	if n := ctx.Request.Header.ContentLength(); n > cap(buf) {
-		bodyBufs.Put(bp)
-		bp, buf = nil, make([]byte, 0, n)
-	}
-	buf, whole, err := readUpTo(ctx.RequestBodyStream(), buf, limit+1)
-	r.body.prefix, r.body.buf, r.body.whole = buf, bp, whole
-	if bp != nil {
-		*bp = buf[:0] // grown: keep the larger buffer if it stays small
-	}
-	switch {
-	case err != nil:
-		return err
-	case whole:
-		return nil
-	case w.BodyPass:
-		return errBodyUninspected
-	}
-	return fasthttp.ErrBodyTooLarge
-}
-
-// readUpTo appends from rd to buf until EOF (whole) or n bytes.
-func readUpTo(rd io.Reader, buf []byte, n int64) ([]byte, bool, error) {
-	for int64(len(buf)) < n {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		room := buf[len(buf):min(int64(cap(buf)), n)]
-		k, err := rd.Read(room)
-		buf = buf[:len(buf)+k]
-		if errors.Is(err, io.EOF) {
-			return buf, true, nil
-		}
-		if err != nil {
-			return buf, false, err
-		}
-	}
-	return buf, false, nil
-}
-
-// upstreamBody is the body a forwarded request sends: what the WAF read,
-// then whatever of the stream it left; ok is false when it read nothing.
-func (r *request) upstreamBody() (io.Reader, int, bool) {
-	if !r.body.taken {
-		return nil, 0, false
-	}
-	if r.body.whole {
-		return bytes.NewReader(r.body.prefix), len(r.body.prefix), true
-	}
-	return io.MultiReader(bytes.NewReader(r.body.prefix), r.ctx.RequestBodyStream()), r.ctx.Request.Header.ContentLength(), true
 }
 
 // endWAF ends the request's WAF transaction and returns its body buffer.

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/percent"
 )
 
 // stageKey computes the request's primary cache key and its hash.
@@ -100,12 +102,11 @@ func appendPath(dst, path []byte) []byte {
 		return append(dst, '/')
 	}
 	for i := 0; i < len(path); i++ {
-		c := path[i]
-		if c != '%' || i+2 >= len(path) || !isHex(path[i+1]) || !isHex(path[i+2]) {
-			dst = append(dst, c)
+		v, ok := percent.At(path, i)
+		if !ok {
+			dst = append(dst, path[i])
 			continue
 		}
-		v := unhex(path[i+1])<<4 | unhex(path[i+2])
 		if isUnreserved(v) {
 			dst = append(dst, v)
 		} else {
@@ -114,21 +115,6 @@ func appendPath(dst, path []byte) []byte {
 		i += 2
 	}
 	return dst
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c >= 'a':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
 }
 
 func upperHex(c byte) byte {

@@ -3,6 +3,8 @@ package htaccess
 import (
 	"bytes"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/proxy/percent"
 )
 
 // rewriteEff is the rewrite configuration merged from the root down to a
@@ -497,7 +499,7 @@ func (o *Outcome) substitute(req *Request, r *rule, eff *rewriteEff, cur, q []by
 		o.redirectTo(req, r, s, o.loc)
 		return cur, q
 	}
-	cur = cleanPath(append(cur[:0], unescapePath(s)...))
+	cur = cleanPath(append(cur[:0], percent.Decode(s)...))
 	q = append(q[:0], o.loc...)
 	return cur, q
 }
@@ -565,7 +567,7 @@ func (o *Outcome) redirectTo(req *Request, r *rule, s, query []byte) {
 	if r.flags.ne {
 		loc = append(loc, s...)
 	} else {
-		loc = appendEscapedPath(loc, s)
+		loc = percent.AppendEscapedPath(loc, s)
 	}
 	if len(query) > 0 {
 		loc = append(append(loc, '?'), query...)
@@ -581,54 +583,6 @@ func appendOrigin(dst []byte, req *Request) []byte {
 		dst = append(dst, "http://"...)
 	}
 	return append(dst, req.Host...)
-}
-
-// appendEscapedPath escapes what may not stand in a URL path as Apache's
-// ap_escape_uri does (a "%" too: NE keeps an encoded substitution as it
-// is).
-func appendEscapedPath(dst, s []byte) []byte {
-	const hex = "0123456789ABCDEF"
-	for _, c := range s {
-		if isAlnum(c) || bytes.IndexByte([]byte("-_.~!$&'()*+,;=:@/"), c) >= 0 {
-			dst = append(dst, c)
-			continue
-		}
-		dst = append(dst, '%', hex[c>>4], hex[c&15])
-	}
-	return dst
-}
-
-// unescapePath decodes %XX, as Apache decodes the URL of an internal
-// redirect; an invalid escape stays as it is.
-func unescapePath(s []byte) []byte {
-	if bytes.IndexByte(s, '%') < 0 {
-		return s
-	}
-	out := s[:0:0]
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && isHexDigit(s[i+1]) && isHexDigit(s[i+2]) {
-			out = append(out, unhex(s[i+1])<<4|unhex(s[i+2]))
-			i += 2
-			continue
-		}
-		out = append(out, s[i])
-	}
-	return out
-}
-
-func isHexDigit(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c >= 'a':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
 }
 
 // bytesFold compares b with an ASCII string, ignoring case.
