@@ -156,12 +156,14 @@ func (r *request) judge(v *waf.Verdict, response bool) bool {
 	case r.s.WAF.Mode == WAFDetect:
 		res.outcome = wafDetected
 		side.detected.Inc()
+		r.s.state.wafDetected.Inc()
 		m.countRules(v, "detected")
 		r.p.log.Info(side.detectMsg, r.wafAttrs(v)...)
 		return true
 	}
 	res.outcome = wafBlocked
 	side.blocked.Inc()
+	r.s.state.wafBlocked.Inc()
 	m.countRules(v, "blocked")
 	r.p.log.Warn(side.blockMsg, r.wafAttrs(v)...)
 	if !response && r.ctx != nil {

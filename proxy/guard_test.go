@@ -66,6 +66,14 @@ func TestGuardStopsAnAttackBeforeTheOrigin(t *testing.T) {
 	if n := p.metrics.waf.blocked.Get(); n != 1 {
 		t.Errorf("blocked = %d, want 1", n)
 	}
+	m := metricsOf(t, p)
+	for series, want := range map[string]float64{
+		`ramjet_site_waf_blocked_total{site="_default"}`: 1, `ramjet_site_waf_detected_total{site="_default"}`: 0,
+	} {
+		if got, ok := m[series]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", series, got, ok, want)
+		}
+	}
 }
 
 // BenchmarkServeHitWithWAF is BenchmarkServeHit's identity hit on a site

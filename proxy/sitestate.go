@@ -32,6 +32,9 @@ type siteState struct {
 	misses    *metrics.Counter // fetched to be stored
 	passes    *metrics.Counter // forwarded uncached
 	purges    *metrics.Counter // purge commands scoped to the site
+	// wafBlocked and wafDetected count the requests and responses the
+	// WAF stopped (block mode) or would have (detect mode) on the site.
+	wafBlocked, wafDetected *metrics.Counter
 }
 
 // outcome is how a request's site counts it.
@@ -111,6 +114,7 @@ func (ss *siteStates) get(label string) *siteState {
 	}
 	st.hits, st.misses = c("ramjet_site_hits_total"), c("ramjet_site_misses_total")
 	st.passes, st.purges = c("ramjet_site_passes_total"), c("ramjet_site_purges_total")
+	st.wafBlocked, st.wafDetected = c("ramjet_site_waf_blocked_total"), c("ramjet_site_waf_detected_total")
 	ss.set.NewGauge(fmt.Sprintf(`ramjet_site_cache_objects{site=%q}`, label), func() float64 { return float64(st.tally.Entries()) })
 	ss.set.NewGauge(fmt.Sprintf(`ramjet_site_cache_bytes{site=%q}`, label), func() float64 { return float64(st.tally.Bytes()) })
 	ss.m[label] = st
@@ -192,7 +196,8 @@ func (g *generation) discardShares() {
 
 func (ss *siteStates) unregister(label string) {
 	for _, name := range []string{"ramjet_site_hits_total", "ramjet_site_misses_total", "ramjet_site_passes_total",
-		"ramjet_site_purges_total", "ramjet_site_cache_objects", "ramjet_site_cache_bytes"} {
+		"ramjet_site_purges_total", "ramjet_site_cache_objects", "ramjet_site_cache_bytes",
+		"ramjet_site_waf_blocked_total", "ramjet_site_waf_detected_total"} {
 		ss.set.UnregisterMetric(fmt.Sprintf(`%s{site=%q}`, name, label))
 	}
 }

@@ -414,6 +414,13 @@ hosts:
 	if n, _ := metric(t, c, rj, `ramjet_waf_responses_total{outcome="blocked"}`); n != 2 {
 		t.Errorf("responses blocked = %v, want 2", n)
 	}
+	for series, want := range map[string]float64{
+		`ramjet_site_waf_blocked_total{site="responses.test"}`: 2, `ramjet_site_waf_blocked_total{site="_default"}`: 0,
+	} {
+		if n, ok := metric(t, c, rj, series); !ok || n != want {
+			t.Errorf("%s = %v (present %v), want %v: each site counts its own", series, n, ok, want)
+		}
+	}
 	r := get(t, c, rj.URL+page, "Host: other.test")
 	if r.Status != http.StatusOK || !bytes.Contains(r.Body, []byte("SQL syntax")) {
 		t.Errorf("without responses: status %d, want 200 with the page as sent", r.Status)
