@@ -194,13 +194,21 @@ const maxInspectedResponse = 512 << 10
 
 // inspectResponse runs the response rules (CRS RESPONSE-95x) on the
 // upstream's answer to the request the WAF inspected: status and header,
-// and the body when it is of known length within maxInspectedResponse
-// and not compressed (a streamed one is read into memory first). It
-// reports false when the answer is stopped (block mode).
+// and the body when it is of known length within maxInspectedResponse (a
+// streamed one is read into memory first), decoded when the upstream
+// compressed it and it decodes within that bound too. It reports false
+// when the answer is stopped (block mode).
 func (r *request) inspectResponse(resp *fasthttp.Response) bool {
-	var body []byte
-	if n := resp.Header.ContentLength(); n >= 0 && n <= maxInspectedResponse && len(resp.Header.ContentEncoding()) == 0 {
-		body = resp.Body() // a stream of that length is read whole; relay and store take it from the buffer
+	var body waf.Body
+	if n := resp.Header.ContentLength(); n >= 0 && n <= maxInspectedResponse {
+		body.Data = resp.Body() // a stream of that length is read whole; relay and store take it from the buffer
+		if ce := resp.Header.ContentEncoding(); len(ce) > 0 {
+			// What the rules look for is in the identity body; one that
+			// does not decode (unknown coding, larger than the bound) has
+			// only its header inspected, as a long one.
+			d, err := decodeBody(body.Data, ce, maxInspectedResponse)
+			body = waf.Body{Data: d, Decoded: err == nil}
+		}
 	}
 	v := r.wafTx.InspectResponse(resp, body)
 	if len(v.Matches) == 0 && !v.Stop {

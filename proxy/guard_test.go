@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"bytes"
+	"compress/gzip"
 	"net"
 	"net/http"
 	"strings"
@@ -129,5 +131,48 @@ func TestGuardInspectsFragmentMissesOfACachedPage(t *testing.T) {
 	}
 	if n := p.metrics.waf.blocked.Get(); n != 1 {
 		t.Errorf("blocked = %d, want 1 (the attacker's fragment)", n)
+	}
+}
+
+// TestGuardInspectsACompressedResponse: with the response rules on, a
+// database error leaked in a gzip-coded answer is stopped as an identity
+// one is; a coded page without a leak passes.
+func TestGuardInspectsACompressedResponse(t *testing.T) {
+	leak := "Query failed: You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '' at line 1\n"
+	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		text := "all fine here\n"
+		if r.URL.Path == "/leak" {
+			text = leak
+		}
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write([]byte(text))
+		zw.Close()
+		if r.URL.Query().Get("plain") != "" {
+			w.Write([]byte(text))
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write(b.Bytes())
+	})
+	set, err := waf.NewLibrary().Get(waf.Rules{Responses: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(o.URL)
+	cfg.Default.WAF = WAF{Mode: WAFBlock, Rules: set}
+	p, base := startProxy(t, cfg)
+	if r := get(t, base+"/leak?plain=1", "User-Agent", "Mozilla/5.0", "Accept", "text/html"); r.status != 403 {
+		t.Errorf("identity leak: %d", r.status)
+	}
+	if r := get(t, base+"/leak", "User-Agent", "Mozilla/5.0", "Accept", "text/html"); r.status != 403 || strings.Contains(r.body, "SQL syntax") {
+		t.Errorf("gzip leak: %d %.80q, want 403 without it", r.status, r.body)
+	}
+	if r := get(t, base+"/fine", "User-Agent", "Mozilla/5.0", "Accept", "text/html"); r.status != 200 {
+		t.Errorf("gzip page without a leak: %d", r.status)
+	}
+	if n := p.metrics.waf.responseBlocked.Get(); n != 2 {
+		t.Errorf("responses blocked = %d, want 2 (the identity and the gzip leak)", n)
 	}
 }

@@ -120,23 +120,36 @@ func forEachField(h *fasthttp.RequestHeader, f func(k, v []byte)) {
 	}
 }
 
+// Body is what the caller has of a response body for the rules.
+type Body struct {
+	// Data is the body (nil: nothing to inspect).
+	Data []byte
+	// Decoded: Data is the identity body of a response that came
+	// compressed. The rules then see the header without its
+	// Content-Encoding and Content-Length, as the CRS's response rules
+	// skip a coded body they cannot read.
+	Decoded bool
+}
+
 // InspectResponse runs the response phases on the upstream's answer:
-// the header fields, then body, which holds what the caller has of it
-// (nil: nothing to inspect). Only sets compiled with Responses inspect
-// bodies; every set sees the status and header.
-func (t *Tx) InspectResponse(resp *fasthttp.Response, body []byte) Verdict {
+// the header fields, then the body. Only sets compiled with Responses
+// inspect bodies; every set sees the status and header.
+func (t *Tx) InspectResponse(resp *fasthttp.Response, body Body) Verdict {
 	tx := t.tx
 	if tx.IsInterrupted() {
 		return Verdict{}
 	}
 	for k, v := range resp.Header.All() {
+		if body.Decoded && (bytesFold(k, "Content-Encoding") || bytesFold(k, "Content-Length")) {
+			continue
+		}
 		tx.AddResponseHeader(string(k), string(v))
 	}
 	if it := tx.ProcessResponseHeaders(resp.StatusCode(), "HTTP/1.1"); it != nil {
 		return t.verdict(it, ruleOutboundEvaluation)
 	}
-	if len(body) > 0 && tx.IsResponseBodyAccessible() && tx.IsResponseBodyProcessable() {
-		if it, _, err := tx.WriteResponseBody(body); err != nil || it != nil {
+	if len(body.Data) > 0 && tx.IsResponseBodyAccessible() && tx.IsResponseBodyProcessable() {
+		if it, _, err := tx.WriteResponseBody(body.Data); err != nil || it != nil {
 			return t.verdict(it, ruleOutboundEvaluation)
 		}
 	}
@@ -232,4 +245,8 @@ func cut(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+func bytesFold(b []byte, s string) bool {
+	return len(b) == len(s) && strings.EqualFold(string(b), s)
 }
