@@ -199,3 +199,33 @@ func TestAnAttackInALongFormFieldIsBlocked(t *testing.T) {
 		t.Errorf("the benign form was blocked: %+v", v)
 	}
 }
+
+// FuzzRXAgreesWithGoRegexp: whatever the pattern and the value, the @rx
+// operator says what Go's regexp says (the engine Coraza's own @rx
+// runs), and a pattern for raw bytes or one RE2 refuses is an error,
+// never a panic.
+func FuzzRXAgreesWithGoRegexp(f *testing.F) {
+	for _, s := range [][2]string{
+		{`(?i)union[\s\x0b]+select`, "1 UNION  SELECT"}, {`^\d+$`, "12\n34"}, {`\bx\b`, "a x b"},
+		{`\xbc[^\xbe>]*`, "\xbcabc"}, {`(a|b)*c{2,}`, "ababcc"}, {`[^\x00-\x7f]`, "ünï"}, {`(?:)`, ""},
+	} {
+		f.Add(s[0], s[1]+strings.Repeat(" ", longInput))
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, value string) {
+		want, err := regexp.Compile("(?sm)" + pattern)
+		if err != nil {
+			return
+		}
+		op, err := newRX(plugintypes.OperatorOptions{Arguments: pattern})
+		if err != nil {
+			return // RE2 refuses a few patterns Go takes (e.g. deep nesting): check and reload say so
+		}
+		if o := op.(*rx); o.bytes != nil {
+			return // binaryregexp reads bytes, not runes: nothing to compare with
+		}
+		if got := op.Evaluate(&captured{}, value); got != want.MatchString(value) {
+			t.Errorf("pattern %q on %q: @rx %v, Go's regexp %v", pattern, value, got, !got)
+		}
+	})
+}
