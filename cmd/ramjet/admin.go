@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/valyala/fasthttp"
 
@@ -89,7 +90,9 @@ func (d *daemon) health(ctx *fasthttp.RequestCtx) {
 	if d.fan != nil {
 		state = d.fan.State()
 	}
-	body, err := json.Marshal(map[string]string{"status": "ok", "redis": state})
+	// The pid tells which process answers on the admin address: during
+	// an upgrade, or for a supervisor that started one and finds another.
+	body, err := json.Marshal(map[string]any{"status": "ok", "redis": state, "pid": os.Getpid()})
 	if err != nil {
 		ctx.Error("status encoding failed\n", fasthttp.StatusInternalServerError)
 		return

@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -101,7 +102,15 @@ func waitHealthy(p *proc, url string) error {
 			last = err
 			return false
 		}
+		var h struct{ Pid int }
+		err = json.NewDecoder(resp.Body).Decode(&h)
 		resp.Body.Close()
+		if err == nil && h.Pid != p.cmd.Process.Pid {
+			// Another process holds the admin port (a parallel test's
+			// ramjet bound it first): this one is about to fail to bind.
+			last = fmt.Errorf("%s: answered by pid %d, not %d", url, h.Pid, p.cmd.Process.Pid)
+			return false
+		}
 		last = fmt.Errorf("%s: %s", url, resp.Status)
 		return resp.StatusCode == http.StatusOK
 	})
