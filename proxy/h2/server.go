@@ -122,8 +122,9 @@ type Server struct {
 	done  chan error      // the Serve goroutine's result
 	once  sync.Once       // Shutdown runs once
 
-	h2Conns atomic.Int64           // HTTP/2 connections served so far
-	conns   streamctx.Conns[*conn] // those that sent SETTINGS; draining once Shutdown began
+	h2Conns  atomic.Int64           // HTTP/2 connections served so far
+	readBufs atomic.Int64           // read buffers its connections hold (idle ones hold none)
+	conns    streamctx.Conns[*conn] // those that sent SETTINGS; draining once Shutdown began
 }
 
 // NewServer prepares a server for h; Start listens.
