@@ -3,7 +3,9 @@
 #   tail  wrk with 1,000 concurrent connections for each cache contender,
 #         p50/p90/p99/p99.9 from a wrk Lua done() hook;
 #   idle  each server's RSS with 10,000 idle HTTP/1.1 keep-alive connections
-#         open (bench/idleconns), in steps.
+#         open (bench/idleconns), in steps; then ramjet's TLS listener and
+#         nginx static over TLS (http2, the same certificate) with 10,000
+#         idle TLS + HTTP/2 connections (idleconns -proto h2), one GET each.
 # See bench/README.md, "Connection groups".
 #
 # Uses from bench/run: WORK ROOT TASKSET WRK SS SERVER_CPU LOAD_CPU DURATION
@@ -139,26 +141,32 @@ idle_one() {
 	local -a cmd=("$TASKSET" -c "$LOAD_CPU" timeout $((IDLE_HOLD + 240)) env GOMAXPROCS=1 "$WORK/idleconns" -addr "$addr"
 		-path "$path" -n "$IDLE_CONNS" -steps "$IDLE_STEPS" -hold "${IDLE_HOLD}s" -timeout "$((IDLE_HOLD + 180))s" -pids "${pids[*]}")
 	"${cmd[@]}" >"$out" 2>"$WORK/logs/idle-$c.err" || warn "idle $c: idleconns failed: $(tail -n3 "$WORK/logs/idle-$c.err" | tr '\n' ' ')"
-	idle_records "$c" "$out" "$(quoted "${cmd[@]}")"
-	log "  $(printf '%-8s' "$c") $(awk -F'\t' '
+	idle_records idle "$c" "$out" check="${HIT_OK[$c.725]}" cmd="$(quoted "${cmd[@]}")" config="$(config_of "$c")"
+	log "  $(printf '%-8s' "$c") $(idle_summary "$out")"
+}
+
+# idle_records GROUP CONTENDER OUT FIELDS...: idleconns' lines as rows of
+# GROUP, one per event, each with FIELDS: step CONNS OPEN RSS; hold OPEN
+# PEAK LAST; done OPENED FAILED NOT200 CLOSED
+idle_records() {
+	local g=$1 c=$2 out=$3 kind a b e f
+	shift 3
+	while IFS=$'\t' read -r kind a b e f; do
+		case $kind in
+		step) row "$g" 1 725 "$c" phase=step conns:="$a" open:="$b" rss_kb:="$e" "$@" ;;
+		hold) row "$g" 1 725 "$c" phase=hold open:="$a" peak_rss_kb:="$b" last_rss_kb:="$e" "$@" ;;
+		done) row "$g" 1 725 "$c" phase=done opened:="$a" failed:="$b" not200:="$e" closed:="$f" "$@" ;;
+		esac
+	done <"$out"
+}
+
+# idle_summary OUT: idleconns' lines as one log line
+idle_summary() {
+	awk -F'\t' '
 		$1 == "step" {s = s sprintf("%s: %.1f MiB  ", $2, $4 / 1024)}
 		$1 == "hold" {h = sprintf("held: %d open, peak %.1f MiB  ", $2, $3 / 1024)}
 		$1 == "done" {d = sprintf("(%d opened, %d failed, %d not 200, %d closed by the server)", $2, $3, $4, $5)}
-		END {print s h d}' "$out")"
-}
-
-# idle_records CONTENDER OUT CMD: idleconns' lines as rows, one per event:
-# step CONNS OPEN RSS; hold OPEN PEAK LAST; done OPENED FAILED NOT200 CLOSED
-idle_records() {
-	local c=$1 out=$2 cmdline=$3 kind a b e f
-	local -a common=(check="${HIT_OK[$c.725]}" cmd="$cmdline" config="$(config_of "$c")")
-	while IFS=$'\t' read -r kind a b e f; do
-		case $kind in
-		step) row idle 1 725 "$c" phase=step conns:="$a" open:="$b" rss_kb:="$e" "${common[@]}" ;;
-		hold) row idle 1 725 "$c" phase=hold open:="$a" peak_rss_kb:="$b" last_rss_kb:="$e" "${common[@]}" ;;
-		done) row idle 1 725 "$c" phase=done opened:="$a" failed:="$b" not200:="$e" closed:="$f" "${common[@]}" ;;
-		esac
-	done <"$out"
+		END {print s h d}' "$1"
 }
 
 idle_section() {
@@ -179,5 +187,84 @@ idle_section() {
 		idle_one "$c"
 		sleep 1
 	done
+	idle_tls_section
 	conns_stop
+}
+
+# idle_tls_section: the TLS + HTTP/2 row. nginx static gets a TLS server
+# (TLS 1.3, http2, a shared session cache, as in the h2 group) in a process
+# of its own, ramjet a second process with tls.listen, both on one
+# self-signed P-256 certificate; each is started after the plain row ran.
+idle_tls_section() {
+	local want=" ${CONNS_SERVERS[*]} " openssl listen nv
+	[[ $want == *" ramjet "* || $want == *" static "* ]] || return 0
+	openssl=$(find_tool openssl) || { warn "idle TLS row skipped: no openssl"; return 0; }
+	mkdir -p "$WORK/tls"
+	"$openssl" req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 7 -subj /CN=bench.test \
+		-addext 'subjectAltName=DNS:bench.test,IP:127.0.0.1' -keyout "$WORK/tls/idle.key" -out "$WORK/tls/idle.crt" \
+		>"$WORK/logs/openssl-idle.log" 2>&1 || { warn "idle TLS row skipped: openssl could not make the certificate"; return 0; }
+	chmod 644 "$WORK/tls/idle.key" # nginx's worker runs as the invoking user
+	P_IDLE_TLS_NGINX=$(pick_port)
+	P_IDLE_TLS_RAMJET=$(pick_port)
+	nv=$("$NGINX" -v 2>&1 | sed -n 's|.*nginx/\([0-9.]*\).*|\1|p')
+	if printf '%s\n%s\n' 1.25.1 "$nv" | sort -V -C; then
+		listen="listen 127.0.0.1:$P_IDLE_TLS_NGINX ssl; http2 on;"
+	else
+		listen="listen 127.0.0.1:$P_IDLE_TLS_NGINX ssl http2;"
+	fi
+	{
+		nginx_common idletls
+		cat <<EOF
+    open_file_cache max=1000 inactive=60s;
+    ssl_session_cache shared:SSL:10m;
+    ssl_session_timeout 1h;
+    server {
+        $listen
+        ssl_certificate $WORK/tls/idle.crt;
+        ssl_certificate_key $WORK/tls/idle.key;
+        ssl_protocols TLSv1.3;
+        root $WORK/www;
+        location / { }
+    }
+}
+EOF
+	} >"$WORK/nginx-idletls.conf"
+	cp "$WORK/ramjet-conns.yaml" "$WORK/ramjet-idletls.yaml"
+	printf 'tls:\n  listen: "127.0.0.1:%s"\n  cert: %s\n  key: %s\n  ocsp: false\n' \
+		"$P_IDLE_TLS_RAMJET" "$WORK/tls/idle.crt" "$WORK/tls/idle.key" >>"$WORK/ramjet-idletls.yaml"
+	config_record nginx-idletls "$WORK/nginx-idletls.conf" nginx "nginx static over TLS (idle TLS + HTTP/2 row)" \
+		"\`worker_processes 1\`, \`$listen\`, TLS 1.3, \`ssl_session_cache shared:SSL:10m\`, \`worker_connections $NGINX_WORKER_CONNS\`" \
+		"the h2 group's nginx, sized for the connections"
+	config_record ramjet-idletls "$WORK/ramjet-idletls.yaml" yaml "ramjet with its TLS listener (idle TLS + HTTP/2 row)" \
+		"\`tls.listen\`, the same certificate, \`server.max_conns\` for the connections, \`GOMAXPROCS=1\`" \
+		"ramjet's defaults with its TLS listener"
+	record kind=group group=idletls conns="$IDLE_CONNS" hold="$IDLE_HOLD" nofile="$CONNS_NOFILE"
+	local c port root path out url
+	local -a pids cmd
+	for c in ramjet static; do
+		[[ $want == *" $c "* ]] || continue
+		if [[ $c == static ]]; then
+			start_nginx idletls "$P_IDLE_TLS_NGINX"
+			port=$P_IDLE_TLS_NGINX root=${ROOTPID[nginx-idletls]} path=/page725.html
+		else
+			start_bg ramjet-idletls "$WORK/logs/ramjet-idletls.log" env GOMAXPROCS=1 "$WORK/ramjet" serve --config "$WORK/ramjet-idletls.yaml" \
+				--listen "127.0.0.1:$(pick_port)" --admin "127.0.0.1:$(pick_port)" --origin "http://127.0.0.1:$P_ORIGIN"
+			wait_listen ramjet-idletls "${ROOTPID[ramjet-idletls]}" "$P_IDLE_TLS_RAMJET" "$WORK/logs/ramjet-idletls.log"
+			port=$P_IDLE_TLS_RAMJET root=${ROOTPID[ramjet-idletls]} path=/page725.php
+		fi
+		url="https://127.0.0.1:$port$path"
+		{ curl -sk -o /dev/null --http2 "$url" && curl -sk -o /dev/null --http2 "$url"; } || warn "idle TLS $c: $url does not answer"
+		mapfile -t pids < <(all_descendants "$root")
+		out="$WORK/idle-tls-$c.txt"
+		sleep 1
+		cmd=("$TASKSET" -c "$LOAD_CPU" timeout $((IDLE_HOLD + 240)) env GOMAXPROCS=1 "$WORK/idleconns" -proto h2
+			-addr "127.0.0.1:$port" -path "$path" -n "$IDLE_CONNS" -steps "$IDLE_STEPS" -hold "${IDLE_HOLD}s"
+			-timeout "$((IDLE_HOLD + 180))s" -pids "${pids[*]}")
+		"${cmd[@]}" >"$out" 2>"$WORK/logs/idle-tls-$c.err" || warn "idle TLS $c: idleconns failed: $(tail -n3 "$WORK/logs/idle-tls-$c.err" | tr '\n' ' ')"
+		# a group of its own: bench/report does not chart it yet
+		idle_records idletls "$c" "$out" proto=h2 cmd="$(quoted "${cmd[@]}")" \
+			config="$([[ $c == ramjet ]] && echo ramjet-idletls || echo nginx-idletls)"
+		log "  $(printf '%-8s TLS+h2 ' "$c") $(idle_summary "$out")"
+		sleep 1
+	done
 }

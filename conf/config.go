@@ -77,7 +77,10 @@ type Log struct {
 type Server struct {
 	// HeaderTimeout bounds a request's header: from the accept for a
 	// connection's first request, from its first byte for later ones
-	// (slowloris). 0: read_timeout bounds the whole request instead.
+	// (slowloris). On the TLS listener it bounds the handshake, then the
+	// header or the HTTP/2 preface. 0: read_timeout bounds the whole
+	// request (and the handshake) instead. MaxConns and MaxConnsPerIP
+	// apply to each client listener (main, TLS, h2c) on its own.
 	HeaderTimeout  Duration `yaml:"header_timeout"`
 	ReadTimeout    Duration `yaml:"read_timeout"`     // the body, after the header (the whole request without header_timeout)
 	WriteTimeout   Duration `yaml:"write_timeout"`    // whole response

@@ -68,7 +68,7 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 	if cfg.MaxHeaderBytes <= 0 {
 		cfg.MaxHeaderBytes = 16 << 10
 	}
-	readTimeout, headerReceived := readTimeouts(cfg)
+	readTimeout, headerReceived := ReadTimeouts(cfg.HeaderTimeout, cfg.ReadTimeout)
 	srv := &fasthttp.Server{
 		Handler:                       h,
 		Name:                          "ramjet",
@@ -114,19 +114,21 @@ func (s *Server) Start(context.Context) error {
 	return nil
 }
 
-// readTimeouts are fasthttp's ReadTimeout, which it applies to a
-// request from its start, and the hook it calls at the header's end:
-// with a HeaderTimeout the first is the header's and the hook moves the
-// deadline to the body's; without, ReadTimeout bounds the whole request.
-func readTimeouts(cfg ServerConfig) (time.Duration, func(*fasthttp.RequestHeader) fasthttp.RequestConfig) {
-	if cfg.HeaderTimeout <= 0 {
-		return cfg.ReadTimeout, nil
+// ReadTimeouts are fasthttp's ReadTimeout, which it applies to a
+// request from its start (and to a TLS handshake), and the hook it calls
+// at the header's end: with a header timeout the first is the header's
+// and the hook moves the deadline to the body's (read); without, read
+// bounds the whole request. Every client listener, plain or TLS, takes
+// its timeouts from here.
+func ReadTimeouts(header, read time.Duration) (time.Duration, func(*fasthttp.RequestHeader) fasthttp.RequestConfig) {
+	if header <= 0 {
+		return read, nil
 	}
-	body := cfg.ReadTimeout
+	body := read
 	if body <= 0 {
 		body = 100 * 365 * 24 * time.Hour // none; a zero RequestConfig.ReadTimeout would keep the header's
 	}
-	return cfg.HeaderTimeout, func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+	return header, func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 		return fasthttp.RequestConfig{ReadTimeout: body}
 	}
 }

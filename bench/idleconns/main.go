@@ -1,5 +1,6 @@
-// Command idleconns opens idle HTTP/1.1 keep-alive connections to one
-// loopback server in steps, each connection after one request, and prints
+// Command idleconns opens idle HTTP/1.1 keep-alive connections (or, with
+// -proto h2, TLS + HTTP/2 ones) to one loopback server in steps, each
+// connection after one request, and prints
 // the server's memory (VmRSS summed over the processes given with -pids) at
 // every step and while the last step is held. bench/run's idle group uses
 // it for the "RSS at 10,000 idle keep-alive connections" table.
@@ -40,6 +41,7 @@ type config struct {
 	parallel int
 	timeout  time.Duration
 	pids     []int
+	h2       bool // TLS + HTTP/2 instead of plain HTTP/1.1
 }
 
 func main() {
@@ -67,8 +69,16 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.parallel, "parallel", 64, "connections being opened at once")
 	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "the whole run at most")
 	fs.StringVar(&pids, "pids", "", "space-separated pids of the server's processes")
+	proto := fs.String("proto", "h1", "h1: plain HTTP/1.1; h2: TLS (certificate not verified: loopback) and HTTP/2 by ALPN")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	switch *proto {
+	case "h1":
+	case "h2":
+		c.h2 = true
+	default:
+		return c, fmt.Errorf("-proto %q: h1 or h2", *proto)
 	}
 	host, _, err := net.SplitHostPort(c.addr)
 	if err != nil {
@@ -217,7 +227,11 @@ func (o *opener) openOne(ctx context.Context, src net.Addr) error {
 	if err != nil {
 		return fmt.Errorf("dial: %w", err)
 	}
-	if err := o.exchange(c); err != nil {
+	exchange := o.exchange
+	if o.cfg.h2 {
+		exchange = o.exchangeH2
+	}
+	if c, err = exchange(c); err != nil {
 		c.Close()
 		return err
 	}
@@ -234,38 +248,42 @@ func (o *opener) openOne(ctx context.Context, src net.Addr) error {
 	return nil
 }
 
-func (o *opener) exchange(c net.Conn) error {
+func (o *opener) exchange(c net.Conn) (net.Conn, error) {
 	if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
-		return err
+		return c, err
 	}
 	if _, err := c.Write(o.request); err != nil {
-		return fmt.Errorf("request: %w", err)
+		return c, fmt.Errorf("request: %w", err)
 	}
 	br := bufio.NewReaderSize(c, 4096)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
-		return fmt.Errorf("response: %w", err)
+		return c, fmt.Errorf("response: %w", err)
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return fmt.Errorf("response body: %w", err)
+		return c, fmt.Errorf("response body: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		o.not200.Add(1)
 	}
 	if resp.Close || br.Buffered() > 0 {
-		return fmt.Errorf("server did not keep the connection (Connection: close or %d extra bytes)", br.Buffered())
+		return c, fmt.Errorf("server did not keep the connection (Connection: close or %d extra bytes)", br.Buffered())
 	}
-	return c.SetDeadline(time.Time{})
+	return c, c.SetDeadline(time.Time{})
 }
 
 func (o *opener) watch(c net.Conn) {
 	defer o.watchers.Done()
-	var b [1]byte
-	_, err := c.Read(b[:])
-	if !o.closing.Load() && err != nil {
-		o.closed.Add(1)
+	var b [512]byte
+	for { // what an idle HTTP/2 connection may still get (window updates, pings) is read away
+		if _, err := c.Read(b[:]); err != nil {
+			if !o.closing.Load() {
+				o.closed.Add(1)
+			}
+			return
+		}
 	}
 }
 

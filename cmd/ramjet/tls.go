@@ -93,7 +93,7 @@ func startEdge(ctx context.Context, c *conf.Config, p *proxy.Proxy,
 		tc.VerifyConnection = p.Metrics().Handshake
 		cfg := listenerConfig(c, "tls", c.TLS.Listen, tc)
 		cfg.Inline, cfg.ProxyProtocol = inline, pp(c.TLS.ProxyProtocol, "tls")
-		e.tls, err = startH2(ctx, cfg, h, log)
+		e.tls, err = startH2(ctx, cfg, h, p, log)
 		if err != nil {
 			return nil, errors.Join(err, store.Close())
 		}
@@ -114,7 +114,7 @@ func startEdge(ctx context.Context, c *conf.Config, p *proxy.Proxy,
 				"h2c", c.H2C.Listen)
 		}
 		var err error
-		if e.h2c, err = startH2(ctx, cfg, h, log); err != nil {
+		if e.h2c, err = startH2(ctx, cfg, h, p, log); err != nil {
 			return nil, errors.Join(err, e.shutdown(ctx))
 		}
 	}
@@ -140,7 +140,9 @@ func newStore(ctx context.Context, c conf.TLS, log *slog.Logger) (*certs.Store, 
 	return store, nil
 }
 
-func startH2(ctx context.Context, cfg h2.Config, h fasthttp.RequestHandler, log *slog.Logger) (*h2.Server, error) {
+// startH2 starts an HTTP/2 listener, its connection counts in p's
+// metrics beside the main listener's.
+func startH2(ctx context.Context, cfg h2.Config, h fasthttp.RequestHandler, p *proxy.Proxy, log *slog.Logger) (*h2.Server, error) {
 	s, err := h2.NewServer(cfg, h, log)
 	if err != nil {
 		return nil, err
@@ -148,20 +150,26 @@ func startH2(ctx context.Context, cfg h2.Config, h fasthttp.RequestHandler, log 
 	if err := s.Start(ctx); err != nil {
 		return nil, err
 	}
+	proxy.RegisterConnMetrics(p.Metrics().Set(), cfg.Name, s.Listener())
 	return s, nil
 }
 
-// listenerConfig gives a TLS or h2c listener the limits of the main one.
+// listenerConfig gives a TLS or h2c listener the limits and timeouts of
+// the main one: header_timeout bounds the TLS handshake, then an
+// HTTP/1.1 header or the HTTP/2 preface.
 func listenerConfig(c *conf.Config, name, addr string, tc *tls.Config) h2.Config {
+	read, headerReceived := proxy.ReadTimeouts(time.Duration(c.Server.HeaderTimeout), time.Duration(c.Server.ReadTimeout))
 	return h2.Config{
 		Name:                 name,
 		Addr:                 addr,
 		TLS:                  tc,
-		ReadTimeout:          time.Duration(c.Server.ReadTimeout),
+		ReadTimeout:          read,
+		HeaderReceived:       headerReceived,
 		WriteTimeout:         time.Duration(c.Server.WriteTimeout),
 		IdleTimeout:          time.Duration(c.Server.IdleTimeout),
 		MaxHeaderBytes:       int(c.Server.MaxHeaderBytes),
 		MaxConns:             c.Server.MaxConns,
+		MaxConnsPerIP:        c.Server.MaxConnsPerIP,
 		MaxConcurrentStreams: uint32(c.TLS.H2MaxStreams),
 		ErrorHandler:         proxy.ErrorHandler,
 	}

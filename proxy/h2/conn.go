@@ -43,8 +43,12 @@ type conn struct {
 	s       *Server
 	nc      net.Conn // the client connection: reads by serve, writes by flush
 	standin net.Conn // every stream's ctx.Conn()
-	br      *bufio.Reader
-	fr      *http2.Framer // reads by serve; writes with mu held
+	// br is the read buffer, from readers; nil while the connection
+	// waits for the client with nothing buffered (see awaitByte), so that
+	// an idle connection holds none. Only serve uses it.
+	br  *bufio.Reader
+	src source        // what br reads: a byte awaitByte read, then nc
+	fr  *http2.Framer // reads by serve (through frames); writes with mu held
 
 	// Owned by the serve goroutine.
 	lastStream  uint32 // highest client stream id seen
@@ -78,7 +82,6 @@ func newConn(s *Server, nc, standin net.Conn) *conn {
 		s:            s,
 		nc:           nc,
 		standin:      standin,
-		br:           bufio.NewReaderSize(nc, readBufSize),
 		streams:      make(map[uint32]*stream),
 		names:        make(map[string]string),
 		values:       make(map[string]string),
@@ -88,7 +91,9 @@ func newConn(s *Server, nc, standin net.Conn) *conn {
 		peerMaxFrame: maxSendFrame,
 	}
 	c.wcond.L = &c.mu
-	c.fr = http2.NewFramer((*connWriter)(c), c.br)
+	c.src.nc = nc
+	c.takeReader(nc)
+	c.fr = http2.NewFramer((*connWriter)(c), (*frames)(c))
 	c.fr.SetReuseFrames()
 	c.fr.SetMaxReadFrameSize(maxReadFrame)
 	c.fr.MaxHeaderListSize = uint32(s.cfg.MaxHeaderBytes + headerOverhead)
@@ -177,6 +182,9 @@ func (c *conn) recover(err error) bool {
 // frameBuffered reports whether a whole frame is already read: then
 // ReadFrame does not wait for the client.
 func (c *conn) frameBuffered() bool {
+	if c.br == nil {
+		return false
+	}
 	n := c.br.Buffered()
 	if n < 9 {
 		return false
@@ -210,7 +218,7 @@ func (c *conn) waitForFrame() error {
 			}
 		}
 		c.mu.Unlock()
-		_, err := c.br.Peek(1)
+		err := c.awaitByte()
 		if err == nil {
 			c.mu.Lock()
 			c.readerBusy = true
@@ -261,6 +269,7 @@ func (c *conn) wakeIfDone() {
 // teardown ends the connection's streams: their workers see c.err and
 // stop writing and reading bodies.
 func (c *conn) teardown() {
+	c.dropReader() // serve has stopped reading
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err == nil && c.goingAway {
@@ -304,3 +313,75 @@ func (h *headerBuf) Write(p []byte) (int, error) {
 	h.b = append(h.b, p...)
 	return len(p), nil
 }
+
+// readers are the connections' read buffers: a connection holds one only
+// while the client's bytes are coming, not while it is idle.
+var readers sync.Pool
+
+// takeReader gives c a read buffer reading r.
+func (c *conn) takeReader(r io.Reader) {
+	br, ok := readers.Get().(*bufio.Reader)
+	if ok {
+		br.Reset(r)
+	} else {
+		br = bufio.NewReaderSize(r, readBufSize)
+	}
+	c.br = br
+	c.s.readBufs.Add(1)
+}
+
+// dropReader gives c's read buffer back, if it holds one.
+func (c *conn) dropReader() {
+	if c.br == nil {
+		return
+	}
+	c.br.Reset(nil) // keeps no connection reachable from the pool
+	readers.Put(c.br)
+	c.br = nil
+	c.s.readBufs.Add(-1)
+}
+
+// awaitByte returns once the client's next byte is in br. With nothing
+// buffered it waits without a read buffer: br goes back to readers and a
+// one-byte read waits on the connection itself (crypto/tls keeps the rest
+// of a record it decrypted), so that an idle connection holds no read
+// buffer. The byte is then the first br reads.
+func (c *conn) awaitByte() error {
+	if c.br != nil && c.br.Buffered() > 0 {
+		return nil
+	}
+	c.dropReader()
+	n, err := c.nc.Read(c.src.first[:])
+	if n == 0 {
+		if err == nil {
+			err = io.ErrNoProgress
+		}
+		return err
+	}
+	c.src.pending = true
+	c.takeReader(&c.src)
+	return nil
+}
+
+// source is what a connection's br reads: the byte awaitByte read, then
+// the connection.
+type source struct {
+	nc      net.Conn
+	first   [1]byte
+	pending bool
+}
+
+func (s *source) Read(p []byte) (int, error) {
+	if s.pending && len(p) > 0 {
+		p[0] = s.first[0]
+		s.pending = false
+		return 1, nil
+	}
+	return s.nc.Read(p)
+}
+
+// frames is the framer's io.Reader: the connection's br, which serve
+// holds whenever it reads a frame (after awaitByte or frameBuffered).
+type frames conn
+
+func (f *frames) Read(p []byte) (int, error) { return (*conn)(f).br.Read(p) }

@@ -12,7 +12,11 @@
 // on a pooled worker goroutine, bodies streamed both ways under HTTP/2
 // flow control. Responses are HPACK-encoded into one output buffer per
 // connection, written when the reader runs out of frames: the answers
-// to a batch of requests leave in one TLS write.
+// to a batch of requests leave in one TLS write. A connection waiting
+// for its client with nothing buffered holds no read buffer.
+//
+// Connections are counted and limited by package conns before their TLS
+// handshake or h2c sniffing, as the plain listener's are.
 //
 // It owns listeners and connections, not certificates (package certs
 // makes the tls.Config) and not request handling: it must not import

@@ -12,11 +12,20 @@ import (
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // pipeServer serves one HTTP/2 connection over net.Pipe, without a
 // listener or TLS, and returns the client's end.
 func pipeServer(t testing.TB, cfg Config, h fasthttp.RequestHandler) net.Conn {
+	t.Helper()
+	_, c := pipeServerOf(t, cfg, h)
+	return c
+}
+
+// pipeServerOf is pipeServer that also returns the server.
+func pipeServerOf(t testing.TB, cfg Config, h fasthttp.RequestHandler) (*Server, net.Conn) {
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
 	srv, err := NewServer(cfg, h, testLog())
@@ -35,7 +44,7 @@ func pipeServer(t testing.TB, cfg Config, h fasthttp.RequestHandler) net.Conn {
 		<-done
 		stopWorkers(t, srv)
 	})
-	return c2
+	return srv, c2
 }
 
 // stopWorkers joins the stream workers of a server that was never
@@ -179,5 +188,23 @@ func BenchmarkInlineHit(b *testing.B) {
 	}
 	if ic.body != len(page725) {
 		b.Fatalf("body %d bytes", ic.body)
+	}
+}
+
+// TestIdleConnectionHoldsNoReadBuffer: once a connection has answered
+// and waits for the client, its 8 KiB read buffer is back in the pool;
+// the next request takes one again and is answered as before.
+func TestIdleConnectionHoldsNoReadBuffer(t *testing.T) {
+	hit := func(ctx *fasthttp.RequestCtx) bool { page725Handler(ctx); return true }
+	srv, c := pipeServerOf(t, Config{Inline: hit}, page725Handler)
+	ic := newInlineClient(t, c)
+	for i := range 3 {
+		if !testbed.Poll(5*time.Second, func() bool { return srv.readBufs.Load() == 0 }) {
+			t.Fatalf("idle after request %d: %d read buffers held, want 0", i, srv.readBufs.Load())
+		}
+		ic.get()
+		if ic.body != len(page725) {
+			t.Fatalf("request %d: body %d bytes, want %d", i, ic.body, len(page725))
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
 
+	"github.com/ramjet-proxy/ramjet/proxy/conns"
 	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
 	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
@@ -46,11 +47,16 @@ type Config struct {
 	// takes connections at their own addresses.
 	ProxyProtocol *proxyproto.Config
 	// ReadTimeout bounds the TLS handshake and, per HTTP/1.1 request,
-	// reading it; for HTTP/2, reading the client preface (10 s when
-	// zero); streams are bounded by IdleTimeout and WriteTimeout only.
-	// Zero leaves handshakes unbounded.
-	ReadTimeout  time.Duration
-	WriteTimeout time.Duration // for HTTP/2, each write of a connection's frames
+	// reading it (or its header, when HeaderReceived moves the deadline
+	// on); for HTTP/2, reading the client preface (10 s when zero);
+	// streams are bounded by IdleTimeout and WriteTimeout only. Zero
+	// leaves handshakes unbounded.
+	ReadTimeout time.Duration
+	// HeaderReceived is fasthttp's hook at an HTTP/1.1 request header's
+	// end: it may give the body a deadline of its own (see
+	// proxy.ReadTimeouts). nil keeps ReadTimeout for the whole request.
+	HeaderReceived func(*fasthttp.RequestHeader) fasthttp.RequestConfig
+	WriteTimeout   time.Duration // for HTTP/2, each write of a connection's frames
 	// IdleTimeout closes an HTTP/2 connection (GOAWAY) that has had no
 	// stream and no frame for that long.
 	IdleTimeout time.Duration
@@ -61,7 +67,13 @@ type Config struct {
 	// MaxHeaderBytes: larger HTTP/1.1 headers get 431, larger HTTP/2
 	// header lists 431 or a stream reset. 0 means 16 KiB.
 	MaxHeaderBytes int
-	MaxConns       int // 0 means fasthttp's default
+	// MaxConns bounds open connections, idle ones included; MaxConnsPerIP
+	// those of one client address (the one a PROXY header names). One
+	// over is closed (after a short HTTP/1.1 answer on a plain listener;
+	// a TLS client gets nothing before its handshake) and counted in
+	// Listener().Stats(). 0 means none.
+	MaxConns      int
+	MaxConnsPerIP int
 	// MaxConcurrentStreams is per HTTP/2 connection; more are refused.
 	// 0 means 250.
 	MaxConcurrentStreams uint32
@@ -85,7 +97,7 @@ func (c *Config) Validate() error {
 	if c.ReadTimeout < 0 || c.WriteTimeout < 0 || c.IdleTimeout < 0 {
 		errs = append(errs, errors.New("h2: negative timeout"))
 	}
-	if c.BufferBody < 0 || c.MaxHeaderBytes < 0 || c.MaxConns < 0 {
+	if c.BufferBody < 0 || c.MaxHeaderBytes < 0 || c.MaxConns < 0 || c.MaxConnsPerIP < 0 {
 		errs = append(errs, errors.New("h2: negative size or count"))
 	}
 	if c.TLS != nil && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil && len(c.TLS.Certificates) == 0 {
@@ -105,12 +117,14 @@ type Server struct {
 	ctxs    streamctx.Contexts
 	workers *workers
 
-	ln   net.Listener
-	done chan error // the Serve goroutine's result
-	once sync.Once  // Shutdown runs once
+	ln    net.Listener
+	limit *conns.Listener // under ln: the limits and the accept back-off
+	done  chan error      // the Serve goroutine's result
+	once  sync.Once       // Shutdown runs once
 
-	h2Conns atomic.Int64           // HTTP/2 connections served so far
-	conns   streamctx.Conns[*conn] // those that sent SETTINGS; draining once Shutdown began
+	h2Conns  atomic.Int64           // HTTP/2 connections served so far
+	readBufs atomic.Int64           // read buffers its connections hold (idle ones hold none)
+	conns    streamctx.Conns[*conn] // those that sent SETTINGS; draining once Shutdown began
 }
 
 // NewServer prepares a server for h; Start listens.
@@ -143,6 +157,7 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 		Handler:                      h,
 		Name:                         name,
 		ReadTimeout:                  cfg.ReadTimeout,
+		HeaderReceived:               cfg.HeaderReceived,
 		WriteTimeout:                 cfg.WriteTimeout,
 		IdleTimeout:                  cfg.IdleTimeout,
 		MaxRequestBodySize:           cfg.BufferBody,
@@ -175,6 +190,9 @@ func withALPN(c *tls.Config) *tls.Config {
 }
 
 // Start listens on the configured address and serves until Shutdown.
+// Connections go through the same limits as the plain listener's
+// (package conns), before their TLS handshake or h2c sniffing: a client
+// over its share costs no handshake.
 func (s *Server) Start(context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
@@ -183,6 +201,9 @@ func (s *Server) Start(context.Context) error {
 	if s.cfg.ProxyProtocol != nil {
 		ln = proxyproto.NewListener(ln, *s.cfg.ProxyProtocol)
 	}
+	s.limit = conns.NewListener(ln, conns.Config{Name: s.cfg.Name, MaxConns: s.cfg.MaxConns,
+		MaxPerIP: s.cfg.MaxConnsPerIP, PlainHTTP: s.cfg.TLS == nil}, s.log)
+	ln = s.limit
 	switch {
 	case s.cfg.TLS != nil:
 		ln = tls.NewListener(ln, s.cfg.TLS)
@@ -205,6 +226,10 @@ func (s *Server) sniffTimeout() time.Duration {
 
 // Addr is the bound address (useful with port 0).
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Listener is the listener that counts and limits the connections, for
+// metrics; nil before Start.
+func (s *Server) Listener() *conns.Listener { return s.limit }
 
 // serveH2 runs one HTTP/2 connection; fasthttp calls it from its worker
 // after ALPN (or the h2c preface) chose h2, and closes c after.

@@ -1,6 +1,7 @@
 package handshake
 
 import (
+	"errors"
 	"net"
 	"sync"
 )
@@ -16,6 +17,7 @@ type Listener struct {
 	prepare Func
 
 	ready      chan net.Conn
+	failed     chan error // a failed accept, handed to the next Accept
 	closed     chan struct{}
 	closeOnce  sync.Once
 	acceptDone chan struct{} // closed when acceptLoop returns
@@ -28,19 +30,33 @@ type Listener struct {
 
 // NewListener accepts from ln at once, preparing each connection.
 func NewListener(ln net.Listener, prepare Func) *Listener {
-	l := &Listener{Listener: ln, prepare: prepare, ready: make(chan net.Conn), closed: make(chan struct{}),
+	l := &Listener{Listener: ln, prepare: prepare, ready: make(chan net.Conn), failed: make(chan error),
+		closed:     make(chan struct{}),
 		acceptDone: make(chan struct{}), pending: make(map[net.Conn]struct{})}
 	go l.acceptLoop()
 	return l
 }
 
+// acceptLoop accepts until the inner listener is closed. Any other
+// failure (out of file descriptors) is handed to the next Accept caller,
+// and the loop waits for it: the caller, who knows how long to back
+// off, paces the retries, and the loop never spins.
 func (l *Listener) acceptLoop() {
 	defer close(l.acceptDone)
 	for {
 		c, err := l.Listener.Accept()
-		if err != nil {
+		if errors.Is(err, net.ErrClosed) {
 			l.acceptErr = err
 			return
+		}
+		if err != nil {
+			select {
+			case l.failed <- err:
+				continue
+			case <-l.closed:
+				l.acceptErr = net.ErrClosed
+				return
+			}
 		}
 		l.mu.Lock()
 		l.pending[c] = struct{}{}
@@ -72,6 +88,8 @@ func (l *Listener) Accept() (net.Conn, error) {
 	select {
 	case c := <-l.ready:
 		return c, nil
+	case err := <-l.failed:
+		return nil, err
 	case <-l.closed:
 		return nil, net.ErrClosed
 	case <-l.acceptDone:

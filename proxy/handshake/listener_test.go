@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -87,5 +89,44 @@ func TestCloseCutsShortConnectionsBeingPrepared(t *testing.T) {
 	}
 	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("Accept after Close: %v, want net.ErrClosed", err)
+	}
+}
+
+// failingListener fails its first Accepts as a process out of
+// descriptors does, counting the calls, then reports itself closed.
+type failingListener struct {
+	net.Listener
+	fails int
+	calls atomic.Int32
+}
+
+func (f *failingListener) Accept() (net.Conn, error) {
+	if int(f.calls.Add(1)) <= f.fails {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: syscall.EMFILE}
+	}
+	return nil, net.ErrClosed
+}
+
+func (f *failingListener) Close() error { return nil }
+
+// TestAcceptFailuresReachTheCallerOneByOne: out of descriptors, the
+// listener neither dies (a PROXY protocol listener stopped for good at
+// the first EMFILE) nor retries on its own: each failure is handed to an
+// Accept, whose caller backs off before asking again.
+func TestAcceptFailuresReachTheCallerOneByOne(t *testing.T) {
+	inner := &failingListener{fails: 3}
+	l := NewListener(inner, func(c net.Conn) (net.Conn, error) { return c, nil })
+	defer l.Close()
+	for i := range 3 {
+		if _, err := l.Accept(); !errors.Is(err, syscall.EMFILE) {
+			t.Fatalf("Accept %d: %v, want EMFILE", i, err)
+		}
+		// The loop has tried once more and waits to hand that over.
+		if n := inner.calls.Load(); n > int32(i)+2 {
+			t.Fatalf("after %d failed Accepts the inner listener was asked %d times", i+1, n)
+		}
+	}
+	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Accept after the failures: %v, want net.ErrClosed", err)
 	}
 }
