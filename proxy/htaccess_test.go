@@ -166,3 +166,39 @@ func TestHtaccessDoesNotRefusePurges(t *testing.T) {
 		t.Fatalf("GET under Require all denied: %d", get.Response.StatusCode())
 	}
 }
+
+// TestHtaccessRepeatedPassesGetTheirOwnRuleEnvironment: the docroot
+// remembers its evaluation of the rules per request (docrootKey), so a
+// repeated request costs no second run of them; each request still gets
+// what the rules make of its own headers (WordPress's
+// E=HTTP_AUTHORIZATION, the mobile variant).
+func TestHtaccessRepeatedPassesGetTheirOwnRuleEnvironment(t *testing.T) {
+	site := wordpressSite(t, true)
+	site.BypassCookies = []string{"wordpress_logged_in_*"}
+	script := "<?php echo $_SERVER['HTTP_AUTHORIZATION'] ?? '-', ' ', $_SERVER['LSCACHE_VARY_VALUE'] ?? '-', ' ', $_SERVER['REDIRECT_URL'] ?? '-';"
+	if err := os.WriteFile(filepath.Join(site.Docroot.Root, "env.php"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newTestProxy(t, docrootConfig(site), nil)
+	serve := func(path, auth, ua string) string {
+		ctx := hitCtx(path, ua)
+		ctx.Request.Header.Set("Cookie", "wordpress_logged_in_x=1")
+		ctx.Request.Header.Set("Authorization", auth)
+		p.ServeFastHTTP(ctx)
+		if ctx.Response.StatusCode() != 200 {
+			t.Fatalf("%s: status %d %q", path, ctx.Response.StatusCode(), ctx.Response.Body())
+		}
+		return string(ctx.Response.Body())
+	}
+	for range 3 {
+		for _, tt := range []struct{ path, auth, ua, want string }{
+			{"/env.php", "Bearer a", desktopAgent, "Bearer a webp -"},
+			{"/env.php", "Bearer b", mobileAgent, "Bearer b ismobile -"},
+			{"/hello-world/", "Bearer a", desktopAgent, "page /hello-world/"},
+		} {
+			if got := serve(tt.path, tt.auth, tt.ua); got != tt.want {
+				t.Fatalf("%s with %q: %q, want %q", tt.path, tt.auth, got, tt.want)
+			}
+		}
+	}
+}

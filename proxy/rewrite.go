@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"encoding/binary"
 	"errors"
 	"hash/maphash"
 	"strconv"
@@ -43,10 +44,12 @@ func stageRewrite(r *request) verdict {
 	if t == nil || isPurgeMethod(h.Method()) {
 		return proceed // a purge is ramjet's, not the site's (trust decides it)
 	}
-	if r.frag == nil || r.frag.ownHeader {
+	own := r.frag == nil || r.frag.ownHeader
+	if own {
 		h.Del(HeaderVaryValue)
 	}
 	key := r.htKey()
+	r.htHash = key
 	if token, ok := t.Recall(key, &r.ht); !ok {
 		r.evalHtaccess(t)
 		t.Remember(key, token, &r.ht)
@@ -55,11 +58,14 @@ func stageRewrite(r *request) verdict {
 	if o.Status != 0 {
 		return r.refused()
 	}
-	if len(o.Cache.Vary) > 0 && (r.frag == nil || r.frag.ownHeader) {
-		h.SetBytesV(HeaderVaryValue, o.Cache.Vary)
+	if len(o.Cache.Vary) > 0 && own {
+		h.SetCanonical(hdrVaryValue, o.Cache.Vary)
 	}
 	return proceed
 }
+
+// hdrVaryValue is HeaderVaryValue as fasthttp stores it.
+var hdrVaryValue = []byte(HeaderVaryValue)
 
 // evalHtaccess runs the requested URL's rules (one round: the lookup's).
 func (r *request) evalHtaccess(t *htaccess.Tree) {
@@ -197,6 +203,34 @@ func (r *request) htKey() uint64 {
 		mh.WriteByte(1)
 	}
 	return mh.Sum64()
+}
+
+// docrootKey is the key a docroot site's handler remembers its own
+// evaluation of the rules under (docroot.Handler.DoForKey), so that a
+// request the cache passes or misses does not run them a second time:
+// htKey's hash of the client's request and connection, whether the
+// upstream request is a fill's (GET, without validators and encodings)
+// or a pass's, and the local address the docroot is told of; the rest
+// of the upstream request follows from these and the site's config
+// (whose generation has a tree of its own). 0: none (a fragment, a
+// proxy-mode site, a request the stage did not hash).
+func (r *request) docrootKey(fill bool) uint64 {
+	if r.htHash == 0 || r.frag != nil || r.s.Docroot == nil {
+		return 0
+	}
+	var mh maphash.Hash
+	mh.SetSeed(r.p.idSeed)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], r.htHash)
+	mh.Write(b[:])
+	if fill {
+		mh.WriteByte(1)
+	}
+	if ap := addrPort(r.ctx.LocalAddr()); ap.IsValid() {
+		a := ap.Addr().As16()
+		mh.Write(a[:])
+	}
+	return mh.Sum64() | 1 // never 0
 }
 
 var htOutcomes = sync.Pool{New: func() any { return new(htaccess.Outcome) }}

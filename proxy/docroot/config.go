@@ -157,10 +157,20 @@ func (h *Handler) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
 // there (nil: it cannot): a script that had to wait for a PHP worker is
 // not run once its client went away (phppool.ErrClientGone).
 func (h *Handler) DoFor(c phppool.Client, req *fasthttp.Request, resp *fasthttp.Response) error {
+	return h.DoForKey(c, 0, req, resp)
+}
+
+// DoForKey is DoFor for a request whose key (0: none) hashes everything
+// it was made from that its .htaccess evaluation may read — the
+// proxy's hash of its client's request head and connection, and how it
+// built req from them: requests with the same key share one evaluation
+// for a StatInterval (htaccess.Tree.RecallServe) instead of running the
+// rules again.
+func (h *Handler) DoForKey(c phppool.Client, key uint64, req *fasthttp.Request, resp *fasthttp.Response) error {
 	h.running.add()
 	defer h.running.done()
 	if h.tree != nil {
-		return h.serveHtaccess(c, req, resp)
+		return h.serveHtaccess(c, key, req, resp)
 	}
 	t := h.lookup(string(req.URI().Path()))
 	switch t.kind {

@@ -189,7 +189,14 @@ func (o *Outcome) applyExpires(a Answer, h ResponseHeader, now time.Time) {
 	}
 	ct := h.Peek("Content-Type")
 	mt, _, _ := bytes.Cut(ct, []byte{';'})
-	mt = bytes.ToLower(bytes.TrimSpace(mt))
+	// The type lowered, and "type/*", in the outcome's buffers: looked
+	// up without a string made for either.
+	o.tmp = appendLower(o.tmp[:0], bytes.TrimSpace(mt))
+	mt = o.tmp
+	o.scratch = o.scratch[:0]
+	if i := bytes.IndexByte(mt, '/'); i >= 0 {
+		o.scratch = append(append(o.scratch, mt[:i+1]...), '*')
+	}
 	var found *expiry
 	for _, s := range o.secs {
 		if s.expires == nil || s.expires.byType == nil {
@@ -199,8 +206,8 @@ func (o *Outcome) applyExpires(a Answer, h ResponseHeader, now time.Time) {
 			found = &e
 			continue
 		}
-		if i := bytes.IndexByte(mt, '/'); i >= 0 {
-			if e, ok := s.expires.byType[string(mt[:i+1])+"*"]; ok {
+		if len(o.scratch) > 0 {
+			if e, ok := s.expires.byType[string(o.scratch)]; ok {
 				found = &e
 			}
 		}
@@ -287,4 +294,16 @@ func hasToken(list []byte, tok string) bool {
 		}
 	}
 	return false
+}
+
+// appendLower appends b with ASCII letters lowered (what bytes.ToLower
+// does to a media type, into dst).
+func appendLower(dst, b []byte) []byte {
+	if hasNonASCII(b) {
+		return append(dst, bytes.ToLower(b)...)
+	}
+	for _, c := range b {
+		dst = append(dst, lower(c))
+	}
+	return dst
 }
