@@ -171,11 +171,12 @@ func TestHtaccessDoesNotRefusePurges(t *testing.T) {
 // remembers its evaluation of the rules per request (docrootKey), so a
 // repeated request costs no second run of them; each request still gets
 // what the rules make of its own headers (WordPress's
-// E=HTTP_AUTHORIZATION, the mobile variant).
+// E=HTTP_AUTHORIZATION, the mobile variant), and never the vary value a
+// client sent itself.
 func TestHtaccessRepeatedPassesGetTheirOwnRuleEnvironment(t *testing.T) {
 	site := wordpressSite(t, true)
 	site.BypassCookies = []string{"wordpress_logged_in_*"}
-	script := "<?php echo $_SERVER['HTTP_AUTHORIZATION'] ?? '-', ' ', $_SERVER['LSCACHE_VARY_VALUE'] ?? '-', ' ', $_SERVER['REDIRECT_URL'] ?? '-';"
+	script := "<?php echo $_SERVER['HTTP_AUTHORIZATION'] ?? '-', ' ', $_SERVER['LSCACHE_VARY_VALUE'] ?? '-', ' ', $_SERVER['HTTP_X_LSCACHE_VARY_VALUE'] ?? '-';"
 	if err := os.WriteFile(filepath.Join(site.Docroot.Root, "env.php"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +185,8 @@ func TestHtaccessRepeatedPassesGetTheirOwnRuleEnvironment(t *testing.T) {
 		ctx := hitCtx(path, ua)
 		ctx.Request.Header.Set("Cookie", "wordpress_logged_in_x=1")
 		ctx.Request.Header.Set("Authorization", auth)
+		ctx.Request.Header.Add("x-lscache-vary-value", "forged") // a client's own is never passed on
+		ctx.Request.Header.Add("X-LSCACHE-VARY-VALUE", "forged")
 		p.ServeFastHTTP(ctx)
 		if ctx.Response.StatusCode() != 200 {
 			t.Fatalf("%s: status %d %q", path, ctx.Response.StatusCode(), ctx.Response.Body())
@@ -192,8 +195,9 @@ func TestHtaccessRepeatedPassesGetTheirOwnRuleEnvironment(t *testing.T) {
 	}
 	for range 3 {
 		for _, tt := range []struct{ path, auth, ua, want string }{
-			{"/env.php", "Bearer a", desktopAgent, "Bearer a webp -"},
-			{"/env.php", "Bearer b", mobileAgent, "Bearer b ismobile -"},
+			{"/env.php", "Bearer a", desktopAgent, "Bearer a webp webp"},
+			{"/env.php", "Bearer b", mobileAgent, "Bearer b ismobile ismobile"},
+			{"/env.php", "Bearer c", "curl/8.5", "Bearer c - -"},
 			{"/hello-world/", "Bearer a", desktopAgent, "page /hello-world/"},
 		} {
 			if got := serve(tt.path, tt.auth, tt.ua); got != tt.want {

@@ -46,7 +46,7 @@ func stageRewrite(r *request) verdict {
 	}
 	own := r.frag == nil || r.frag.ownHeader
 	if own {
-		h.Del(HeaderVaryValue)
+		delCanonical(h, HeaderVaryValue)
 	}
 	key := r.htKey()
 	r.htHash = key
