@@ -39,7 +39,7 @@ type serveEntry struct {
 	key uint64
 	gen uint64
 	at  time.Duration // memoClock's
-	o   Outcome // with buffers of its own
+	o   Outcome       // with buffers of its own
 }
 
 type memoShard struct {
