@@ -197,25 +197,26 @@ func (o *Outcome) applyExpires(a Answer, h ResponseHeader, now time.Time) {
 	if i := bytes.IndexByte(mt, '/'); i >= 0 {
 		o.scratch = append(append(o.scratch, mt[:i+1]...), '*')
 	}
-	var found *expiry
+	var found expiry // a copy: a pointer to it would put it on the heap
+	ok := false
 	for _, s := range o.secs {
 		if s.expires == nil || s.expires.byType == nil {
 			continue
 		}
-		if e, ok := s.expires.byType[string(mt)]; ok {
-			found = &e
+		if e, hit := s.expires.byType[string(mt)]; hit {
+			found, ok = e, true
 			continue
 		}
 		if len(o.scratch) > 0 {
-			if e, ok := s.expires.byType[string(o.scratch)]; ok {
-				found = &e
+			if e, hit := s.expires.byType[string(o.scratch)]; hit {
+				found, ok = e, true
 			}
 		}
 	}
-	if found == nil {
-		found = def
+	if !ok && def != nil {
+		found, ok = *def, true
 	}
-	if found == nil {
+	if !ok {
 		return
 	}
 	at := found.at(now, a.ModTime)
