@@ -110,6 +110,8 @@ type request struct {
 	// htHash is htKey's hash of the request (0: not taken), from which
 	// the docroot's key for the same rules is made (docrootKey).
 	htHash uint64
+	// htKeyBuf gathers what htKey hashes, reused.
+	htKeyBuf []byte
 
 	fragState fragment         // frag points here: no allocation per fragment
 	sub       fasthttp.Request // a fragment's sub-request, req points here

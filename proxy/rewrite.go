@@ -175,34 +175,31 @@ func (a *htHeader) Peek(key string) []byte {
 
 // htKey hashes everything of the request the rules may read — the
 // request line, every header, the client's address and port, the scheme
-// — for the tree's memo of lookups. It does not allocate.
+// — for the tree's memo of lookups. The pieces are gathered in one
+// buffer kept with the request and hashed at once (maphash's Write
+// costs more per call than per byte). It does not allocate once the
+// buffer has grown.
 func (r *request) htKey() uint64 {
-	var mh maphash.Hash
-	mh.SetSeed(r.p.idSeed)
 	h := r.header()
-	mh.Write(h.Method())
-	mh.WriteByte(0)
-	mh.Write(h.RequestURI())
-	mh.WriteByte(0)
-	mh.Write(h.Host())
-	mh.WriteByte(0)
+	b := append(r.htKeyBuf[:0], h.Method()...)
+	b = append(append(b, 0), h.RequestURI()...)
+	b = append(append(b, 0), h.Protocol()...)
+	b = append(append(b, 0), h.Host()...)
+	b = append(b, 0)
 	if raw := h.RawHeaders(); len(raw) > 0 && r.frag == nil {
-		mh.Write(raw)
+		b = append(b, raw...)
 	} else {
 		for k, v := range h.All() {
-			mh.Write(k)
-			mh.WriteByte(':')
-			mh.Write(v)
-			mh.WriteByte('\n')
+			b = append(append(append(append(b, k...), ':'), v...), '\n')
 		}
 	}
-	mh.Write(r.ip16[:])
-	mh.WriteByte(byte(r.port))
-	mh.WriteByte(byte(r.port >> 8))
+	b = append(b, r.ip16[:]...)
+	b = append(b, byte(r.port), byte(r.port>>8))
 	if r.tls {
-		mh.WriteByte(1)
+		b = append(b, 1)
 	}
-	return mh.Sum64()
+	r.htKeyBuf = b
+	return maphash.Bytes(r.p.idSeed, b)
 }
 
 // docrootKey is the key a docroot site's handler remembers its own
