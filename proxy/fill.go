@@ -116,9 +116,9 @@ func (r *request) fetch(key string) result {
 	}
 	if r.frag == nil && !r.coalesce {
 		f.requester = r
-		if r.stale == nil { // a revalidation adds validators the key does not know
-			f.htKey = r.docrootKey(true)
-		}
+	}
+	if r.stale == nil { // a revalidation adds validators the key does not know
+		f.htKey = r.docrootKey(true) // the leader's: f.req is made of its request
 	}
 	res := f.run()
 	res.origin = max(f.now-f.born, 1)

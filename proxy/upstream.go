@@ -41,7 +41,7 @@ func doUpstream(s *site, client phppool.Client, htKey uint64, req *fasthttp.Requ
 	} else {
 		req.Header.SetBytesV("Surrogate-Capability", capabilityPlain)
 	}
-	if d, ok := s.up.(*docroot.Handler); ok && client != nil {
+	if d, ok := s.up.(*docroot.Handler); ok {
 		return d.DoForKey(client, htKey, req, resp)
 	}
 	return s.up.Do(req, resp)

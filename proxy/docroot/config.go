@@ -137,7 +137,8 @@ func New(cfg Config, php PHP, fallback Upstream) (*Handler, error) {
 
 // Htaccess is the handler's .htaccess tree, nil when it reads none. The
 // proxy evaluates it too, before its cache, for what decides caching
-// and refusals; the handler evaluates it again for what it serves.
+// and refusals; the handler evaluates it again for what it serves
+// (remembered per request key, DoForKey).
 func (h *Handler) Htaccess() *htaccess.Tree { return h.tree }
 
 // Close waits until no request is inside Do and no PHP exchange is still
