@@ -11,6 +11,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
+	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 )
 
@@ -204,5 +205,24 @@ func TestHtaccessRepeatedPassesGetTheirOwnRuleEnvironment(t *testing.T) {
 				t.Fatalf("%s with %q: %q, want %q", tt.path, tt.auth, got, tt.want)
 			}
 		}
+	}
+}
+
+// TestLSRulesAreMadeOncePerValue: fills whose rules said the same share
+// one lsRules; another TTL or vary list gets its own, as it says.
+func TestLSRulesAreMadeOncePerValue(t *testing.T) {
+	var c lsRulesCache
+	a := c.get(&htaccess.Cache{TTL: 60, VaryCookies: []byte("a, b")})
+	if b := c.get(&htaccess.Cache{TTL: 60, VaryCookies: []byte("a, b")}); b != a {
+		t.Fatal("the same rules made a second lsRules")
+	}
+	if string(a.control) != "public,max-age=60" || len(a.varyCookies) != 2 || a.varyCookies[1] != "b" {
+		t.Fatalf("made %q %q", a.control, a.varyCookies)
+	}
+	if p := c.get(&htaccess.Cache{TTL: 60, Private: true, VaryCookies: []byte("a, b")}); p == a || string(p.control) != "private,max-age=60" {
+		t.Fatalf("a private TTL got %q", p.control)
+	}
+	if o := c.get(&htaccess.Cache{VaryCookies: []byte("c")}); len(o.varyCookies) != 1 || o.varyCookies[0] != "c" || o.control != nil {
+		t.Fatalf("another list got %q %q", o.control, o.varyCookies)
 	}
 }

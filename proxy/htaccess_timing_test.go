@@ -10,7 +10,8 @@ import (
 // with the same site without one (front_controller doing WordPress's
 // rewrite instead): WordPress's and the LiteSpeed Cache plugin's rules on
 // a cached static file, a cached permalink, and an uncached PHP hello
-// world (a logged-in cookie passes it to php-cgi). Each request runs
+// world (a logged-in cookie passes it to php-cgi; without one, the
+// cache fills from it each time and stores nothing). Each request runs
 // with the file and without, one after the other (the machine's load
 // drifts); cpu-µs/op is the process's CPU per request (the PHP workers'
 // is not in it), what the rules cost when the cores are busy.
@@ -34,6 +35,7 @@ func BenchmarkHtaccess(b *testing.B) {
 		{"static-hit", "/wp-content/style.css", ""},
 		{"permalink-hit", "/hello-world/", ""},
 		{"php-uncached", "/hello.php", "wordpress_logged_in_x=1"},
+		{"php-uncacheable", "/hello.php", ""}, // a fill each time: the answer says nothing of caching
 	} {
 		for _, m := range modes {
 			b.Run(tt.name+"/htaccess="+m.name, func(b *testing.B) {

@@ -118,23 +118,58 @@ func (r *request) lsCache() *htaccess.Cache {
 	return &r.ht.Cache
 }
 
-// lsRules is the part of the LiteSpeed cache rules a fill needs, copied
-// out of the request (a background refresh outlives it).
+// lsRules is the part of the LiteSpeed cache rules a fill needs, out of
+// the request (a background refresh outlives it). It is shared by every
+// fill whose rules said the same (lsRulesCache): never changed once made.
 type lsRules struct {
 	// control is X-LiteSpeed-Cache-Control as the rules' TTL spells it,
 	// used when the response carries none; nil: none.
 	control     []byte
 	varyCookies []string
+	ttl         int64 // what it was made of, with the vary cookies
+	private     bool
 }
 
-// lsRules copies what the fill needs of the request's LiteSpeed cache
-// rules; nil when they set no TTL and no vary cookie (no allocation).
+// lsRules is what the fill needs of the request's LiteSpeed cache rules;
+// nil when they set no TTL and no vary cookie.
 func (r *request) lsRules() *lsRules {
 	lc := r.lsCache()
 	if lc == nil || lc.TTL <= 0 && len(lc.VaryCookies) == 0 {
 		return nil
 	}
-	ls := &lsRules{}
+	return r.s.lsRules.get(lc)
+}
+
+// lsRulesCache keeps the lsRules a site's rules have made, by their vary
+// cookies (a handful of distinct values: what the files say), so a fill
+// does not split the same list again.
+type lsRulesCache struct {
+	mu sync.Mutex // guards m
+	m  map[string]*lsRules
+}
+
+// lsRulesMax bounds the values kept; past it the map is dropped whole.
+const lsRulesMax = 64
+
+func (c *lsRulesCache) get(lc *htaccess.Cache) *lsRules {
+	c.mu.Lock()
+	ls := c.m[string(lc.VaryCookies)]
+	c.mu.Unlock()
+	if ls != nil && ls.ttl == lc.TTL && ls.private == lc.Private {
+		return ls
+	}
+	ls = newLSRules(lc)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= lsRulesMax {
+		c.m = make(map[string]*lsRules)
+	}
+	c.m[string(lc.VaryCookies)] = ls
+	c.mu.Unlock()
+	return ls
+}
+
+func newLSRules(lc *htaccess.Cache) *lsRules {
+	ls := &lsRules{ttl: lc.TTL, private: lc.Private}
 	if lc.TTL > 0 {
 		kind := "public"
 		if lc.Private {
