@@ -202,6 +202,9 @@ type site struct {
 	wafPage []byte
 	// ht reads the site's .htaccess files (stageRewrite); nil: none.
 	ht *htaccess.Tree
+	// lsRules keeps what fills need of the rules' cache directives,
+	// made once per distinct value instead of per fill.
+	lsRules lsRulesCache
 }
 
 // classify is classify with the field addressed to ramjet alone counted

@@ -117,6 +117,9 @@ func (r *request) fetch(key string) result {
 	if r.frag == nil && !r.coalesce {
 		f.requester = r
 	}
+	if r.stale == nil { // a revalidation adds validators the key does not know
+		f.htKey = r.docrootKey(true) // the leader's: f.req is made of its request
+	}
 	res := f.run()
 	res.origin = max(f.now-f.born, 1)
 	switch {
@@ -157,6 +160,8 @@ type fill struct {
 	// fill others may wait on, a fragment, a background refresh): a
 	// docroot site does not run PHP for it once it went away.
 	requester phppool.Client
+	// htKey is the requester's docrootKey (0: none).
+	htKey uint64
 	// passUntil: the hit-for-pass marker the request came through lasts
 	// until then (0: none).
 	passUntil int64
@@ -186,7 +191,7 @@ func (f *fill) run() result {
 	}
 	f.resp = fasthttp.AcquireResponse()
 	f.born = f.s.cache.Now() // a purge from now on must invalidate what this fill stores
-	err := doUpstream(f.s, f.requester, f.req, f.resp)
+	err := doUpstream(f.s, f.requester, f.htKey, f.req, f.resp)
 	f.now = f.s.cache.Now()
 	if err != nil {
 		fasthttp.ReleaseResponse(f.resp)

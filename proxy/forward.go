@@ -16,7 +16,7 @@ func (r *request) forward() verdict {
 		resp.SkipBody = true
 	}
 	sent := r.p.cache.Now()
-	err := doUpstream(r.s, r, req, resp)
+	err := doUpstream(r.s, r, r.docrootKey(false), req, resp)
 	took := max(r.p.cache.Now()-sent, 1)
 	fasthttp.ReleaseRequest(req)
 	if err != nil {

@@ -77,6 +77,14 @@ func peekCanonical(h *fasthttp.RequestHeader, name string) []byte {
 	return v
 }
 
+// delCanonical is h.Del for a name already in canonical form, without
+// the normalising (as peekCanonical).
+func delCanonical(h *fasthttp.RequestHeader, name string) {
+	h.DisableNormalizing()
+	h.Del(name)
+	h.EnableNormalizing()
+}
+
 // policyInput gathers what policy.Decide reads from one origin exchange.
 // Authorization is the upstream request's: a fill forwards the client's.
 // The response's header is walked once (a Peek per field read normalises

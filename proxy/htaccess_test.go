@@ -11,6 +11,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
+	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 )
 
@@ -164,5 +165,64 @@ func TestHtaccessDoesNotRefusePurges(t *testing.T) {
 	p.ServeFastHTTP(get)
 	if get.Response.StatusCode() != 403 {
 		t.Fatalf("GET under Require all denied: %d", get.Response.StatusCode())
+	}
+}
+
+// TestHtaccessRepeatedPassesGetTheirOwnRuleEnvironment: the docroot
+// remembers its evaluation of the rules per request (docrootKey), so a
+// repeated request costs no second run of them; each request still gets
+// what the rules make of its own headers (WordPress's
+// E=HTTP_AUTHORIZATION, the mobile variant), and never the vary value a
+// client sent itself.
+func TestHtaccessRepeatedPassesGetTheirOwnRuleEnvironment(t *testing.T) {
+	site := wordpressSite(t, true)
+	site.BypassCookies = []string{"wordpress_logged_in_*"}
+	script := "<?php echo $_SERVER['HTTP_AUTHORIZATION'] ?? '-', ' ', $_SERVER['LSCACHE_VARY_VALUE'] ?? '-', ' ', $_SERVER['HTTP_X_LSCACHE_VARY_VALUE'] ?? '-';"
+	if err := os.WriteFile(filepath.Join(site.Docroot.Root, "env.php"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newTestProxy(t, docrootConfig(site), nil)
+	serve := func(path, auth, ua string) string {
+		ctx := hitCtx(path, ua)
+		ctx.Request.Header.Set("Cookie", "wordpress_logged_in_x=1")
+		ctx.Request.Header.Set("Authorization", auth)
+		ctx.Request.Header.Add("x-lscache-vary-value", "forged") // a client's own is never passed on
+		ctx.Request.Header.Add("X-LSCACHE-VARY-VALUE", "forged")
+		p.ServeFastHTTP(ctx)
+		if ctx.Response.StatusCode() != 200 {
+			t.Fatalf("%s: status %d %q", path, ctx.Response.StatusCode(), ctx.Response.Body())
+		}
+		return string(ctx.Response.Body())
+	}
+	for range 3 {
+		for _, tt := range []struct{ path, auth, ua, want string }{
+			{"/env.php", "Bearer a", desktopAgent, "Bearer a webp webp"},
+			{"/env.php", "Bearer b", mobileAgent, "Bearer b ismobile ismobile"},
+			{"/env.php", "Bearer c", "curl/8.5", "Bearer c - -"},
+			{"/hello-world/", "Bearer a", desktopAgent, "page /hello-world/"},
+		} {
+			if got := serve(tt.path, tt.auth, tt.ua); got != tt.want {
+				t.Fatalf("%s with %q: %q, want %q", tt.path, tt.auth, got, tt.want)
+			}
+		}
+	}
+}
+
+// TestLSRulesAreMadeOncePerValue: fills whose rules said the same share
+// one lsRules; another TTL or vary list gets its own, as it says.
+func TestLSRulesAreMadeOncePerValue(t *testing.T) {
+	var c lsRulesCache
+	a := c.get(&htaccess.Cache{TTL: 60, VaryCookies: []byte("a, b")})
+	if b := c.get(&htaccess.Cache{TTL: 60, VaryCookies: []byte("a, b")}); b != a {
+		t.Fatal("the same rules made a second lsRules")
+	}
+	if string(a.control) != "public,max-age=60" || len(a.varyCookies) != 2 || a.varyCookies[1] != "b" {
+		t.Fatalf("made %q %q", a.control, a.varyCookies)
+	}
+	if p := c.get(&htaccess.Cache{TTL: 60, Private: true, VaryCookies: []byte("a, b")}); p == a || string(p.control) != "private,max-age=60" {
+		t.Fatalf("a private TTL got %q", p.control)
+	}
+	if o := c.get(&htaccess.Cache{VaryCookies: []byte("c")}); len(o.varyCookies) != 1 || o.varyCookies[0] != "c" || o.control != nil {
+		t.Fatalf("another list got %q %q", o.control, o.varyCookies)
 	}
 }

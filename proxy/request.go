@@ -107,6 +107,11 @@ type request struct {
 	htReq  htaccess.Request
 	htHdr  htHeader
 	htLine []byte
+	// htHash is htKey's hash of the request (0: not taken), from which
+	// the docroot's key for the same rules is made (docrootKey).
+	htHash uint64
+	// htKeyBuf gathers what htKey hashes, reused.
+	htKeyBuf []byte
 
 	fragState fragment         // frag points here: no allocation per fragment
 	sub       fasthttp.Request // a fragment's sub-request, req points here
@@ -139,7 +144,7 @@ func (r *request) release() {
 	r.key, r.variant, r.pkey, r.params = r.key[:0], r.variant[:0], r.pkey[:0], r.params[:0]
 	r.g, r.s, r.ctx, r.req, r.frag, r.inline = nil, nil, nil, nil, nil, false
 	r.pass, r.id, r.idDone, r.stale, r.fwd, r.coalesce, r.authorized = nil, 0, false, nil, "", false, false
-	r.fragAuthorized, r.passUntil = false, 0
+	r.fragAuthorized, r.passUntil, r.htHash = false, 0, 0
 	r.res = result{}
 	r.endWAF()
 	if r.fragState.f != nil {

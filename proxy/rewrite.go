@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"encoding/binary"
 	"errors"
 	"hash/maphash"
 	"strconv"
@@ -43,10 +44,12 @@ func stageRewrite(r *request) verdict {
 	if t == nil || isPurgeMethod(h.Method()) {
 		return proceed // a purge is ramjet's, not the site's (trust decides it)
 	}
-	if r.frag == nil || r.frag.ownHeader {
-		h.Del(HeaderVaryValue)
+	own := r.frag == nil || r.frag.ownHeader
+	if own {
+		delCanonical(h, HeaderVaryValue)
 	}
 	key := r.htKey()
+	r.htHash = key
 	if token, ok := t.Recall(key, &r.ht); !ok {
 		r.evalHtaccess(t)
 		t.Remember(key, token, &r.ht)
@@ -55,11 +58,14 @@ func stageRewrite(r *request) verdict {
 	if o.Status != 0 {
 		return r.refused()
 	}
-	if len(o.Cache.Vary) > 0 && (r.frag == nil || r.frag.ownHeader) {
-		h.SetBytesV(HeaderVaryValue, o.Cache.Vary)
+	if len(o.Cache.Vary) > 0 && own {
+		h.SetCanonical(hdrVaryValue, o.Cache.Vary)
 	}
 	return proceed
 }
+
+// hdrVaryValue is HeaderVaryValue as fasthttp stores it.
+var hdrVaryValue = []byte(HeaderVaryValue)
 
 // evalHtaccess runs the requested URL's rules (one round: the lookup's).
 func (r *request) evalHtaccess(t *htaccess.Tree) {
@@ -112,23 +118,58 @@ func (r *request) lsCache() *htaccess.Cache {
 	return &r.ht.Cache
 }
 
-// lsRules is the part of the LiteSpeed cache rules a fill needs, copied
-// out of the request (a background refresh outlives it).
+// lsRules is the part of the LiteSpeed cache rules a fill needs, out of
+// the request (a background refresh outlives it). It is shared by every
+// fill whose rules said the same (lsRulesCache): never changed once made.
 type lsRules struct {
 	// control is X-LiteSpeed-Cache-Control as the rules' TTL spells it,
 	// used when the response carries none; nil: none.
 	control     []byte
 	varyCookies []string
+	ttl         int64 // what it was made of, with the vary cookies
+	private     bool
 }
 
-// lsRules copies what the fill needs of the request's LiteSpeed cache
-// rules; nil when they set no TTL and no vary cookie (no allocation).
+// lsRules is what the fill needs of the request's LiteSpeed cache rules;
+// nil when they set no TTL and no vary cookie.
 func (r *request) lsRules() *lsRules {
 	lc := r.lsCache()
 	if lc == nil || lc.TTL <= 0 && len(lc.VaryCookies) == 0 {
 		return nil
 	}
-	ls := &lsRules{}
+	return r.s.lsRules.get(lc)
+}
+
+// lsRulesCache keeps the lsRules a site's rules have made, by their vary
+// cookies (a handful of distinct values: what the files say), so a fill
+// does not split the same list again.
+type lsRulesCache struct {
+	mu sync.Mutex // guards m
+	m  map[string]*lsRules
+}
+
+// lsRulesMax bounds the values kept; past it the map is dropped whole.
+const lsRulesMax = 64
+
+func (c *lsRulesCache) get(lc *htaccess.Cache) *lsRules {
+	c.mu.Lock()
+	ls := c.m[string(lc.VaryCookies)]
+	c.mu.Unlock()
+	if ls != nil && ls.ttl == lc.TTL && ls.private == lc.Private {
+		return ls
+	}
+	ls = newLSRules(lc)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= lsRulesMax {
+		c.m = make(map[string]*lsRules)
+	}
+	c.m[string(lc.VaryCookies)] = ls
+	c.mu.Unlock()
+	return ls
+}
+
+func newLSRules(lc *htaccess.Cache) *lsRules {
+	ls := &lsRules{ttl: lc.TTL, private: lc.Private}
 	if lc.TTL > 0 {
 		kind := "public"
 		if lc.Private {
@@ -169,34 +210,59 @@ func (a *htHeader) Peek(key string) []byte {
 
 // htKey hashes everything of the request the rules may read — the
 // request line, every header, the client's address and port, the scheme
-// — for the tree's memo of lookups. It does not allocate.
+// — for the tree's memo of lookups. The pieces are gathered in one
+// buffer kept with the request and hashed at once (maphash's Write
+// costs more per call than per byte). It does not allocate once the
+// buffer has grown.
 func (r *request) htKey() uint64 {
-	var mh maphash.Hash
-	mh.SetSeed(r.p.idSeed)
 	h := r.header()
-	mh.Write(h.Method())
-	mh.WriteByte(0)
-	mh.Write(h.RequestURI())
-	mh.WriteByte(0)
-	mh.Write(h.Host())
-	mh.WriteByte(0)
+	b := append(r.htKeyBuf[:0], h.Method()...)
+	b = append(append(b, 0), h.RequestURI()...)
+	b = append(append(b, 0), h.Protocol()...)
+	b = append(append(b, 0), h.Host()...)
+	b = append(b, 0)
 	if raw := h.RawHeaders(); len(raw) > 0 && r.frag == nil {
-		mh.Write(raw)
+		b = append(b, raw...)
 	} else {
 		for k, v := range h.All() {
-			mh.Write(k)
-			mh.WriteByte(':')
-			mh.Write(v)
-			mh.WriteByte('\n')
+			b = append(append(append(append(b, k...), ':'), v...), '\n')
 		}
 	}
-	mh.Write(r.ip16[:])
-	mh.WriteByte(byte(r.port))
-	mh.WriteByte(byte(r.port >> 8))
+	b = append(b, r.ip16[:]...)
+	b = append(b, byte(r.port), byte(r.port>>8))
 	if r.tls {
+		b = append(b, 1)
+	}
+	r.htKeyBuf = b
+	return maphash.Bytes(r.p.idSeed, b)
+}
+
+// docrootKey is the key a docroot site's handler remembers its own
+// evaluation of the rules under (docroot.Handler.DoForKey), so that a
+// request the cache passes or misses does not run them a second time:
+// htKey's hash of the client's request and connection, whether the
+// upstream request is a fill's (GET, without validators and encodings)
+// or a pass's, and the local address the docroot is told of; the rest
+// of the upstream request follows from these and the site's config
+// (whose generation has a tree of its own). 0: none (a fragment, a
+// proxy-mode site, a request the stage did not hash).
+func (r *request) docrootKey(fill bool) uint64 {
+	if r.htHash == 0 || r.frag != nil || r.s.Docroot == nil {
+		return 0
+	}
+	var mh maphash.Hash
+	mh.SetSeed(r.p.idSeed)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], r.htHash)
+	mh.Write(b[:])
+	if fill {
 		mh.WriteByte(1)
 	}
-	return mh.Sum64()
+	if ap := addrPort(r.ctx.LocalAddr()); ap.IsValid() {
+		a := ap.Addr().As16()
+		mh.Write(a[:])
+	}
+	return mh.Sum64() | 1 // never 0
 }
 
 var htOutcomes = sync.Pool{New: func() any { return new(htaccess.Outcome) }}

@@ -29,8 +29,8 @@ type upstream interface {
 // when the site asks for it. client (nil: none) is the one request the
 // answer is for, which a docroot asks whether it is still there before it
 // runs a script that waited for a worker; a fill others may wait on has
-// none.
-func doUpstream(s *site, client phppool.Client, req *fasthttp.Request, resp *fasthttp.Response) error {
+// none. htKey (0: none) is the client's docrootKey.
+func doUpstream(s *site, client phppool.Client, htKey uint64, req *fasthttp.Request, resp *fasthttp.Response) error {
 	if s.LSCacheHeader {
 		req.Header.Set("X-LSCACHE", "on")
 	}
@@ -41,8 +41,8 @@ func doUpstream(s *site, client phppool.Client, req *fasthttp.Request, resp *fas
 	} else {
 		req.Header.SetBytesV("Surrogate-Capability", capabilityPlain)
 	}
-	if d, ok := s.up.(*docroot.Handler); ok && client != nil {
-		return d.DoFor(client, req, resp)
+	if d, ok := s.up.(*docroot.Handler); ok {
+		return d.DoForKey(client, htKey, req, resp)
 	}
 	return s.up.Do(req, resp)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Readers of /proc, for tests that wait on a process's state instead of
@@ -141,4 +142,19 @@ func Descendants(pid int) []int {
 		out = append(out, Descendants(c.PID)...)
 	}
 	return out
+}
+
+// CPUTime is the CPU time pid has used, user and system (utime and
+// stime of /proc/PID/stat, 10 ms resolution), 0 when it is gone: what a
+// server spent on a load, steadier than its rate on a shared machine.
+func CPUTime(pid int) time.Duration {
+	_, rest, ok := statFields(pid)
+	if !ok || len(rest) < 13 {
+		return 0
+	}
+	// rest[0] is field 3 (state): utime and stime are fields 14 and 15.
+	ut, _ := strconv.ParseInt(rest[11], 10, 64)
+	st, _ := strconv.ParseInt(rest[12], 10, 64)
+	const userHZ = 100 // USER_HZ, the unit of both
+	return time.Duration(ut+st) * time.Second / userHZ
 }

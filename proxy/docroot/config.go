@@ -137,7 +137,8 @@ func New(cfg Config, php PHP, fallback Upstream) (*Handler, error) {
 
 // Htaccess is the handler's .htaccess tree, nil when it reads none. The
 // proxy evaluates it too, before its cache, for what decides caching
-// and refusals; the handler evaluates it again for what it serves.
+// and refusals; the handler evaluates it again for what it serves
+// (remembered per request key, DoForKey).
 func (h *Handler) Htaccess() *htaccess.Tree { return h.tree }
 
 // Close waits until no request is inside Do and no PHP exchange is still
@@ -157,10 +158,20 @@ func (h *Handler) Do(req *fasthttp.Request, resp *fasthttp.Response) error {
 // there (nil: it cannot): a script that had to wait for a PHP worker is
 // not run once its client went away (phppool.ErrClientGone).
 func (h *Handler) DoFor(c phppool.Client, req *fasthttp.Request, resp *fasthttp.Response) error {
+	return h.DoForKey(c, 0, req, resp)
+}
+
+// DoForKey is DoFor for a request whose key (0: none) hashes everything
+// it was made from that its .htaccess evaluation may read — the
+// proxy's hash of its client's request head and connection, and how it
+// built req from them: requests with the same key share one evaluation
+// for a StatInterval (htaccess.Tree.RecallServe) instead of running the
+// rules again.
+func (h *Handler) DoForKey(c phppool.Client, key uint64, req *fasthttp.Request, resp *fasthttp.Response) error {
 	h.running.add()
 	defer h.running.done()
 	if h.tree != nil {
-		return h.serveHtaccess(c, req, resp)
+		return h.serveHtaccess(c, key, req, resp)
 	}
 	t := h.lookup(string(req.URI().Path()))
 	switch t.kind {

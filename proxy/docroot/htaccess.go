@@ -1,6 +1,7 @@
 package docroot
 
 import (
+	"bytes"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -13,7 +14,15 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 )
 
-var outcomes = sync.Pool{New: func() any { return new(htaccess.Outcome) }}
+// evaluation is one request's .htaccess evaluation and its input,
+// pooled: a request that the memo answers allocates nothing for it.
+type evaluation struct {
+	o    htaccess.Outcome
+	hr   htaccess.Request
+	line []byte // THE_REQUEST
+}
+
+var evaluations = sync.Pool{New: func() any { return new(evaluation) }}
 
 // htRequest fills hr, for the .htaccess tree, from a request as the
 // proxy forwards it: the client from the last X-Forwarded-For hop, the
@@ -36,13 +45,12 @@ func htRequest(hr *htaccess.Request, req *fasthttp.Request, line []byte) []byte 
 // serveHtaccess answers req under the site's .htaccess files: what they
 // refuse or redirect is answered here; the rest is served from the path
 // they rewrote it to, with their environment for PHP and their headers
-// on the answer.
-func (h *Handler) serveHtaccess(c phppool.Client, req *fasthttp.Request, resp *fasthttp.Response) error {
-	o := outcomes.Get().(*htaccess.Outcome)
-	defer outcomes.Put(o)
-	var hr htaccess.Request
-	htRequest(&hr, req, nil)
-	h.tree.Eval(&hr, o)
+// on the answer. key (0: none) is DoForKey's.
+func (h *Handler) serveHtaccess(c phppool.Client, key uint64, req *fasthttp.Request, resp *fasthttp.Response) error {
+	ev := evaluations.Get().(*evaluation)
+	defer evaluations.Put(ev)
+	o := &ev.o
+	h.evaluate(ev, key, req)
 	if o.Status != 0 {
 		h.answerOutcome(req, resp, o)
 		return nil
@@ -50,12 +58,11 @@ func (h *Handler) serveHtaccess(c phppool.Client, req *fasthttp.Request, resp *f
 	if len(o.Proxy) > 0 {
 		return h.proxyRule(req, resp, o)
 	}
-	path := string(o.Path)
 	var t target
-	if index, ok := o.DirectoryIndex(); ok && strings.HasSuffix(path, "/") {
-		t = h.resolveIndex(path, index)
+	if index, ok := o.DirectoryIndex(); ok && bytes.HasSuffix(o.Path, []byte{'/'}) {
+		t = h.resolveIndex(string(o.Path), index)
 	} else {
-		t = h.lookup(path)
+		t = h.lookupBytes(o.Path)
 	}
 	var err error
 	switch t.kind {
@@ -94,6 +101,24 @@ func (h *Handler) serveHtaccess(c phppool.Client, req *fasthttp.Request, resp *f
 		o.Apply(a, &resp.Header, time.Now())
 	}
 	return err
+}
+
+// evaluate runs the .htaccess files on req into ev.o, or takes what
+// they decided for a request with the same key from the tree's memo.
+func (h *Handler) evaluate(ev *evaluation, key uint64, req *fasthttp.Request) {
+	var token htaccess.MemoToken
+	if key != 0 {
+		var ok bool
+		if token, ok = h.tree.RecallServe(key, &ev.o); ok {
+			return
+		}
+	}
+	ev.line = htRequest(&ev.hr, req, ev.line)
+	h.tree.Eval(&ev.hr, &ev.o)
+	ev.hr = htaccess.Request{} // nothing of req kept in the pool
+	if key != 0 {
+		h.tree.RememberServe(key, token, &ev.o)
+	}
 }
 
 // proxyRule sends a [P] rule's request to the origin it names, if the

@@ -30,7 +30,20 @@ func (l *lookups) get(path string, now time.Time) (target, bool) {
 	l.mu.Lock()
 	e, ok := l.m[path]
 	l.mu.Unlock()
-	if !ok || now.Sub(e.at) > lookupTTL {
+	return e.fresh(ok, now)
+}
+
+// getBytes is get for a path held in bytes (no string is made for it).
+func (l *lookups) getBytes(path []byte, now time.Time) (target, bool) {
+	l.mu.Lock()
+	e, ok := l.m[string(path)]
+	l.mu.Unlock()
+	return e.fresh(ok, now)
+}
+
+// fresh is the entry's target if it was found and is recent enough.
+func (e lookup) fresh(found bool, now time.Time) (target, bool) {
+	if !found || now.Sub(e.at) > lookupTTL {
 		return target{}, false
 	}
 	return e.t, true
@@ -54,4 +67,13 @@ func (h *Handler) lookup(path string) target {
 	t := h.resolve(path)
 	h.lookups.put(path, t, now)
 	return t
+}
+
+// lookupBytes is lookup for a path in bytes (a .htaccess outcome's): a
+// path the cache knows costs no allocation.
+func (h *Handler) lookupBytes(path []byte) target {
+	if t, ok := h.lookups.getBytes(path, time.Now()); ok {
+		return t
+	}
+	return h.lookup(string(path))
 }

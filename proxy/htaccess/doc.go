@@ -19,7 +19,9 @@
 // The proxy evaluates the requested URL's rules before its cache
 // (Request.OneRound, as LiteSpeed's CacheLookup) through a memo
 // (Recall/Remember) that keeps each decision for one StatInterval, and
-// the docroot evaluates every round again for what it serves. Literal
+// the docroot, for what it serves, every round through a second memo of
+// whole outcomes (RecallServe/RememberServe), so a repeated request the
+// cache passes runs no rule at all. Literal
 // patterns are matched without the regex engine (matcher), and an
 // evaluation that needs no back-reference (the stock WordPress and
 // LiteSpeed Cache blocks) allocates nothing once its Outcome's buffers

@@ -6,22 +6,40 @@ import (
 	"time"
 )
 
-// The memo remembers, for one StatInterval, what a lookup evaluation
-// (Request.OneRound) decided for a request: its status and cache rules.
-// A cached page's repeat visitors — the same URL, agent, cookies,
-// address — then cost a hash and a copy instead of running every rule
-// again (~1.5 µs for WordPress's and the LiteSpeed Cache plugin's
-// block). It is a fixed table per shard, overwritten in place, so it
-// neither grows nor allocates once its buffers have grown.
+// The memo remembers, for one StatInterval, what an evaluation decided
+// for a request: a lookup's (Request.OneRound) status and cache rules,
+// for the proxy before its cache, and a whole Outcome, for the docroot
+// that serves the request. Repeat visitors — the same URL, agent,
+// cookies, address — then cost a hash and a copy instead of running
+// every rule again (~1.8 µs of CPU for WordPress's and the LiteSpeed
+// Cache plugin's block). Each is a fixed table per shard, overwritten
+// in place, so it neither grows nor allocates once its buffers have
+// grown.
 const (
 	memoShards = 16
 	memoSlots  = 256 // per shard
+	// serveSlots is smaller: an entry is a whole Outcome, and the
+	// requests that reach the docroot are the cache's misses and passes.
+	serveSlots = 64
 )
 
 type memo struct {
 	gen    atomic.Uint64 // bumped when any file changes: every entry is stale
 	off    atomic.Bool   // a file reads the clock (%{TIME}): nothing is remembered
 	shards [memoShards]memoShard
+	serve  [memoShards]serveShard
+}
+
+type serveShard struct {
+	mu    sync.Mutex // guards slots
+	slots [serveSlots]serveEntry
+}
+
+type serveEntry struct {
+	key uint64
+	gen uint64
+	at  time.Duration // memoClock's
+	o   Outcome       // with buffers of its own
 }
 
 type memoShard struct {
@@ -32,7 +50,7 @@ type memoShard struct {
 type memoEntry struct {
 	key    uint64
 	gen    uint64
-	at     time.Time
+	at     time.Duration // memoClock's
 	status int
 	cause  string
 	cache  Cache // with buffers of its own
@@ -46,7 +64,7 @@ type memoEntry struct {
 // address and the scheme). When it reports false, evaluate and pass the
 // token to Remember.
 func (t *Tree) Recall(key uint64, o *Outcome) (token MemoToken, ok bool) {
-	token = MemoToken{gen: t.memo.gen.Load(), at: t.cfg.Now()}
+	token = t.memoToken()
 	if t.memo.off.Load() {
 		return token, false
 	}
@@ -54,7 +72,7 @@ func (t *Tree) Recall(key uint64, o *Outcome) (token MemoToken, ok bool) {
 	e := &sh.slots[(key/memoShards)%memoSlots]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if e.key != key || e.gen != token.gen || token.at.Sub(e.at) >= t.cfg.StatInterval {
+	if !t.current(token, key, e.key, e.gen, e.at) {
 		return token, false
 	}
 	o.reset()
@@ -67,7 +85,28 @@ func (t *Tree) Recall(key uint64, o *Outcome) (token MemoToken, ok bool) {
 // that a decision made while a file changed is not remembered as current.
 type MemoToken struct {
 	gen uint64
-	at  time.Time
+	at  time.Duration
+}
+
+func (t *Tree) memoToken() MemoToken {
+	return MemoToken{gen: t.memo.gen.Load(), at: t.memoClock()}
+}
+
+// memoClock is the time since the tree was made. Without a clock of the
+// caller's it reads only the monotonic clock (time.Since), half of what
+// time.Now costs: a cached page's repeat visitor pays it on every
+// request.
+func (t *Tree) memoClock() time.Duration {
+	if t.ownClock {
+		return time.Since(t.born)
+	}
+	return t.cfg.Now().Sub(t.born)
+}
+
+// current reports whether an entry (its key, generation and time) holds
+// key's decision for a Recall that saw token.
+func (t *Tree) current(token MemoToken, key, eKey, eGen uint64, eAt time.Duration) bool {
+	return eKey == key && eGen == token.gen && token.at-eAt < t.cfg.StatInterval
 }
 
 // Remember keeps the lookup evaluation o made of the request hashed as
@@ -99,4 +138,78 @@ func (m *memo) changed(f *File) {
 	if f != nil && f.usesTime {
 		m.off.Store(true)
 	}
+}
+
+// RecallServe fills o with the whole evaluation (every round, as the
+// docroot serves the request) remembered for key within the last
+// StatInterval, and reports whether it did. As with Recall, key must
+// hash everything about the request the rules may read; when it reports
+// false, evaluate and pass the token to RememberServe.
+func (t *Tree) RecallServe(key uint64, o *Outcome) (token MemoToken, ok bool) {
+	token = t.memoToken()
+	if t.memo.off.Load() {
+		return token, false
+	}
+	sh := &t.memo.serve[key%memoShards]
+	e := &sh.slots[(key/memoShards)%serveSlots]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if !t.current(token, key, e.key, e.gen, e.at) {
+		return token, false
+	}
+	copyOutcome(o, &e.o)
+	return token, true
+}
+
+// RememberServe keeps the whole evaluation o made of the request hashed
+// as key, after a RecallServe that gave token. An outcome with CO=
+// cookies is not kept: their expiry is counted from the request.
+func (t *Tree) RememberServe(key uint64, token MemoToken, o *Outcome) {
+	if t.memo.off.Load() || len(o.cookies) > 0 {
+		return
+	}
+	sh := &t.memo.serve[key%memoShards]
+	e := &sh.slots[(key/memoShards)%serveSlots]
+	sh.mu.Lock()
+	e.key, e.gen, e.at = key, token.gen, token.at
+	copyOutcome(&e.o, o)
+	sh.mu.Unlock()
+}
+
+// copyOutcome copies what an evaluation decided from src into dst,
+// reusing dst's buffers: everything the Outcome's readers see (not the
+// evaluation's scratch space). src has no cookies (RememberServe).
+func copyOutcome(dst, src *Outcome) {
+	dst.reset()
+	dst.Status, dst.Realm, dst.Cause, dst.Err = src.Status, src.Realm, src.Cause, src.Err
+	dst.Location = append(dst.Location, src.Location...)
+	dst.Path = copyOwned(&dst.pathBuf[0], src.Path)
+	dst.Query = copyOwned(&dst.queryBuf[0], src.Query)
+	dst.Rewritten, dst.User, dst.Mime = src.Rewritten, src.User, src.Mime
+	dst.Proxy = append(dst.Proxy, src.Proxy...)
+	copyCache(&dst.Cache, &src.Cache)
+	for i := range src.env {
+		e := &src.env[i]
+		if len(dst.env) < cap(dst.env) {
+			dst.env = dst.env[:len(dst.env)+1]
+		} else {
+			dst.env = append(dst.env, envVar{})
+		}
+		d := &dst.env[len(dst.env)-1]
+		d.name, d.val, d.redirect, d.unset = e.name, append(d.val[:0], e.val...), e.redirect, e.unset
+	}
+	dst.secs = append(dst.secs, src.secs...)
+	dst.files = append(dst.files, src.files...)
+	dst.dirs = append(dst.dirs, src.dirs...)
+	dst.rounds, dst.proxy, dst.docRoot, dst.https = src.rounds, src.proxy, src.docRoot, src.https
+}
+
+// copyOwned copies src into buf and returns it, keeping nil as nil (a
+// path or query the rules never set).
+func copyOwned(buf *[]byte, src []byte) []byte {
+	if src == nil {
+		return nil
+	}
+	*buf = append((*buf)[:0], src...)
+	return *buf
 }

@@ -54,3 +54,61 @@ func TestMemoIsOffForRulesThatReadTheClock(t *testing.T) {
 		t.Fatal("a rule reading TIME_HOUR left the memo on")
 	}
 }
+
+// evalServe is how the docroot uses the memo.
+func evalServe(tr *Tree, key uint64, r *Request, o *Outcome) bool {
+	tok, ok := tr.RecallServe(key, o)
+	if !ok {
+		tr.Eval(r, o)
+		tr.RememberServe(key, tok, o)
+	}
+	return ok
+}
+
+func TestServeMemoRemembersTheWholeEvaluationUntilAFileChanges(t *testing.T) {
+	tr, c := wordpressTree(t, nil)
+	path := []byte("/hello-world/")
+	r := request("GET /hello-world/?p=1", hdr{"Authorization": "Bearer xyz", "User-Agent": "Android Mobile"})
+	r.Path = path
+	var fresh, recalled Outcome
+	evalServe(tr, 1, r, &fresh) // loads the files: what it stores is already stale
+	evalServe(tr, 1, r, &fresh)
+	copy(path, "/XXXXXXXXXXX/") // the request's bytes are not the memo's
+	if !evalServe(tr, 1, r, &recalled) {
+		t.Fatal("not recalled")
+	}
+	env := func(o *Outcome) map[string]string {
+		m := map[string]string{}
+		o.Env(func(n string, v []byte) { m[n] = string(v) })
+		return m
+	}
+	if string(recalled.Path) != "/index.php" || string(recalled.Query) != "p=1" || !recalled.Rewritten ||
+		recalled.Rounds() != fresh.Rounds() || !recalled.Configured() || string(recalled.Cache.Vary) != "ismobile" {
+		t.Fatalf("recalled path %q query %q rewritten %v rounds %d vary %q", recalled.Path, recalled.Query, recalled.Rewritten, recalled.Rounds(), recalled.Cache.Vary)
+	}
+	if got, want := env(&recalled), env(&fresh); len(got) != len(want) || got["REDIRECT_HTTP_AUTHORIZATION"] != "Bearer xyz" {
+		t.Fatalf("recalled env %v, evaluated %v", got, want)
+	}
+	if mt := recalled.MimeType("/a.woff2"); mt != fresh.MimeType("/a.woff2") {
+		t.Fatalf("recalled type %q", mt)
+	}
+	writeFile(t, filepath.Join(tr.Root(), ".htaccess"), "Require all denied\n")
+	c.add(1100 * time.Millisecond)
+	if evalServe(tr, 1, r, &recalled) || recalled.Status != 403 {
+		t.Fatalf("after the file changed: status %d, want 403 evaluated", recalled.Status)
+	}
+}
+
+func TestServeMemoKeepsNoOutcomeWithCookies(t *testing.T) {
+	tr, _ := newTree(t, map[string]string{".htaccess": "RewriteEngine On\nRewriteRule ^ - [CO=seen:1:example.com:60]\n"})
+	r := request("GET /x", nil)
+	o := &Outcome{}
+	evalServe(tr, 3, r, o)
+	evalServe(tr, 3, r, o)
+	if len(o.Cookies()) != 1 {
+		t.Fatalf("cookies %q", o.Cookies())
+	}
+	if evalServe(tr, 3, r, o) {
+		t.Fatal("an outcome with a CO= cookie (its expiry counted from the request) was remembered")
+	}
+}

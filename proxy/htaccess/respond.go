@@ -189,26 +189,34 @@ func (o *Outcome) applyExpires(a Answer, h ResponseHeader, now time.Time) {
 	}
 	ct := h.Peek("Content-Type")
 	mt, _, _ := bytes.Cut(ct, []byte{';'})
-	mt = bytes.ToLower(bytes.TrimSpace(mt))
-	var found *expiry
+	// The type lowered, and "type/*", in the outcome's buffers: looked
+	// up without a string made for either.
+	o.tmp = appendLower(o.tmp[:0], bytes.TrimSpace(mt))
+	mt = o.tmp
+	o.scratch = o.scratch[:0]
+	if i := bytes.IndexByte(mt, '/'); i >= 0 {
+		o.scratch = append(append(o.scratch, mt[:i+1]...), '*')
+	}
+	var found expiry // a copy: a pointer to it would put it on the heap
+	ok := false
 	for _, s := range o.secs {
 		if s.expires == nil || s.expires.byType == nil {
 			continue
 		}
-		if e, ok := s.expires.byType[string(mt)]; ok {
-			found = &e
+		if e, hit := s.expires.byType[string(mt)]; hit {
+			found, ok = e, true
 			continue
 		}
-		if i := bytes.IndexByte(mt, '/'); i >= 0 {
-			if e, ok := s.expires.byType[string(mt[:i+1])+"*"]; ok {
-				found = &e
+		if len(o.scratch) > 0 {
+			if e, hit := s.expires.byType[string(o.scratch)]; hit {
+				found, ok = e, true
 			}
 		}
 	}
-	if found == nil {
-		found = def
+	if !ok && def != nil {
+		found, ok = *def, true
 	}
-	if found == nil {
+	if !ok {
 		return
 	}
 	at := found.at(now, a.ModTime)
@@ -287,4 +295,16 @@ func hasToken(list []byte, tok string) bool {
 		}
 	}
 	return false
+}
+
+// appendLower appends b with ASCII letters lowered (what bytes.ToLower
+// does to a media type, into dst).
+func appendLower(dst, b []byte) []byte {
+	if hasNonASCII(b) {
+		return append(dst, bytes.ToLower(b)...)
+	}
+	for _, c := range b {
+		dst = append(dst, lower(c))
+	}
+	return dst
 }

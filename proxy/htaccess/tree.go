@@ -46,6 +46,10 @@ type Tree struct {
 	stats     statCache
 	passwords passwordFiles
 	memo      memo
+	// born is when the tree was made, by cfg.Now; ownClock: cfg.Now is
+	// time.Now (the memo then reads the monotonic clock only).
+	born     time.Time
+	ownClock bool
 }
 
 // dirState is what is known of one directory's file.
@@ -74,7 +78,8 @@ func NewTree(cfg Config) (*Tree, error) {
 	if cfg.StatInterval <= 0 {
 		cfg.StatInterval = time.Second
 	}
-	if cfg.Now == nil {
+	ownClock := cfg.Now == nil
+	if ownClock {
 		cfg.Now = time.Now
 	}
 	if cfg.Log == nil {
@@ -95,7 +100,7 @@ func NewTree(cfg Config) (*Tree, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("htaccess: %s is not a directory", cfg.Root)
 	}
-	t := &Tree{cfg: cfg, root: strings.TrimSuffix(real, "/"), dirs: map[string]*dirState{}}
+	t := &Tree{cfg: cfg, root: strings.TrimSuffix(real, "/"), dirs: map[string]*dirState{}, born: cfg.Now(), ownClock: ownClock}
 	t.stats.interval = cfg.StatInterval
 	t.passwords.interval = cfg.StatInterval
 	return t, nil
