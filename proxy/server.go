@@ -98,8 +98,12 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 func ErrorHandler(ctx *fasthttp.RequestCtx, err error) { errorHandler(ctx, err) }
 
 // Start listens on the configured address and serves until Shutdown.
-func (s *Server) Start(context.Context) error {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+func (s *Server) Start(ctx context.Context) error {
+	// No TCP keep-alive probes (Go's default turns them on, four
+	// setsockopt calls per accepted connection, as nginx does not): an
+	// idle connection ends at IdleTimeout, a stuck write at WriteTimeout.
+	lc := net.ListenConfig{KeepAlive: -1}
+	ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("%s listener: %w", s.cfg.Name, err)
 	}
