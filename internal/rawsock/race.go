@@ -30,3 +30,6 @@ func errnoOf(err error) syscall.Errno {
 	}
 	return e
 }
+
+// raceEnabled: the race detector allocates on its own; allocation tests skip.
+const raceEnabled = true

@@ -8,46 +8,50 @@ import (
 )
 
 // Sock reads and writes a connection's descriptor with raw system calls.
-// Its zero value is not usable; New makes one.
+// One goroutine may read while another writes, as on a net.Conn, but
+// reads must not overlap reads, nor writes writes: a call's state lives in
+// the Sock so that the callbacks net's RawConn takes are made once, in New,
+// and a read or a write allocates nothing.
 type Sock struct {
 	rc syscall.RawConn
+
+	rb     []byte // the current read's buffer
+	rn     int
+	rerrno syscall.Errno
+	readFn func(fd uintptr) bool
+
+	wb      []byte // what the current write has still to send
+	wdone   int
+	werrno  syscall.Errno
+	writeFn func(fd uintptr) bool
 }
 
 // New returns nc's raw socket, or false if nc has no descriptor.
-func New(nc net.Conn) (Sock, bool) {
+func New(nc net.Conn) (*Sock, bool) {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
-		return Sock{}, false
+		return nil, false
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return Sock{}, false
+		return nil, false
 	}
-	return Sock{rc: rc}, true
+	s := &Sock{rc: rc}
+	s.readFn, s.writeFn = s.read, s.write
+	return s, true
 }
 
 // Read reads into b, waiting until the socket is readable. A deadline or
 // Close shows as the net.Conn's error would (a *net.OpError); end of file
 // as io.EOF.
-func (s Sock) Read(b []byte) (int, error) {
+func (s *Sock) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := s.rc.Read(func(fd uintptr) bool {
-		for {
-			r, e := sysRead(fd, b)
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait until readable
-			}
-			n, errno = r, e
-			return true
-		}
-	})
+	s.rb, s.rn, s.rerrno = b, 0, 0
+	err := s.rc.Read(s.readFn)
+	n, errno := s.rn, s.rerrno
+	s.rb = nil
 	switch {
 	case err != nil:
 		return 0, err // deadline or closed, wrapped by net
@@ -59,26 +63,30 @@ func (s Sock) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// Write writes all of b, waiting while the socket is not writable.
-func (s Sock) Write(b []byte) (int, error) {
-	var done int
-	var errno syscall.Errno
-	err := s.rc.Write(func(fd uintptr) bool {
-		for done < len(b) {
-			r, e := sysWrite(fd, b[done:])
-			switch e {
-			case 0:
-				done += r
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false // wait until writable
-			default:
-				errno = e
-				return true
-			}
+// read is Read's callback: false asks the netpoller to wait.
+func (s *Sock) read(fd uintptr) bool {
+	for {
+		r, e := sysRead(fd, s.rb)
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false // wait until readable
 		}
+		s.rn, s.rerrno = r, e
 		return true
-	})
+	}
+}
+
+// Write writes all of b, waiting while the socket is not writable.
+func (s *Sock) Write(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	s.wb, s.wdone, s.werrno = b, 0, 0
+	err := s.rc.Write(s.writeFn)
+	done, errno := s.wdone, s.werrno
+	s.wb = nil
 	switch {
 	case err != nil:
 		return done, err
@@ -88,7 +96,25 @@ func (s Sock) Write(b []byte) (int, error) {
 	return done, nil
 }
 
+// write is Write's callback: false asks the netpoller to wait.
+func (s *Sock) write(fd uintptr) bool {
+	for s.wdone < len(s.wb) {
+		r, e := sysWrite(fd, s.wb[s.wdone:])
+		switch e {
+		case 0:
+			s.wdone += r
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false // wait until writable
+		default:
+			s.werrno = e
+			return true
+		}
+	}
+	return true
+}
+
 var (
-	_ io.Reader = Sock{}
-	_ io.Writer = Sock{}
+	_ io.Reader = (*Sock)(nil)
+	_ io.Writer = (*Sock)(nil)
 )

@@ -93,3 +93,24 @@ func TestSockOfConnWithoutDescriptor(t *testing.T) {
 		t.Fatal("a net.Pipe has no descriptor")
 	}
 }
+
+func TestSockReadAndWriteAllocateNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	client, server := tcpPair(t)
+	s, _ := New(server)
+	peer, _ := New(client)
+	msg, buf := []byte("ping"), make([]byte, 16)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := s.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := peer.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("a write and a read allocate %.1f times, want 0", allocs)
+	}
+}
