@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/rawsock"
 )
 
 // requestID is the only request id a Conn uses: one request at a time.
@@ -39,7 +41,7 @@ type Conn struct {
 // NewConn wraps an established connection to a FastCGI responder.
 func NewConn(nc net.Conn) *Conn {
 	c := &Conn{nc: nc, sock: nc, buf: make([]byte, maxContent)}
-	if rs, ok := newRawSock(nc); ok {
+	if rs, ok := rawsock.New(nc); ok {
 		c.sock = rs
 	}
 	c.br = bufio.NewReaderSize(rxReader{c}, 32<<10)

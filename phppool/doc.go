@@ -41,6 +41,6 @@
 // pool's per request, no copy into a pipe — and Do is Begin with the
 // output written to a writer. The request body is streamed in records of
 // at most 65535 bytes. The socket is read and written with raw system
-// calls (rawsock.go). Any protocol or I/O error marks the Conn broken
+// calls (internal/rawsock). Any protocol or I/O error marks the Conn broken
 // (Broken) so a pool never hands it another request.
 package phppool

@@ -102,10 +102,17 @@ func writeRecord(w *bufio.Writer, t recType, id uint16, content []byte) error {
 
 // writeOne writes a single record; len(content) must be ≤ maxContent.
 func writeOne(w *bufio.Writer, t recType, id uint16, content []byte) error {
-	var hb [headerLen]byte
 	pad := padFor(len(content))
-	header{Version: fcgiVersion, Type: t, ID: id, ContentLength: uint16(len(content)), PaddingLength: uint8(pad)}.encode(hb[:])
-	if _, err := w.Write(hb[:]); err != nil {
+	// Encoded in w's free space (a local array would escape through
+	// Write to the socket: an allocation per record).
+	hb := w.AvailableBuffer()[:0]
+	if cap(hb) >= headerLen {
+		hb = hb[:headerLen]
+	} else {
+		hb = make([]byte, headerLen)
+	}
+	header{Version: fcgiVersion, Type: t, ID: id, ContentLength: uint16(len(content)), PaddingLength: uint8(pad)}.encode(hb)
+	if _, err := w.Write(hb); err != nil {
 		return fmt.Errorf("phppool: write record header: %w", err)
 	}
 	if _, err := w.Write(content); err != nil {
@@ -118,15 +125,19 @@ func writeOne(w *bufio.Writer, t recType, id uint16, content []byte) error {
 }
 
 // readHeader reads and decodes the next record header.
+// It is decoded in r's buffer: a local array would escape through the
+// socket's Read, an allocation per record.
 func readHeader(r *bufio.Reader) (header, error) {
-	var hb [headerLen]byte
-	if _, err := io.ReadFull(r, hb[:]); err != nil {
-		if err == io.EOF { // the peer closed before END_REQUEST
+	hb, err := r.Peek(headerLen)
+	if err != nil {
+		if err == io.EOF { // the peer closed before END_REQUEST, or within a header
 			err = io.ErrUnexpectedEOF
 		}
 		return header{}, fmt.Errorf("phppool: read record header: %w", err)
 	}
-	return decodeHeader(hb[:])
+	h, err := decodeHeader(hb)
+	_, _ = r.Discard(headerLen) // buffered: cannot fail
+	return h, err
 }
 
 // readContent returns h's content, read into buf (which must hold

@@ -1,9 +1,9 @@
 package proxy
 
 import (
-	"errors"
 	"net"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -33,11 +33,15 @@ func (r *request) Gone() bool {
 	gone := false
 	cerr := rc.Control(func(fd uintptr) {
 		var b [1]byte
-		n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-		switch {
-		case err == nil:
+		// A raw system call: MSG_DONTWAIT returns at once, and an
+		// ordinary one would wake the scheduler's monitor (the
+		// runtime's entersyscall) for every request that queued.
+		n, _, errno := unix.RawSyscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
+			unix.MSG_PEEK|unix.MSG_DONTWAIT, 0, 0)
+		switch errno {
+		case 0:
 			gone = n == 0 // end of file
-		case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EINTR):
+		case unix.EAGAIN, unix.EINTR:
 		default:
 			gone = true // reset, not connected
 		}

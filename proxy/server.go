@@ -98,8 +98,17 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 func ErrorHandler(ctx *fasthttp.RequestCtx, err error) { errorHandler(ctx, err) }
 
 // Start listens on the configured address and serves until Shutdown.
-func (s *Server) Start(context.Context) error {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+func (s *Server) Start(ctx context.Context) error {
+	// No TCP keep-alive probes when idle connections time out (Go's
+	// default turns them on: four setsockopt calls per accepted
+	// connection, which nginx does not make): an idle connection ends at
+	// IdleTimeout, a stuck write at WriteTimeout. Without an idle
+	// timeout the probes are what ends a vanished client's connection.
+	var lc net.ListenConfig
+	if s.cfg.IdleTimeout > 0 {
+		lc.KeepAlive = -1
+	}
+	ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("%s listener: %w", s.cfg.Name, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/rawsock"
 )
 
 // A Conn's life, in its state field: served by a goroutine, asked to
@@ -26,7 +28,8 @@ const (
 // the connection instead of closing it (when parking is on and the
 // socket can be polled).
 type Conn struct {
-	net.Conn // the accepted one (a TCP connection, or one a PROXY header named)
+	net.Conn               // the accepted one (a TCP connection, or one a PROXY header named)
+	sock     io.ReadWriter // Conn's reads and writes: raw system calls on a plain TCP socket (internal/rawsock)
 	l        *Listener
 	ip       netip.Addr // counted against the per-address limit; zero when not
 	fd       int        // the socket, for the lot's epoll set; -1: never parked
@@ -45,7 +48,12 @@ type Conn struct {
 }
 
 func newConn(l *Listener, c net.Conn, ip netip.Addr) *Conn {
-	pc := &Conn{Conn: c, l: l, ip: ip, fd: -1, heapIdx: -1, idle: true, fresh: true}
+	pc := &Conn{Conn: c, sock: c, l: l, ip: ip, fd: -1, heapIdx: -1, idle: true, fresh: true}
+	if tc, ok := c.(*net.TCPConn); ok { // not under a wrapper that buffers (PROXY header)
+		if rs, ok := rawsock.New(tc); ok {
+			pc.sock = rs
+		}
+	}
 	if l.lot != nil {
 		pc.fd = socketFD(c)
 	}
@@ -114,7 +122,7 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 // finds none within the linger time returns io.EOF to have it parked.
 func (c *Conn) Read(p []byte) (int, error) {
 	if !c.idle {
-		return c.Conn.Read(p)
+		return c.sock.Read(p)
 	}
 	c.idle = false
 	intercepted := c.intercepted
@@ -127,7 +135,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 				return 0, err
 			}
 		}
-		return c.Conn.Read(p)
+		return c.sock.Read(p)
 	}
 	if !intercepted { // the server set no deadline: time the linger ourselves
 		c.parkBy = time.Time{}
@@ -135,7 +143,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	n, err := c.Conn.Read(p)
+	n, err := c.sock.Read(p)
 	if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) && (c.parkBy.IsZero() || time.Now().Before(c.parkBy)) {
 		if c.state.CompareAndSwap(stServing, stParkPending) {
 			return 0, io.EOF
@@ -152,6 +160,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// Write is the connection's, made with raw system calls on a plain TCP
+// socket.
+func (c *Conn) Write(p []byte) (int, error) { return c.sock.Write(p) }
 
 // buffered reports whether a wrapper under c holds bytes already read
 // from the socket, which the socket's readiness would not show.

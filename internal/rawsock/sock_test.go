@@ -1,0 +1,116 @@
+package rawsock
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"testing"
+	"time"
+)
+
+// tcpPair is a connected loopback TCP pair.
+func tcpPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server = <-accepted
+	if server == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server
+}
+
+func TestSockCarriesBytesBothWays(t *testing.T) {
+	client, server := tcpPair(t)
+	s, ok := New(server)
+	if !ok {
+		t.Fatal("a TCP connection has a descriptor")
+	}
+	big := make([]byte, 4<<20) // more than the socket buffers: Write must wait for the reader
+	for i := range big {
+		big[i] = byte(i)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(client, int64(len(big))))
+		got <- b
+	}()
+	if n, err := s.Write(big); err != nil || n != len(big) {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	if b := <-got; string(b) != string(big) {
+		t.Fatalf("the peer read %d bytes, not what was written", len(b))
+	}
+	if _, err := client.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	n, err := s.Read(buf)
+	if err != nil || string(buf[:n]) != "ping" {
+		t.Fatalf("Read = %q, %v", buf[:n], err)
+	}
+}
+
+func TestSockReadHonoursDeadlineAndEOF(t *testing.T) {
+	client, server := tcpPair(t)
+	s, _ := New(server)
+	if err := server.SetReadDeadline(time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Read(make([]byte, 1))
+	var ne net.Error
+	if !errors.Is(err, os.ErrDeadlineExceeded) || !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("Read past the deadline = %v, want a net timeout", err)
+	}
+	if err := server.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	client.Close()
+	if _, err := s.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("Read after the peer closed = %v, want io.EOF", err)
+	}
+}
+
+func TestSockOfConnWithoutDescriptor(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	if _, ok := New(a); ok {
+		t.Fatal("a net.Pipe has no descriptor")
+	}
+}
+
+func TestSockReadAndWriteAllocateNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	client, server := tcpPair(t)
+	s, _ := New(server)
+	peer, _ := New(client)
+	msg, buf := []byte("ping"), make([]byte, 16)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := s.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := peer.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("a write and a read allocate %.1f times, want 0", allocs)
+	}
+}
