@@ -50,6 +50,7 @@ type config struct {
 	handshakes int
 	resume     bool
 	h2         bool
+	std        bool // the load over net/http and http3.Transport instead of h3load's own requests
 	hold       time.Duration
 	timeout    time.Duration
 	insecure   bool
@@ -90,6 +91,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.handshakes, "handshakes", 0, "time this many fresh connections, one after the other, instead of a load")
 	fs.BoolVar(&c.resume, "resume", false, "with -handshakes: resume each connection's session (h3: 0-RTT GET)")
 	fs.BoolVar(&c.h2, "h2", false, "with -handshakes: over TLS + HTTP/2 instead of HTTP/3")
+	fs.BoolVar(&c.std, "std", false, "send the load through net/http and quic-go's http3.Transport (costs the client about 3x more CPU per request)")
 	fs.DurationVar(&c.hold, "hold", 0, "open -c connections, one request each, and hold them idle this long")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "stop after this long whatever is left")
 	fs.BoolVar(&c.insecure, "k", true, "do not verify the certificate (loopback benchmarks)")
@@ -146,10 +148,20 @@ type counts struct {
 }
 
 func (n *counts) add(status int, body int64, d time.Duration, err error) {
+	if n.count(status, body, err) {
+		n.mu.Lock()
+		n.lat = append(n.lat, d)
+		n.mu.Unlock()
+	}
+}
+
+// count counts one request but not its latency; it reports whether
+// there was an answer whose latency counts.
+func (n *counts) count(status int, body int64, err error) bool {
 	n.done.Add(1)
 	if err != nil {
 		n.errored.Add(1)
-		return
+		return false
 	}
 	if status/100 < len(n.status) {
 		n.status[status/100].Add(1)
@@ -160,14 +172,62 @@ func (n *counts) add(status int, body int64, d time.Duration, err error) {
 		n.failed.Add(1)
 	}
 	n.bytes.Add(body)
-	n.mu.Lock()
-	n.lat = append(n.lat, d)
-	n.mu.Unlock()
+	return true
 }
 
 // load runs -n requests over -c connections with -m streams each, like
-// h2load, and prints its summary.
+// h2load, and prints its summary. Each stream's worker keeps its own
+// latencies (no lock per request); they are merged at the end.
 func load(ctx context.Context, c config) error {
+	if c.std {
+		return loadStd(ctx, c)
+	}
+	var n counts
+	var next atomic.Int64
+	var tlsState atomic.Pointer[tls.ConnectionState]
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range c.conns {
+		wg.Go(func() {
+			rc, err := dialRaw(ctx, c)
+			if err != nil {
+				for range c.streams {
+					if next.Add(1) <= int64(c.requests) {
+						n.add(0, 0, 0, err)
+					}
+				}
+				return
+			}
+			defer rc.close()
+			tlsState.CompareAndSwap(nil, rc.state())
+			var cw sync.WaitGroup
+			for range c.streams {
+				cw.Go(func() {
+					g := newGetter(rc)
+					lat := make([]time.Duration, 0, c.requests/(c.conns*c.streams)+1)
+					for next.Add(1) <= int64(c.requests) && ctx.Err() == nil {
+						t0 := time.Now()
+						status, body, err := g.do(ctx)
+						d := time.Since(t0)
+						if n.count(status, body, err) {
+							lat = append(lat, d)
+						}
+					}
+					n.mu.Lock()
+					n.lat = append(n.lat, lat...)
+					n.mu.Unlock()
+				})
+			}
+			cw.Wait()
+		})
+	}
+	wg.Wait()
+	report(os.Stdout, &n, time.Since(start), tlsState.Load(), c)
+	return ctx.Err()
+}
+
+// loadStd is load through net/http and http3.Transport.
+func loadStd(ctx context.Context, c config) error {
 	var n counts
 	var next atomic.Int64
 	var tlsState atomic.Pointer[tls.ConnectionState]
