@@ -106,8 +106,9 @@ type Server struct {
 	tr  *quic.Transport
 	ln  *quic.EarlyListener
 
-	wg      sync.WaitGroup         // the accept loop, every connection's and stream's goroutine
-	streams atomic.Int64           // stream goroutines running
+	wg      sync.WaitGroup         // the accept loop, every connection's goroutine and every stream
+	workers *workers               // the goroutines streams run on
+	streams atomic.Int64           // streams being served
 	conns   streamctx.Conns[*conn] // open connections; draining once Shutdown began
 	once    sync.Once              // Shutdown and Close run once
 }
@@ -134,6 +135,7 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 	tc.MinVersion = tls.VersionTLS13
 	s := &Server{
 		cfg: cfg, handler: h, log: log, tls: tc, ctxs: streamctx.Contexts{Log: streamctx.Logger{Log: log}},
+		workers: newWorkers(),
 		quic: &quic.Config{
 			// quic-go's own limit is the handshake's idle time; twice it
 			// bounds the whole handshake.
@@ -261,6 +263,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			c.goAway()
 		}
 		err = s.wait(ctx)
+		s.workers.close(err == nil)
 	})
 	return err
 }
