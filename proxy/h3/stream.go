@@ -95,7 +95,9 @@ func (c *conn) serveStream(qs *quic.Stream, early bool) {
 		st.abort(err)
 		return
 	}
-	_ = qs.SetReadDeadline(time.Time{}) // a body streams for as long as the connection lives
+	if !st.bodyDone {
+		_ = qs.SetReadDeadline(time.Time{}) // a body streams for as long as the connection lives
+	}
 	if status != 0 {
 		st.ctx.Response.SetStatusCode(status)
 	} else {
