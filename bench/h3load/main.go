@@ -140,6 +140,7 @@ func (c config) tlsConfig(cache tls.ClientSessionCache) *tls.Config {
 
 // counts are what h2load reports.
 type counts struct {
+	next                      atomic.Int64 // requests taken by the workers, to stop at -n
 	done, ok, failed, errored atomic.Int64
 	status                    [6]atomic.Int64 // by class: 1xx..5xx
 	bytes                     atomic.Int64
@@ -179,20 +180,27 @@ func (n *counts) count(status int, body int64, err error) bool {
 // h2load, and prints its summary. Each stream's worker keeps its own
 // latencies (no lock per request); they are merged at the end.
 func load(ctx context.Context, c config) error {
-	if c.std {
-		return loadStd(ctx, c)
-	}
 	var n counts
-	var next atomic.Int64
 	var tlsState atomic.Pointer[tls.ConnectionState]
 	start := time.Now()
+	if c.std {
+		n.loadStd(ctx, c, &tlsState)
+	} else {
+		n.loadOwn(ctx, c, &tlsState)
+	}
+	report(os.Stdout, &n, time.Since(start), tlsState.Load(), c)
+	return ctx.Err()
+}
+
+// loadOwn is the load over h3load's own requests (raw.go).
+func (n *counts) loadOwn(ctx context.Context, c config, tlsState *atomic.Pointer[tls.ConnectionState]) {
 	var wg sync.WaitGroup
 	for range c.conns {
 		wg.Go(func() {
 			rc, err := dialRaw(ctx, c)
 			if err != nil {
 				for range c.streams {
-					if next.Add(1) <= int64(c.requests) {
+					if n.next.Add(1) <= int64(c.requests) {
 						n.add(0, 0, 0, err)
 					}
 				}
@@ -204,34 +212,17 @@ func load(ctx context.Context, c config) error {
 			for range c.streams {
 				cw.Go(func() {
 					g := newGetter(rc)
-					lat := make([]time.Duration, 0, c.requests/(c.conns*c.streams)+1)
-					for next.Add(1) <= int64(c.requests) && ctx.Err() == nil {
-						t0 := time.Now()
-						status, body, err := g.do(ctx)
-						d := time.Since(t0)
-						if n.count(status, body, err) {
-							lat = append(lat, d)
-						}
-					}
-					n.mu.Lock()
-					n.lat = append(n.lat, lat...)
-					n.mu.Unlock()
+					n.drive(ctx, c, func() (int, int64, error) { return g.do(ctx) })
 				})
 			}
 			cw.Wait()
 		})
 	}
 	wg.Wait()
-	report(os.Stdout, &n, time.Since(start), tlsState.Load(), c)
-	return ctx.Err()
 }
 
-// loadStd is load through net/http and http3.Transport.
-func loadStd(ctx context.Context, c config) error {
-	var n counts
-	var next atomic.Int64
-	var tlsState atomic.Pointer[tls.ConnectionState]
-	start := time.Now()
+// loadStd is the load through net/http and http3.Transport.
+func (n *counts) loadStd(ctx context.Context, c config, tlsState *atomic.Pointer[tls.ConnectionState]) {
 	var wg sync.WaitGroup
 	for range c.conns {
 		tr := &http3.Transport{TLSClientConfig: c.tlsConfig(nil), QUICConfig: &quic.Config{MaxIdleTimeout: time.Minute}}
@@ -239,21 +230,35 @@ func loadStd(ctx context.Context, c config) error {
 		client := &http.Client{Transport: tr}
 		for range c.streams {
 			wg.Go(func() {
-				for next.Add(1) <= int64(c.requests) && ctx.Err() == nil {
-					t0 := time.Now()
+				n.drive(ctx, c, func() (int, int64, error) {
 					status, body, state, err := fetch(ctx, client, c.url.String(), http.MethodGet)
-					n.add(status, body, time.Since(t0), err)
 					if state != nil {
 						tlsState.CompareAndSwap(nil, state)
 					}
-				}
+					return status, body, err
+				})
 			})
 		}
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	report(os.Stdout, &n, elapsed, tlsState.Load(), c)
-	return ctx.Err()
+}
+
+// drive sends requests with do, one after the other, until -n are
+// taken; latencies are kept locally (no lock per request) and merged at
+// the end.
+func (n *counts) drive(ctx context.Context, c config, do func() (int, int64, error)) {
+	lat := make([]time.Duration, 0, c.requests/(c.conns*c.streams)+1)
+	for n.next.Add(1) <= int64(c.requests) && ctx.Err() == nil {
+		t0 := time.Now()
+		status, body, err := do()
+		d := time.Since(t0)
+		if n.count(status, body, err) {
+			lat = append(lat, d)
+		}
+	}
+	n.mu.Lock()
+	n.lat = append(n.lat, lat...)
+	n.mu.Unlock()
 }
 
 func fetch(ctx context.Context, client *http.Client, u, method string) (int, int64, *tls.ConnectionState, error) {
