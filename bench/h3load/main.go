@@ -144,8 +144,9 @@ type counts struct {
 	done, ok, failed, errored atomic.Int64
 	status                    [6]atomic.Int64 // by class: 1xx..5xx
 	bytes                     atomic.Int64
-	mu                        sync.Mutex // guards lat
+	mu                        sync.Mutex // guards lat and firstErr
 	lat                       []time.Duration
+	firstErr                  error // the first request's error, reported on stderr
 }
 
 func (n *counts) add(status int, body int64, d time.Duration, err error) {
@@ -161,7 +162,11 @@ func (n *counts) add(status int, body int64, d time.Duration, err error) {
 func (n *counts) count(status int, body int64, err error) bool {
 	n.done.Add(1)
 	if err != nil {
-		n.errored.Add(1)
+		if n.errored.Add(1) == 1 {
+			n.mu.Lock()
+			n.firstErr = err
+			n.mu.Unlock()
+		}
 		return false
 	}
 	if status/100 < len(n.status) {
@@ -189,6 +194,9 @@ func load(ctx context.Context, c config) error {
 		n.loadOwn(ctx, c, &tlsState)
 	}
 	report(os.Stdout, &n, time.Since(start), tlsState.Load(), c)
+	if n.firstErr != nil {
+		fmt.Fprintf(os.Stderr, "h3load: %d requests errored; the first: %v\n", n.errored.Load(), n.firstErr)
+	}
 	return ctx.Err()
 }
 
