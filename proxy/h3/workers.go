@@ -8,9 +8,12 @@ import (
 )
 
 // maxIdleWorkers is how many stream goroutines wait for the next stream
-// when there is none; more end after theirs. Each keeps its stack (a few
-// KiB to tens of KiB once grown).
-const maxIdleWorkers = 128
+// when there is none; more end after theirs. It should cover the streams
+// in flight at once: with 128, a load of 1,000 concurrent streams (100
+// connections x 10) still started goroutines as bursts ended and began,
+// and stack growth stayed at 3.9 % of the CPU; with 1,024 it fell to
+// 0.4 %, for 2 MiB more RSS (each idle worker keeps its stack).
+const maxIdleWorkers = 1024
 
 // workers runs request streams on goroutines that outlive one stream. A
 // new goroutine's stack starts small and is copied each time it grows
