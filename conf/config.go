@@ -325,7 +325,7 @@ func Default() *Config {
 		},
 		ESI: ESI{MaxDepth: 3, MaxIncludes: 64, Timeout: Duration(2 * time.Second)},
 		TLS: TLS{OCSP: true, OCSPTimeout: Duration(10 * time.Second), H2MaxStreams: 250, ProxyProtocol: defaultProxyProtocol(),
-			H3MaxStreams: 100, H3ZeroRTT: true},
+			H3MaxStreams: 100, H3ZeroRTT: true, H3StreamWindow: 6 << 20, H3ConnWindow: 15 << 20},
 		H2C:    H2C{ProxyProtocol: defaultProxyProtocol()},
 		RealIP: RealIP{Header: "X-Forwarded-For"},
 		Purge: Purge{

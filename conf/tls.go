@@ -31,6 +31,13 @@ type TLS struct {
 	// H3ZeroRTT accepts 0-RTT resumption: GET and HEAD without a body
 	// are served from early data, anything else waits for the handshake.
 	H3ZeroRTT bool `yaml:"h3_0rtt"`
+	// H3StreamWindow and H3ConnWindow bound the flow-control windows an
+	// HTTP/3 client's uploads get, per stream and per connection (QUIC
+	// grows them from 512 KiB while the client keeps up): what one
+	// connection can make ramjet buffer, and what a long path needs to
+	// upload at full speed.
+	H3StreamWindow Size `yaml:"h3_stream_window"`
+	H3ConnWindow   Size `yaml:"h3_conn_window"`
 }
 
 // TLSHost is a certificate served to clients asking for one of Names.
@@ -53,6 +60,10 @@ type H2C struct {
 	BehindTLS     bool          `yaml:"behind_tls"`
 	ProxyProtocol ProxyProtocol `yaml:"proxy_protocol"`
 }
+
+// minH3Window is the smallest HTTP/3 flow-control window taken: below a
+// few packets' worth an upload stalls every round trip.
+const minH3Window = 16 << 10
 
 // validateTLS checks the TLS and h2c listeners. Certificate files are read
 // only when the TLS listener is on.
@@ -89,6 +100,8 @@ func (c *Config) validateTLS(p *problems) {
 	}
 	p.minInt("tls.h2_max_streams", t.H2MaxStreams, 1)
 	p.minInt("tls.h3_max_streams", t.H3MaxStreams, 1)
+	p.minSize("tls.h3_stream_window", t.H3StreamWindow, minH3Window)
+	p.minSize("tls.h3_conn_window", t.H3ConnWindow, max(minH3Window, t.H3StreamWindow))
 	if t.HTTP3 && t.Listen == "" {
 		p.add("tls.http3", "needs tls.listen (HTTP/3 listens on its port, over UDP)")
 	}

@@ -30,6 +30,8 @@ tls:
   http3: true
   h3_max_streams: 50
   h3_0rtt: false
+  h3_stream_window: 1MiB
+  h3_conn_window: 4MiB
 h2c:
   listen: "127.0.0.1:8082"
   behind_tls: true
@@ -46,7 +48,7 @@ hosts:
 	want := TLS{Listen: ":8443", Cert: dir + "/a.crt", Key: dir + "/a.key",
 		Hosts:       []TLSHost{{Names: []string{"shop.example", "*.shop.example"}, Cert: dir + "/b.crt", Key: dir + "/b.key"}},
 		OCSPTimeout: Duration(10 * time.Second), H2MaxStreams: 100, ProxyProtocol: defaultProxyProtocol(),
-		HTTP3: true, H3MaxStreams: 50}
+		HTTP3: true, H3MaxStreams: 50, H3StreamWindow: 1 << 20, H3ConnWindow: 4 << 20}
 	if !reflect.DeepEqual(cfg.TLS, want) {
 		t.Errorf("tls = %+v\nwant %+v", cfg.TLS, want)
 	}
@@ -104,6 +106,13 @@ func TestParseTLSProblemsWithLines(t *testing.T) {
 				`ramjet.yaml:2: tls.http3: needs tls.listen (HTTP/3 listens on its port, over UDP)`,
 				`ramjet.yaml:3: tls.h3_max_streams: must be at least 1, got 0`,
 			}},
+		{"h3 windows too small", "tls:\n  h3_stream_window: 1KiB\n  h3_conn_window: 8KiB\n",
+			[]string{
+				`ramjet.yaml:2: tls.h3_stream_window: must be at least 16KiB, got 1KiB`,
+				`ramjet.yaml:3: tls.h3_conn_window: must be at least 16KiB, got 8KiB`,
+			}},
+		{"h3 connection window below the stream window", "tls:\n  h3_stream_window: 8MiB\n  h3_conn_window: 4MiB\n",
+			[]string{`ramjet.yaml:3: tls.h3_conn_window: must be at least 8MiB, got 4MiB`}},
 		{"http3 with the PROXY protocol", "tls:\n  listen: \":8443\"\n  cert: DIR\n  key: DIR\n  http3: true\n  proxy_protocol: {enabled: true, allow: [10.0.0.1]}\n",
 			[]string{
 				`ramjet.yaml:3: tls.cert: "DIR" is not a file`,

@@ -50,6 +50,7 @@ type config struct {
 	handshakes int
 	resume     bool
 	h2         bool
+	std        bool // the load over net/http and http3.Transport instead of h3load's own requests
 	hold       time.Duration
 	timeout    time.Duration
 	insecure   bool
@@ -90,6 +91,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.handshakes, "handshakes", 0, "time this many fresh connections, one after the other, instead of a load")
 	fs.BoolVar(&c.resume, "resume", false, "with -handshakes: resume each connection's session (h3: 0-RTT GET)")
 	fs.BoolVar(&c.h2, "h2", false, "with -handshakes: over TLS + HTTP/2 instead of HTTP/3")
+	fs.BoolVar(&c.std, "std", false, "send the load through net/http and quic-go's http3.Transport (costs the client about 3x more CPU per request)")
 	fs.DurationVar(&c.hold, "hold", 0, "open -c connections, one request each, and hold them idle this long")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "stop after this long whatever is left")
 	fs.BoolVar(&c.insecure, "k", true, "do not verify the certificate (loopback benchmarks)")
@@ -138,18 +140,34 @@ func (c config) tlsConfig(cache tls.ClientSessionCache) *tls.Config {
 
 // counts are what h2load reports.
 type counts struct {
+	next                      atomic.Int64 // requests taken by the workers, to stop at -n
 	done, ok, failed, errored atomic.Int64
 	status                    [6]atomic.Int64 // by class: 1xx..5xx
 	bytes                     atomic.Int64
-	mu                        sync.Mutex // guards lat
+	mu                        sync.Mutex // guards lat and firstErr
 	lat                       []time.Duration
+	firstErr                  error // the first request's error, reported on stderr
 }
 
 func (n *counts) add(status int, body int64, d time.Duration, err error) {
+	if n.count(status, body, err) {
+		n.mu.Lock()
+		n.lat = append(n.lat, d)
+		n.mu.Unlock()
+	}
+}
+
+// count counts one request but not its latency; it reports whether
+// there was an answer whose latency counts.
+func (n *counts) count(status int, body int64, err error) bool {
 	n.done.Add(1)
 	if err != nil {
-		n.errored.Add(1)
-		return
+		if n.errored.Add(1) == 1 {
+			n.mu.Lock()
+			n.firstErr = err
+			n.mu.Unlock()
+		}
+		return false
 	}
 	if status/100 < len(n.status) {
 		n.status[status/100].Add(1)
@@ -160,18 +178,59 @@ func (n *counts) add(status int, body int64, d time.Duration, err error) {
 		n.failed.Add(1)
 	}
 	n.bytes.Add(body)
-	n.mu.Lock()
-	n.lat = append(n.lat, d)
-	n.mu.Unlock()
+	return true
 }
 
 // load runs -n requests over -c connections with -m streams each, like
-// h2load, and prints its summary.
+// h2load, and prints its summary. Each stream's worker keeps its own
+// latencies (no lock per request); they are merged at the end.
 func load(ctx context.Context, c config) error {
 	var n counts
-	var next atomic.Int64
 	var tlsState atomic.Pointer[tls.ConnectionState]
 	start := time.Now()
+	if c.std {
+		n.loadStd(ctx, c, &tlsState)
+	} else {
+		n.loadOwn(ctx, c, &tlsState)
+	}
+	report(os.Stdout, &n, time.Since(start), tlsState.Load(), c)
+	if n.firstErr != nil {
+		fmt.Fprintf(os.Stderr, "h3load: %d requests errored; the first: %v\n", n.errored.Load(), n.firstErr)
+	}
+	return ctx.Err()
+}
+
+// loadOwn is the load over h3load's own requests (raw.go).
+func (n *counts) loadOwn(ctx context.Context, c config, tlsState *atomic.Pointer[tls.ConnectionState]) {
+	var wg sync.WaitGroup
+	for range c.conns {
+		wg.Go(func() {
+			rc, err := dialRaw(ctx, c)
+			if err != nil {
+				for range c.streams {
+					if n.next.Add(1) <= int64(c.requests) {
+						n.add(0, 0, 0, err)
+					}
+				}
+				return
+			}
+			defer rc.close()
+			tlsState.CompareAndSwap(nil, rc.state())
+			var cw sync.WaitGroup
+			for range c.streams {
+				cw.Go(func() {
+					g := newGetter(rc)
+					n.drive(ctx, c, func() (int, int64, error) { return g.do(ctx) })
+				})
+			}
+			cw.Wait()
+		})
+	}
+	wg.Wait()
+}
+
+// loadStd is the load through net/http and http3.Transport.
+func (n *counts) loadStd(ctx context.Context, c config, tlsState *atomic.Pointer[tls.ConnectionState]) {
 	var wg sync.WaitGroup
 	for range c.conns {
 		tr := &http3.Transport{TLSClientConfig: c.tlsConfig(nil), QUICConfig: &quic.Config{MaxIdleTimeout: time.Minute}}
@@ -179,21 +238,35 @@ func load(ctx context.Context, c config) error {
 		client := &http.Client{Transport: tr}
 		for range c.streams {
 			wg.Go(func() {
-				for next.Add(1) <= int64(c.requests) && ctx.Err() == nil {
-					t0 := time.Now()
+				n.drive(ctx, c, func() (int, int64, error) {
 					status, body, state, err := fetch(ctx, client, c.url.String(), http.MethodGet)
-					n.add(status, body, time.Since(t0), err)
 					if state != nil {
 						tlsState.CompareAndSwap(nil, state)
 					}
-				}
+					return status, body, err
+				})
 			})
 		}
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	report(os.Stdout, &n, elapsed, tlsState.Load(), c)
-	return ctx.Err()
+}
+
+// drive sends requests with do, one after the other, until -n are
+// taken; latencies are kept locally (no lock per request) and merged at
+// the end.
+func (n *counts) drive(ctx context.Context, c config, do func() (int, int64, error)) {
+	lat := make([]time.Duration, 0, c.requests/(c.conns*c.streams)+1)
+	for n.next.Add(1) <= int64(c.requests) && ctx.Err() == nil {
+		t0 := time.Now()
+		status, body, err := do()
+		d := time.Since(t0)
+		if n.count(status, body, err) {
+			lat = append(lat, d)
+		}
+	}
+	n.mu.Lock()
+	n.lat = append(n.lat, lat...)
+	n.mu.Unlock()
 }
 
 func fetch(ctx context.Context, client *http.Client, u, method string) (int, int64, *tls.ConnectionState, error) {

@@ -29,6 +29,8 @@ func startH3(ctx context.Context, c *conf.Config, tc *tls.Config, p *proxy.Proxy
 		WriteTimeout:         time.Duration(c.Server.WriteTimeout),
 		MaxHeaderBytes:       int(c.Server.MaxHeaderBytes),
 		MaxConcurrentStreams: c.TLS.H3MaxStreams,
+		StreamWindow:         uint64(c.TLS.H3StreamWindow),
+		ConnWindow:           uint64(c.TLS.H3ConnWindow),
 		Disable0RTT:          !c.TLS.H3ZeroRTT,
 	}, p.ServeFastHTTP, log)
 	if err != nil {

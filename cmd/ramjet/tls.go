@@ -260,6 +260,7 @@ func (e *edge) rereadCerts() error {
 func edgeRestartNeeded(old, cur *conf.Config) bool {
 	return old.TLS.Listen != cur.TLS.Listen || old.TLS.H2MaxStreams != cur.TLS.H2MaxStreams ||
 		old.TLS.HTTP3 != cur.TLS.HTTP3 || old.TLS.H3MaxStreams != cur.TLS.H3MaxStreams || old.TLS.H3ZeroRTT != cur.TLS.H3ZeroRTT ||
+		old.TLS.H3StreamWindow != cur.TLS.H3StreamWindow || old.TLS.H3ConnWindow != cur.TLS.H3ConnWindow ||
 		!reflect.DeepEqual(old.TLS.ProxyProtocol, cur.TLS.ProxyProtocol) || !reflect.DeepEqual(old.H2C, cur.H2C)
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // conn serves one QUIC connection: its control stream, the client's
-// unidirectional streams, and a goroutine per request stream.
+// unidirectional streams, and its request streams, each on a worker.
 type conn struct {
 	s       *Server
 	qc      *quic.Conn
@@ -62,7 +62,7 @@ func (c *conn) serve() {
 		}
 		c.s.wg.Add(1)
 		c.s.streams.Add(1)
-		go c.serveStream(qs, !c.handshakeDone())
+		c.s.workers.run(job{c: c, qs: qs, early: !c.handshakeDone()})
 	}
 }
 

@@ -8,7 +8,8 @@
 // every stage of the proxy's pipeline applies to it unchanged.
 //
 // Each request stream runs on a goroutine of its own (quic-go's streams
-// block per stream, there is no connection reader to keep free):
+// block per stream, there is no connection reader to keep free), taken
+// from workers whose stacks have grown serving earlier streams:
 // headers, the 0-RTT check, the handler, the response. Request bodies
 // stream to the handler from DATA frames; response bodies leave in one
 // write when small, from where they lie when large, one DATA frame per

@@ -106,8 +106,9 @@ type Server struct {
 	tr  *quic.Transport
 	ln  *quic.EarlyListener
 
-	wg      sync.WaitGroup         // the accept loop, every connection's and stream's goroutine
-	streams atomic.Int64           // stream goroutines running
+	wg      sync.WaitGroup         // the accept loop, every connection's goroutine and every stream
+	workers *workers               // the goroutines streams run on
+	streams atomic.Int64           // streams being served
 	conns   streamctx.Conns[*conn] // open connections; draining once Shutdown began
 	once    sync.Once              // Shutdown and Close run once
 }
@@ -134,19 +135,38 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 	tc.MinVersion = tls.VersionTLS13
 	s := &Server{
 		cfg: cfg, handler: h, log: log, tls: tc, ctxs: streamctx.Contexts{Log: streamctx.Logger{Log: log}},
+		workers: newWorkers(),
 		quic: &quic.Config{
 			// quic-go's own limit is the handshake's idle time; twice it
 			// bounds the whole handshake.
-			HandshakeIdleTimeout:       cfg.HandshakeTimeout / 2,
-			MaxIdleTimeout:             cfg.IdleTimeout,
-			MaxIncomingStreams:         int64(cfg.MaxConcurrentStreams),
-			MaxIncomingUniStreams:      maxUniStreams,
-			MaxStreamReceiveWindow:     cfg.StreamWindow,
-			MaxConnectionReceiveWindow: cfg.ConnWindow,
-			Allow0RTT:                  !cfg.Disable0RTT,
+			HandshakeIdleTimeout:           cfg.HandshakeTimeout / 2,
+			MaxIdleTimeout:                 cfg.IdleTimeout,
+			MaxIncomingStreams:             int64(cfg.MaxConcurrentStreams),
+			MaxIncomingUniStreams:          maxUniStreams,
+			InitialStreamReceiveWindow:     initialWindow(cfg.StreamWindow, initialStreamWindow),
+			MaxStreamReceiveWindow:         cfg.StreamWindow,
+			InitialConnectionReceiveWindow: initialWindow(cfg.ConnWindow, initialConnWindow),
+			MaxConnectionReceiveWindow:     cfg.ConnWindow,
+			Allow0RTT:                      !cfg.Disable0RTT,
 		},
 	}
 	return s, nil
+}
+
+// initialStreamWindow and initialConnWindow are quic-go's starting
+// receive windows, which it grows up to StreamWindow and ConnWindow.
+const (
+	initialStreamWindow = 512 << 10
+	initialConnWindow   = 768 << 10
+)
+
+// initialWindow starts a window at quic-go's default, or at the limit
+// when that is smaller (0: quic-go's defaults for both).
+func initialWindow(limit, def uint64) uint64 {
+	if limit == 0 {
+		return 0
+	}
+	return min(limit, def)
 }
 
 // maxUniStreams is the unidirectional streams a client may open: its
@@ -261,6 +281,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			c.goAway()
 		}
 		err = s.wait(ctx)
+		s.workers.close(err == nil)
 	})
 	return err
 }

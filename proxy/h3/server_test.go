@@ -123,17 +123,8 @@ func TestRequestReachesHandlerAsRequestCtx(t *testing.T) {
 
 func TestBodiesByteExactBothWays(t *testing.T) {
 	e := startEnv(t, echoHandler, nil)
+	uploadByteExact(t, e)
 	c, _ := e.client(t)
-	up := bytes.Repeat([]byte("upload-"), 2<<20/7)
-	resp, err := c.Post(e.url("/upload"), "application/octet-stream", bytes.NewReader(up))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if want := fmt.Sprintf("%x %d", sha256.Sum256(up), len(up)); string(got) != want {
-		t.Fatalf("upload: got %q, want %q", got, want)
-	}
 	for _, path := range []string{"/big", "/stream"} {
 		resp, err := c.Get(e.url(path))
 		if err != nil {
@@ -171,5 +162,29 @@ func TestOversizedHeadersGet431(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("status after 431: %d", resp.StatusCode)
+	}
+}
+
+// TestSmallFlowControlWindowsStillUpload: with the smallest windows
+// config takes, a 2 MiB upload arrives byte-exact (the client waits for
+// credit instead of sending past it).
+func TestSmallFlowControlWindowsStillUpload(t *testing.T) {
+	e := startEnv(t, echoHandler, func(c *Config) { c.StreamWindow, c.ConnWindow = 16<<10, 32<<10 })
+	uploadByteExact(t, e)
+}
+
+// uploadByteExact posts 2 MiB and checks the handler saw every byte.
+func uploadByteExact(t *testing.T, e *env) {
+	t.Helper()
+	c, _ := e.client(t)
+	up := bytes.Repeat([]byte("upload-"), 2<<20/7)
+	resp, err := c.Post(e.url("/upload"), "application/octet-stream", bytes.NewReader(up))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := fmt.Sprintf("%x %d", sha256.Sum256(up), len(up)); string(got) != want {
+		t.Fatalf("upload: got %q, want %q", got, want)
 	}
 }

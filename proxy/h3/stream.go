@@ -22,6 +22,10 @@ type stream struct {
 	enc  fieldEncoder
 	out  []byte // the response's HEADERS frame (and a small body), written at once
 	body requestBody
+	// bodyErr is the request body's protocol error (a length other than
+	// content-length, a malformed frame) as the handler met it: the
+	// stream is reset with its code instead of answered.
+	bodyErr error
 
 	declared  int64  // content-length, -1 when not sent
 	received  int64  // body bytes read
@@ -91,7 +95,9 @@ func (c *conn) serveStream(qs *quic.Stream, early bool) {
 		st.abort(err)
 		return
 	}
-	_ = qs.SetReadDeadline(time.Time{}) // a body streams for as long as the connection lives
+	if !st.bodyDone {
+		_ = qs.SetReadDeadline(time.Time{}) // a body streams for as long as the connection lives
+	}
 	if status != 0 {
 		st.ctx.Response.SetStatusCode(status)
 	} else {
@@ -101,8 +107,16 @@ func (c *conn) serveStream(qs *quic.Stream, early bool) {
 			return
 		}
 		s.handler(st.ctx)
+		if st.bodyErr != nil {
+			st.abort(st.bodyErr) // RFC 9114 §4.1.2: a malformed request is a stream error, not an answer
+			return
+		}
 	}
 	if err := st.writeResponse(); err != nil {
+		if st.bodyErr != nil { // the body was read while the answer streamed
+			st.abort(st.bodyErr)
+			return
+		}
 		qs.CancelWrite(errInternal) // the client must not take a cut body for a whole one
 	}
 	if !st.bodyDone || !st.fr.atEOF() {
@@ -331,8 +345,20 @@ var (
 	malformed     = streamError(errMessage, "malformed request")
 )
 
+// Read reads the body, keeping a protocol error for serveStream, which
+// resets the stream with its code whatever the handler made of it.
 func (b *requestBody) Read(p []byte) (int, error) {
-	st := b.st
+	n, err := b.st.readBody(p)
+	if err != nil && err != io.EOF {
+		var he *h3Error
+		if errors.As(err, &he) {
+			b.st.bodyErr = err
+		}
+	}
+	return n, err
+}
+
+func (st *stream) readBody(p []byte) (int, error) {
 	for st.dataLeft == 0 {
 		if st.bodyDone {
 			return 0, io.EOF
