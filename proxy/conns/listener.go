@@ -29,7 +29,7 @@ type Config struct {
 	// Linger is how long an idle connection waits on its goroutine for
 	// the next request before it is parked: a client under load sends
 	// it within microseconds, and waking a parked connection costs a few
-	// syscalls. 0 means 100 ms.
+	// syscalls. 0 means 20 ms.
 	Linger time.Duration
 	// PlainHTTP answers a refused connection with a short HTTP response
 	// (503 over MaxConns, 429 over MaxPerIP) before closing it. Off (a
