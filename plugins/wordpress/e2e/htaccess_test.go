@@ -245,20 +245,6 @@ hosts:
 func startTypedOrigin(t *testing.T, docroot string) string {
 	t.Helper()
 	fpm := testbed.StartPHPFPM(t, "php_admin_flag[display_errors] = off\nphp_admin_value[memory_limit] = 256M\n")
-	nginx := testbed.StartNginx(t, testbed.NginxConfig{
-		HTTP: "\ttypes { text/html html; text/css css; application/javascript js; image/png png; }\n",
-		Server: fmt.Sprintf(`		access_log off;
-		root %s;
-		index index.php;
-		location / { try_files $uri $uri/ /index.php?$args; }
-		location ~ \.php$ {
-			try_files $uri =404;
-			fastcgi_pass %s;
-			fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;
-			include /etc/nginx/fastcgi_params;
-			fastcgi_read_timeout 60s;
-		}
-`, docroot, fpm.Addr)})
-	waitWordPress(t, nginx.URL)
-	return nginx.URL
+	return startWordPressNginx(t, docroot, fpm.Addr,
+		"\ttypes { text/html html; text/css css; application/javascript js; image/png png; }\n")
 }

@@ -133,8 +133,16 @@ func startOrigin(t *testing.T, docroot string) string {
 // a php.ini of its own (php-fpm -c; "" keeps php-fpm's).
 func startOriginWith(t *testing.T, docroot, pool, iniFile string) string {
 	t.Helper()
-	fpm := testbed.StartPHPFPMWithINI(t, pool, iniFile)
-	nginx := testbed.StartNginx(t, testbed.NginxConfig{Server: fmt.Sprintf(`		access_log off;
+	return startWordPressNginx(t, docroot, testbed.StartPHPFPMWithINI(t, pool, iniFile).Addr, "")
+}
+
+// startWordPressNginx serves docroot's WordPress with nginx and the
+// php-fpm at fpmAddr, its permalinks through index.php; httpBlock adds
+// lines to nginx's http block. It returns nginx's URL once WordPress
+// answers.
+func startWordPressNginx(t *testing.T, docroot, fpmAddr, httpBlock string) string {
+	t.Helper()
+	nginx := testbed.StartNginx(t, testbed.NginxConfig{HTTP: httpBlock, Server: fmt.Sprintf(`		access_log off;
 		root %s;
 		index index.php;
 		location / { try_files $uri $uri/ /index.php?$args; }
@@ -145,7 +153,7 @@ func startOriginWith(t *testing.T, docroot, pool, iniFile string) string {
 			include /etc/nginx/fastcgi_params;
 			fastcgi_read_timeout 60s;
 		}
-`, docroot, fpm.Addr)})
+`, docroot, fpmAddr)})
 	waitWordPress(t, nginx.URL)
 	return nginx.URL
 }
