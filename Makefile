@@ -32,7 +32,7 @@ run: bin/ramjet bin/demo-origin
 # only mean something without -race.
 test: deps lint
 	$(GO) test -race -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -run 'Alloc' ./proxy/...
+	$(GO) test -count=1 -run 'Alloc' ./proxy/... ./internal/rawsock/
 
 deps:
 	@.ci/deps
