@@ -29,5 +29,6 @@ func stageRespond(r *request) verdict {
 	}
 	addHSTS(r.ctx, r.s)
 	addAltSvc(r.ctx, r.s)
+	announceBody(r.ctx)
 	return proceed
 }

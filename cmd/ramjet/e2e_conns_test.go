@@ -159,3 +159,80 @@ func TestSaturatedOriginKeepsServingHits(t *testing.T) {
 		t.Errorf("busy count %v, want 1", v)
 	}
 }
+
+// TestLargeAnswersArriveWholeOnAKeepAliveConnection: hits and misses
+// larger than the server's write buffer leave as one writev of head and
+// body (proxy/vectored.go); on one keep-alive connection, pipelined or
+// not, with HEAD, 304 and ranges between them, every answer arrives
+// whole and in order.
+func TestLargeAnswersArriveWholeOnAKeepAliveConnection(t *testing.T) {
+	body := func(path string, n int) string {
+		var b strings.Builder
+		for b.Len() < n {
+			b.WriteString(path + ";")
+		}
+		return b.String()[:n]
+	}
+	sizes := map[string]int{"/b8193": 8193, "/b9000": 9000, "/b30k": 30720, "/b2m": 2 << 20}
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=600")
+		w.Header().Set("ETag", `"`+r.URL.Path+`"`)
+		io.WriteString(w, body(r.URL.Path, sizes[r.URL.Path]))
+	}))
+	defer origin.Close()
+	rj := startRamjet(t, origin.URL)
+	rc := dialRaw(t, rj.Addr)
+	read := func(method, path string) (*http.Response, string) {
+		t.Helper()
+		_ = rc.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(rc.br, &http.Request{Method: method})
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("%s %s: body: %v", method, path, err)
+		}
+		return resp, string(b)
+	}
+	send := func(reqs ...string) {
+		t.Helper()
+		if _, err := io.WriteString(rc.c, strings.Join(reqs, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(path, extra string) string {
+		return "GET " + path + " HTTP/1.1\r\nHost: conns.test\r\n" + extra + "\r\n"
+	}
+	for round := range 2 { // a miss, then a hit
+		for _, path := range []string{"/b8193", "/b9000", "/b30k", "/b2m"} {
+			send(get(path, ""))
+			resp, got := read("GET", path)
+			if resp.StatusCode != 200 || got != body(path, sizes[path]) {
+				t.Fatalf("round %d GET %s: %d, %d bytes, not the page", round, path, resp.StatusCode, len(got))
+			}
+		}
+	}
+	// Pipelined: a HEAD, a 304, a range and full hits in one write.
+	send(get("/b30k", ""), "HEAD /b30k HTTP/1.1\r\nHost: conns.test\r\n\r\n",
+		get("/b30k", "If-None-Match: \"/b30k\"\r\n"), get("/b2m", "Range: bytes=10000-29999\r\n"),
+		get("/b9000", ""), get("/b2m", ""))
+	if resp, got := read("GET", "/b30k"); resp.StatusCode != 200 || got != body("/b30k", 30720) {
+		t.Fatalf("pipelined GET /b30k: %d, %d bytes", resp.StatusCode, len(got))
+	}
+	if resp, got := read("HEAD", "/b30k"); resp.StatusCode != 200 || got != "" || resp.ContentLength != 30720 {
+		t.Fatalf("HEAD /b30k: %d, %d bytes, length %d", resp.StatusCode, len(got), resp.ContentLength)
+	}
+	if resp, got := read("GET", "/b30k"); resp.StatusCode != 304 || got != "" {
+		t.Fatalf("conditional GET /b30k: %d, %d bytes", resp.StatusCode, len(got))
+	}
+	if resp, got := read("GET", "/b2m"); resp.StatusCode != 206 || got != body("/b2m", 2<<20)[10000:30000] {
+		t.Fatalf("range of /b2m: %d, %d bytes", resp.StatusCode, len(got))
+	}
+	if resp, got := read("GET", "/b9000"); resp.StatusCode != 200 || got != body("/b9000", 9000) {
+		t.Fatalf("pipelined GET /b9000: %d, %d bytes", resp.StatusCode, len(got))
+	}
+	if resp, got := read("GET", "/b2m"); resp.StatusCode != 200 || got != body("/b2m", 2<<20) {
+		t.Fatalf("pipelined GET /b2m: %d, %d bytes", resp.StatusCode, len(got))
+	}
+}

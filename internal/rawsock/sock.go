@@ -21,9 +21,11 @@ type Sock struct {
 	readFn func(fd uintptr) bool
 
 	wb      []byte // what the current write has still to send
+	wb2     []byte // and after it (WriteTwo), in the same system call
 	wdone   int
 	werrno  syscall.Errno
 	writeFn func(fd uintptr) bool
+	iov     [2]syscall.Iovec // writev's vector, here so that it does not escape per call
 }
 
 // New returns nc's raw socket, or false if nc has no descriptor.
@@ -80,13 +82,24 @@ func (s *Sock) read(fd uintptr) bool {
 
 // Write writes all of b, waiting while the socket is not writable.
 func (s *Sock) Write(b []byte) (int, error) {
-	if len(b) == 0 {
+	return s.WriteTwo(b, nil)
+}
+
+// WriteTwo writes all of a and then all of b, both in one writev while
+// the socket takes them, so that a response's head and its body leave in
+// one system call (and one loopback delivery) without being copied
+// together first. It reports the bytes written of both.
+func (s *Sock) WriteTwo(a, b []byte) (int, error) {
+	if len(a) == 0 {
+		a, b = b, nil
+	}
+	if len(a) == 0 {
 		return 0, nil
 	}
-	s.wb, s.wdone, s.werrno = b, 0, 0
+	s.wb, s.wb2, s.wdone, s.werrno = a, b, 0, 0
 	err := s.rc.Write(s.writeFn)
 	done, errno := s.wdone, s.werrno
-	s.wb = nil
+	s.wb, s.wb2 = nil, nil
 	switch {
 	case err != nil:
 		return done, err
@@ -98,8 +111,17 @@ func (s *Sock) Write(b []byte) (int, error) {
 
 // write is Write's callback: false asks the netpoller to wait.
 func (s *Sock) write(fd uintptr) bool {
-	for s.wdone < len(s.wb) {
-		r, e := sysWrite(fd, s.wb[s.wdone:])
+	for s.wdone < len(s.wb)+len(s.wb2) {
+		var r int
+		var e syscall.Errno
+		switch {
+		case s.wdone >= len(s.wb):
+			r, e = sysWrite(fd, s.wb2[s.wdone-len(s.wb):])
+		case len(s.wb2) == 0:
+			r, e = sysWrite(fd, s.wb[s.wdone:])
+		default:
+			r, e = sysWritev(fd, &s.iov, s.wb[s.wdone:], s.wb2)
+		}
 		switch e {
 		case 0:
 			s.wdone += r

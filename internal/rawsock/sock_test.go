@@ -65,6 +65,43 @@ func TestSockCarriesBytesBothWays(t *testing.T) {
 	}
 }
 
+func TestWriteTwoSendsBothInOrderThroughPartialWrites(t *testing.T) {
+	client, server := tcpPair(t)
+	s, _ := New(server)
+	head := []byte("HTTP/1.1 200 OK\r\nContent-Length: 4194304\r\n\r\n")
+	body := make([]byte, 4<<20) // more than the socket buffers: writev returns short
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	want := append(append([]byte{}, head...), body...)
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(client, int64(len(want))))
+		got <- b
+	}()
+	if n, err := s.WriteTwo(head, body); err != nil || n != len(want) {
+		t.Fatalf("WriteTwo = %d, %v; want %d", n, err, len(want))
+	}
+	if b := <-got; string(b) != string(want) {
+		t.Fatalf("the peer read %d bytes, not the head followed by the body", len(b))
+	}
+}
+
+func TestWriteTwoWithAnEmptyPart(t *testing.T) {
+	client, server := tcpPair(t)
+	s, _ := New(server)
+	for _, c := range []struct{ a, b string }{{"", "body"}, {"head", ""}, {"", ""}} {
+		n, err := s.WriteTwo([]byte(c.a), []byte(c.b))
+		if err != nil || n != len(c.a)+len(c.b) {
+			t.Fatalf("WriteTwo(%q, %q) = %d, %v", c.a, c.b, n, err)
+		}
+	}
+	buf := make([]byte, 8)
+	if _, err := io.ReadFull(client, buf); err != nil || string(buf) != "bodyhead" {
+		t.Fatalf("the peer read %q, %v", buf, err)
+	}
+}
+
 func TestSockReadHonoursDeadlineAndEOF(t *testing.T) {
 	client, server := tcpPair(t)
 	s, _ := New(server)
@@ -103,6 +140,12 @@ func TestSockReadAndWriteAllocateNothing(t *testing.T) {
 	peer, _ := New(client)
 	msg, buf := []byte("ping"), make([]byte, 16)
 	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := s.WriteTwo(msg, msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(peer, buf[:2*len(msg)]); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := s.Write(msg); err != nil {
 			t.Fatal(err)
 		}
@@ -111,6 +154,6 @@ func TestSockReadAndWriteAllocateNothing(t *testing.T) {
 		}
 	})
 	if allocs != 0 {
-		t.Fatalf("a write and a read allocate %.1f times, want 0", allocs)
+		t.Fatalf("a writev, a write and their reads allocate %.1f times, want 0", allocs)
 	}
 }

@@ -30,6 +30,7 @@ const (
 type Conn struct {
 	net.Conn               // the accepted one (a TCP connection, or one a PROXY header named)
 	sock     io.ReadWriter // Conn's reads and writes: raw system calls on a plain TCP socket (internal/rawsock)
+	raw      *rawsock.Sock // sock when it is raw: the one that can send a head and a body in one writev
 	l        *Listener
 	ip       netip.Addr // counted against the per-address limit; zero when not
 	fd       int        // the socket, for the lot's epoll set; -1: never parked
@@ -41,6 +42,7 @@ type Conn struct {
 	fresh       bool      // no request served since accept or wake
 	intercepted bool      // the server set a read deadline while idle
 	parkBy      time.Time // that deadline: a parked connection is closed then; zero: never
+	vec         vectored  // a response's writes held back to go out with its body (vectored.go)
 
 	// Fields of the lot, under its mutex.
 	heapIdx int       // position in the lot's deadline heap; -1 when not parked
@@ -51,7 +53,7 @@ func newConn(l *Listener, c net.Conn, ip netip.Addr) *Conn {
 	pc := &Conn{Conn: c, sock: c, l: l, ip: ip, fd: -1, heapIdx: -1, idle: true, fresh: true}
 	if tc, ok := c.(*net.TCPConn); ok { // not under a wrapper that buffers (PROXY header)
 		if rs, ok := rawsock.New(tc); ok {
-			pc.sock = rs
+			pc.sock, pc.raw = rs, rs
 		}
 	}
 	if l.lot != nil {
@@ -95,6 +97,7 @@ func unwrap(c net.Conn) net.Conn {
 // park the connection. Call it from the serving goroutine.
 func (c *Conn) Idle() {
 	c.idle, c.fresh = true, false
+	_ = c.sendHeld() // an error shows again at the next read or write
 }
 
 // Busy tells c that a request's bytes arrived (already buffered by the
@@ -121,6 +124,9 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 // Read is the connection's: while c waits for a request, a Read that
 // finds none within the linger time returns io.EOF to have it parked.
 func (c *Conn) Read(p []byte) (int, error) {
+	if err := c.sendHeld(); err != nil {
+		return 0, err
+	}
 	if !c.idle {
 		return c.sock.Read(p)
 	}
@@ -162,8 +168,14 @@ func (c *Conn) Read(p []byte) (int, error) {
 }
 
 // Write is the connection's, made with raw system calls on a plain TCP
-// socket.
-func (c *Conn) Write(p []byte) (int, error) { return c.sock.Write(p) }
+// socket; while a body is announced (WriteBody), writes before it are
+// held to go out with it.
+func (c *Conn) Write(p []byte) (int, error) {
+	if c.vec.body == nil {
+		return c.sock.Write(p)
+	}
+	return c.writeVectored(p)
+}
 
 // buffered reports whether a wrapper under c holds bytes already read
 // from the socket, which the socket's readiness would not show.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package conns
+
+const raceEnabled = false

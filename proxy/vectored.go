@@ -1,0 +1,37 @@
+package proxy
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/conns"
+)
+
+// writeBufferSize is fasthttp's write buffer on the client listeners
+// (its default, named here because announceBody depends on it).
+const writeBufferSize = 4096
+
+// announceBody lets a plain HTTP/1.1 connection send the answer's head
+// and its in-memory body in one writev (conns.Conn.WriteBody) instead of
+// the two or three writes fasthttp's buffer makes of a body larger than
+// itself: a 30 KB hit or PHP page is one system call and one loopback
+// delivery, and the body is never copied. Only a body fasthttp writes
+// from where it lies qualifies: more than twice its buffer, not a
+// stream, and sent (not HEAD, not a status without a body).
+func announceBody(ctx *fasthttp.RequestCtx) {
+	resp := &ctx.Response
+	if resp.SkipBody || resp.IsBodyStream() || ctx.IsHead() || !statusHasBody(resp.StatusCode()) {
+		return
+	}
+	body := resp.Body()
+	if len(body) <= 2*writeBufferSize {
+		return
+	}
+	if c, ok := ctx.Conn().(*conns.Conn); ok {
+		c.WriteBody(body)
+	}
+}
+
+// statusHasBody: RFC 9110 6.4.1, no content after 1xx, 204 and 304.
+func statusHasBody(code int) bool {
+	return code >= 200 && code != fasthttp.StatusNoContent && code != fasthttp.StatusNotModified
+}
