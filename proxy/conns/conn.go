@@ -38,19 +38,21 @@ type Conn struct {
 
 	// Fields of the serving goroutine (handed over with the connection
 	// by the lot's wake, through a channel).
-	idle        bool      // the server waits for the next request: the next Read may park
-	fresh       bool      // no request served since accept or wake
-	intercepted bool      // the server set a read deadline while idle
-	parkBy      time.Time // that deadline: a parked connection is closed then; zero: never
-	vec         vectored  // a response's writes held back to go out with its body (vectored.go)
+	idle        bool          // the server waits for the next request: the next Read may park
+	fresh       bool          // no request served since accept or wake
+	intercepted bool          // the server set a read deadline while idle
+	parkBy      time.Time     // that deadline: a parked connection is closed then; zero: never
+	linger      time.Duration // this connection's own wait before parking (lingerFor)
+	vec         vectored      // a response's writes held back to go out with its body (vectored.go)
 
 	// Fields of the lot, under its mutex.
-	heapIdx int       // position in the lot's deadline heap; -1 when not parked
-	by      time.Time // parkBy, or the far future for none
+	heapIdx  int       // position in the lot's deadline heap; -1 when not parked
+	by       time.Time // parkBy, or the far future for none
+	parkedAt time.Time // when it was parked
 }
 
 func newConn(l *Listener, c net.Conn, ip netip.Addr) *Conn {
-	pc := &Conn{Conn: c, sock: c, l: l, ip: ip, fd: -1, heapIdx: -1, idle: true, fresh: true}
+	pc := &Conn{Conn: c, sock: c, l: l, ip: ip, fd: -1, heapIdx: -1, idle: true, fresh: true, linger: l.cfg.Linger}
 	if tc, ok := c.(*net.TCPConn); ok { // not under a wrapper that buffers (PROXY header)
 		if rs, ok := rawsock.New(tc); ok {
 			pc.sock, pc.raw = rs, rs
@@ -114,7 +116,7 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 		return c.Conn.SetReadDeadline(t)
 	}
 	c.intercepted, c.parkBy = true, t
-	wait := time.Now().Add(c.l.cfg.Linger)
+	wait := time.Now().Add(c.linger)
 	if !t.IsZero() && t.Before(wait) {
 		wait = t
 	}
@@ -145,7 +147,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	if !intercepted { // the server set no deadline: time the linger ourselves
 		c.parkBy = time.Time{}
-		if err := c.Conn.SetReadDeadline(time.Now().Add(c.l.cfg.Linger)); err != nil {
+		if err := c.Conn.SetReadDeadline(time.Now().Add(c.linger)); err != nil {
 			return 0, err
 		}
 	}
@@ -233,9 +235,22 @@ func (c *Conn) closeSocket() error {
 }
 
 // rearm makes a woken c look freshly accepted to the server that gets
-// it next. The lot calls it before handing c out.
-func (c *Conn) rearm() {
+// it next, its linger fitted to how long it slept. The lot calls it
+// before handing c out.
+func (c *Conn) rearm(now time.Time) {
+	c.linger = lingerFor(c.linger, now.Sub(c.parkedAt), c.l.cfg)
 	c.idle, c.fresh, c.intercepted, c.parkBy = true, true, false, time.Time{}
+}
+
+// lingerFor is a woken connection's next linger after a park of slept:
+// doubled (up to MaxLinger) when it slept less than MaxLinger — its
+// client pauses a little longer than it lingered, and parking costs it
+// more than waiting would — and back to Linger after a longer sleep.
+func lingerFor(linger, slept time.Duration, cfg Config) time.Duration {
+	if slept >= cfg.MaxLinger {
+		return cfg.Linger
+	}
+	return min(2*linger, cfg.MaxLinger)
 }
 
 var (

@@ -29,8 +29,15 @@ type Config struct {
 	// Linger is how long an idle connection waits on its goroutine for
 	// the next request before it is parked: a client under load sends
 	// it within microseconds, and waking a parked connection costs a few
-	// syscalls. 0 means 20 ms.
+	// syscalls. 0 means 20 ms. It is where a connection starts; see
+	// MaxLinger.
 	Linger time.Duration
+	// MaxLinger bounds a connection's own linger, which doubles each
+	// time it wakes soon after parking (a client that pauses between
+	// requests longer than the linger, as 1,000 clients sharing one
+	// core do, would otherwise park and wake once per request) and falls
+	// back to Linger after a long sleep. 0 means 1 s.
+	MaxLinger time.Duration
 	// PlainHTTP answers a refused connection with a short HTTP response
 	// (503 over MaxConns, 429 over MaxPerIP) before closing it. Off (a
 	// TLS listener), refused connections are only closed.
@@ -75,6 +82,9 @@ type Listener struct {
 func NewListener(inner net.Listener, cfg Config, log *slog.Logger) *Listener {
 	if cfg.Linger <= 0 {
 		cfg.Linger = 20 * time.Millisecond
+	}
+	if cfg.MaxLinger < cfg.Linger {
+		cfg.MaxLinger = max(time.Second, cfg.Linger)
 	}
 	l := &Listener{inner: inner, cfg: cfg, log: log,
 		accepted: make(chan net.Conn), woken: make(chan net.Conn, 256),

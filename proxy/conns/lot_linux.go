@@ -77,7 +77,7 @@ func (p *lot) park(c *Conn) {
 	}
 	p.byFD[int32(c.fd)] = c
 	p.parks++
-	c.by = by
+	c.by, c.parkedAt = by, time.Now()
 	heap.Push(&p.byTime, c)
 	// One shot: after its event the descriptor stays in the set, disarmed,
 	// until the next park re-arms it (or its close removes it).
@@ -165,10 +165,11 @@ func (p *lot) poll() {
 			_ = p.file.Close()
 			return
 		}
+		now := time.Now()
 		for i := range events[:n] {
-			p.wake(events[i].Fd)
+			p.wake(events[i].Fd, now)
 		}
-		next := p.expire(time.Now())
+		next := p.expire(now)
 		_ = p.file.SetReadDeadline(next) // a pollable file: cannot fail
 	}
 }
@@ -180,7 +181,7 @@ func (p *lot) isClosed() bool {
 }
 
 // wake hands the parked connection on fd back to the server.
-func (p *lot) wake(fd int32) {
+func (p *lot) wake(fd int32, now time.Time) {
 	p.mu.Lock()
 	c := p.byFD[fd]
 	if c == nil {
@@ -192,7 +193,7 @@ func (p *lot) wake(fd int32) {
 	if !c.state.CompareAndSwap(stParked, stServing) {
 		return // closed meanwhile
 	}
-	c.rearm()
+	c.rearm(now)
 	select {
 	case p.l.woken <- c:
 	case <-p.l.closed:

@@ -1,0 +1,97 @@
+package conns
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+)
+
+func TestLingerDoublesAfterAShortParkAndResetsAfterALongOne(t *testing.T) {
+	cfg := Config{Linger: 20 * time.Millisecond, MaxLinger: time.Second}
+	cases := []struct {
+		linger, slept, want time.Duration
+	}{
+		{20 * time.Millisecond, 30 * time.Millisecond, 40 * time.Millisecond},
+		{640 * time.Millisecond, 700 * time.Millisecond, time.Second}, // capped
+		{time.Second, 900 * time.Millisecond, time.Second},
+		{time.Second, 5 * time.Second, 20 * time.Millisecond}, // idle for long: parks early again
+		{40 * time.Millisecond, time.Second, 20 * time.Millisecond},
+	}
+	for _, c := range cases {
+		if got := lingerFor(c.linger, c.slept, cfg); got != c.want {
+			t.Errorf("lingerFor(%v, slept %v) = %v, want %v", c.linger, c.slept, got, c.want)
+		}
+	}
+}
+
+// TestAClientThatPausesALittleStopsBeingParked: a client pausing 30 ms
+// between requests, against a 5 ms linger, is parked and woken only
+// until its connection's linger has grown past the pause.
+func TestAClientThatPausesALittleStopsBeingParked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("pauses between requests")
+	}
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewListener(inner, Config{Name: "test", Park: true, Linger: 5 * time.Millisecond, MaxLinger: time.Second},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if l.lot == nil {
+		t.Skip("parking is not available here")
+	}
+	defer l.Close()
+	go serveEcho(l)
+	client, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	br := bufio.NewReader(client)
+	const requests = 10
+	for i := range requests {
+		if _, err := client.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := br.ReadByte(); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		time.Sleep(30 * time.Millisecond) // the client's pause is what is tested
+	}
+	parks := l.Stats().Parks
+	if parks == 0 || parks > requests-4 {
+		t.Fatalf("%d parks over %d pauses of 30 ms, want a few (5, 10, 20 ms lingers) and then none", parks, requests)
+	}
+}
+
+// serveEcho serves l as an HTTP server would for parking: idle between
+// one-byte requests, each answered with one byte; an io.EOF from an
+// idle Read ends the connection's goroutine through Close (which parks).
+func serveEcho(l *Listener) {
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func(c *Conn) {
+			defer c.Close()
+			buf := make([]byte, 1)
+			for {
+				c.Idle()
+				if err := c.SetReadDeadline(time.Now().Add(time.Minute)); err != nil {
+					return
+				}
+				if _, err := c.Read(buf); err != nil {
+					return
+				}
+				c.Busy()
+				if _, err := c.Write(buf); err != nil {
+					return
+				}
+			}
+		}(nc.(*Conn))
+	}
+}
