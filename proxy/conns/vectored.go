@@ -68,8 +68,14 @@ func (c *Conn) writeVectored(p []byte) (int, error) {
 	return max(n-len(held), 0), err
 }
 
-// sendHeld writes what is held and forgets the announced body.
+// sendHeld writes what is held and forgets the announced body. With
+// nothing announced it only reads c.vec: a connection whose reads and
+// writes run on two goroutines (HTTP/2, TLS) never announces a body, and
+// must not see a write here racing its writer's read.
 func (c *Conn) sendHeld() error {
+	if c.vec.body == nil && c.vec.held == nil {
+		return nil
+	}
 	c.vec.body = nil
 	if c.vec.held == nil {
 		return nil

@@ -162,3 +162,27 @@ func TestVectoredResponseAllocatesNothing(t *testing.T) {
 		t.Fatalf("a vectored response allocates %.1f times, want 0", allocs)
 	}
 }
+
+// TestReadsAndWritesOnTwoGoroutinesDoNotRace: HTTP/2 and TLS read a
+// connection on one goroutine while writing it on another; without an
+// announced body, neither touches the held-back state (run with -race).
+func TestReadsAndWritesOnTwoGoroutinesDoNotRace(t *testing.T) {
+	c, client := tcpConn(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := io.ReadFull(c, make([]byte, 50)); err != nil {
+			t.Error(err)
+		}
+	}()
+	go func() { _, _ = io.Copy(io.Discard, client) }()
+	for range 50 {
+		if _, err := c.Write([]byte("frame")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+}
