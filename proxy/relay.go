@@ -58,8 +58,17 @@ func streamResponse(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, 
 	out.Header.SetCanonical(hdrCacheStatus, status)
 	size := resp.Header.ContentLength()
 	if ctx.IsHead() {
+		// The length the GET would have: a fill (a GET) relayed to a
+		// HEAD client has its body here. An unknown length (the upstream
+		// sent none) is left out, as nginx does, rather than stated as 0
+		// or closing the connection.
 		out.SkipBody = true
-		out.Header.SetContentLength(size)
+		if !resp.SkipBody && !resp.IsBodyStream() {
+			size = len(resp.Body())
+		}
+		if size >= 0 {
+			out.Header.SetContentLength(size)
+		}
 		releaseResponse(resp)
 		return
 	}

@@ -626,3 +626,57 @@ func phpQueued(t testing.TB, rj *testbed.Ramjet) int {
 	}
 	return st.Pools[0].Queued
 }
+
+// TestPHPHeadStatesTheLengthOfTheGetOrNone: a HEAD answered by a fill
+// (PHP runs a GET) carries the GET's length; a HEAD that reaches PHP
+// (bypassed), whose script sends no body, carries the length the script
+// declared or none, never 0, and the connection stays open.
+func TestPHPHeadStatesTheLengthOfTheGetOrNone(t *testing.T) {
+	rj, _ := startPHP(t, "workers: 2")
+	rc := dialRaw(t, rj.Addr)
+	head := func(path, cookie string) *http.Response {
+		t.Helper()
+		req := "HEAD " + path + " HTTP/1.1\r\nHost: php.test\r\n"
+		if cookie != "" {
+			req += "Cookie: " + cookie + "\r\n"
+		}
+		if _, err := io.WriteString(rc.c, req+"\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		_ = rc.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(rc.br, &http.Request{Method: "HEAD"})
+		if err != nil {
+			t.Fatalf("HEAD %s: %v", path, err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	const bypass = "wordpress_logged_in_abc=1"
+	for _, c := range []struct {
+		path, cookie, want string
+	}{
+		{"/hello.php", "", "13"},      // a fill: the GET's body is known
+		{"/hello.php", bypass, ""},    // PHP ran a HEAD: no body, length unknown
+		{"/length.php", bypass, "5"},  // the script's own Content-Length
+		{"/length.php", "", "5"},      // a fill
+		{"/static/style.css", "", ""}, // a static file: its size
+	} {
+		resp := head(c.path, c.cookie)
+		got, ok := resp.Header["Content-Length"]
+		switch {
+		case resp.StatusCode != 200:
+			t.Errorf("HEAD %s (cookie %q): status %d", c.path, c.cookie, resp.StatusCode)
+		case c.path == "/static/style.css":
+			if !ok || got[0] == "0" {
+				t.Errorf("HEAD %s: Content-Length %v, want the file's size", c.path, got)
+			}
+		case c.want == "" && ok:
+			t.Errorf("HEAD %s (cookie %q): Content-Length %v, want none (unknown)", c.path, c.cookie, got)
+		case c.want != "" && (!ok || got[0] != c.want):
+			t.Errorf("HEAD %s (cookie %q): Content-Length %v, want %s", c.path, c.cookie, got, c.want)
+		}
+		if resp.Close {
+			t.Errorf("HEAD %s (cookie %q) closed the connection", c.path, c.cookie)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -63,7 +64,7 @@ func (h *Handler) servePHP(c phppool.Client, req *fasthttp.Request, resp *fastht
 	or := outputReader{out: out}
 	br := readerPool.Get().(*bufio.Reader)
 	br.Reset(&or)
-	err = readHead(br, resp)
+	err = readHead(br, resp, req.Header.IsHead())
 	if err == nil {
 		head, _ := br.Peek(br.Buffered()) // buffered bytes: no error
 		resp.AppendBody(head)
@@ -80,20 +81,30 @@ func (h *Handler) servePHP(c phppool.Client, req *fasthttp.Request, resp *fastht
 }
 
 // readHead reads the CGI head into resp: status and headers, minus the
-// framing ones the proxy sets itself.
-func readHead(br *bufio.Reader, resp *fasthttp.Response) error {
+// framing ones the proxy sets itself. A HEAD request's script sends no
+// body, so its length is the one the script declared, or unknown (-1):
+// never the 0 of the empty body.
+func readHead(br *bufio.Reader, resp *fasthttp.Response, head bool) error {
 	status, fields, err := phppool.ReadResponseHead(br)
 	if err != nil {
 		return err
 	}
 	resp.SetStatusCode(status)
+	length := -1
 	for _, f := range fields {
 		switch {
-		case strings.EqualFold(f.Name, "Content-Length"), strings.EqualFold(f.Name, "Transfer-Encoding"),
-			strings.EqualFold(f.Name, "Connection"):
+		case strings.EqualFold(f.Name, "Content-Length"):
+			if n, err := strconv.Atoi(f.Value); err == nil && n >= 0 {
+				length = n
+			}
+			continue
+		case strings.EqualFold(f.Name, "Transfer-Encoding"), strings.EqualFold(f.Name, "Connection"):
 			continue
 		}
 		resp.Header.Add(f.Name, f.Value)
+	}
+	if head {
+		resp.Header.SetContentLength(length)
 	}
 	return nil
 }
