@@ -51,7 +51,13 @@ func ContentLength(resp *fasthttp.Response, head bool) int {
 	case resp.IsBodyStream():
 		return resp.Header.ContentLength()
 	case head && len(resp.Body()) == 0:
-		return resp.Header.ContentLength() // set for HEAD from the GET it mirrors
+		// Set for HEAD from the GET it mirrors; never set when that
+		// length is unknown (a HEAD that reached PHP), and then none is
+		// announced rather than 0.
+		if len(resp.Header.Peek(fasthttp.HeaderContentLength)) == 0 {
+			return -1
+		}
+		return resp.Header.ContentLength()
 	}
 	return len(resp.Body())
 }
