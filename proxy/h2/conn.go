@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -46,9 +47,10 @@ type conn struct {
 	// br is the read buffer, from readers; nil while the connection
 	// waits for the client with nothing buffered (see awaitByte), so that
 	// an idle connection holds none. Only serve uses it.
-	br  *bufio.Reader
-	src source        // what br reads: a byte awaitByte read, then nc
-	fr  *http2.Framer // reads by serve (through frames); writes with mu held
+	br   *bufio.Reader
+	src  source          // what br reads: a byte awaitByte read, then nc
+	sock syscall.RawConn // the socket under nc, which an idle wait polls; nil: waits read nc
+	fr   *http2.Framer   // reads by serve (through frames); writes with mu held
 
 	// Owned by the serve goroutine.
 	lastStream  uint32 // highest client stream id seen
@@ -59,6 +61,7 @@ type conn struct {
 	wcond         sync.Cond  // signalled when a flush ends
 	out           []byte     // frames not yet written; nil when no buffer is held
 	outBox        *[]byte    // the pooled buffer out came from
+	readBy        time.Time  // nc's read deadline, as waitForFrame or wakeIfDone last set it
 	hb            headerBuf
 	enc           *hpack.Encoder
 	names, values map[string]string // interned header strings for enc
@@ -92,6 +95,7 @@ func newConn(s *Server, nc, standin net.Conn) *conn {
 	}
 	c.wcond.L = &c.mu
 	c.src.nc = nc
+	c.sock = socketOf(nc)
 	c.takeReader(nc)
 	c.fr = http2.NewFramer((*connWriter)(c), (*frames)(c))
 	c.fr.SetReuseFrames()
@@ -213,7 +217,8 @@ func (c *conn) waitForFrame() error {
 			// Under mu, so that a wake-up deadline set by another
 			// goroutine is never overwritten by this one.
 			if now := time.Now(); now.Sub(c.armedAt) > idle/8 {
-				_ = c.nc.SetReadDeadline(now.Add(idle)) // a failure shows in the read
+				c.readBy = now.Add(idle)
+				_ = c.nc.SetReadDeadline(c.readBy) // a failure shows in the read
 				c.armedAt = now
 			}
 		}
@@ -262,7 +267,8 @@ func (c *conn) goAway(code http2.ErrCode) {
 // has no stream left. mu must be held.
 func (c *conn) wakeIfDone() {
 	if c.goingAway && len(c.streams) == 0 {
-		_ = c.nc.SetReadDeadline(time.Now()) // a failure leaves the read to the client or the idle timeout
+		c.readBy = time.Now()
+		_ = c.nc.SetReadDeadline(c.readBy) // a failure leaves the read to the client or the idle timeout
 	}
 }
 
@@ -351,7 +357,7 @@ func (c *conn) awaitByte() error {
 		return nil
 	}
 	c.dropReader()
-	n, err := c.nc.Read(c.src.first[:])
+	n, err := c.readFirst()
 	if n == 0 {
 		if err == nil {
 			err = io.ErrNoProgress

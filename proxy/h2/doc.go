@@ -13,7 +13,10 @@
 // flow control. Responses are HPACK-encoded into one output buffer per
 // connection, written when the reader runs out of frames: the answers
 // to a batch of requests leave in one TLS write. A connection waiting
-// for its client with nothing buffered holds no read buffer.
+// for its client with nothing buffered holds no read buffer, and a TLS
+// one waits on a goroutine of its own (not fasthttp's, whose stack grew
+// for the handshake) polling the socket itself, so that the garbage
+// collector shrinks its stack to 4 KiB (detach.go, idlewait.go).
 //
 // Connections are counted and limited by package conns before their TLS
 // handshake or h2c sniffing, as the plain listener's are.

@@ -124,6 +124,7 @@ type Server struct {
 
 	h2Conns  atomic.Int64           // HTTP/2 connections served so far
 	readBufs atomic.Int64           // read buffers its connections hold (idle ones hold none)
+	serving  sync.WaitGroup         // the goroutines of detached connections (detach.go)
 	conns    streamctx.Conns[*conn] // those that sent SETTINGS; draining once Shutdown began
 }
 
@@ -206,7 +207,7 @@ func (s *Server) Start(context.Context) error {
 	ln = s.limit
 	switch {
 	case s.cfg.TLS != nil:
-		ln = tls.NewListener(ln, s.cfg.TLS)
+		ln = tlsListener{tls.NewListener(ln, s.cfg.TLS)}
 	case s.cfg.H2C || s.cfg.BehindTLS:
 		ln = newSniffListener(ln, s.cfg.H2C, s.cfg.BehindTLS, s.sniffTimeout())
 	}
@@ -232,15 +233,25 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 func (s *Server) Listener() *conns.Listener { return s.limit }
 
 // serveH2 runs one HTTP/2 connection; fasthttp calls it from its worker
-// after ALPN (or the h2c preface) chose h2, and closes c after.
+// after ALPN (or the h2c preface) chose h2, and closes c after: a TLS
+// connection it detaches to serve on a goroutine of its own (detach.go).
 func (s *Server) serveH2(c net.Conn) error {
-	standin := s.standin(c)
-	if pc, ok := c.(*h2cConn); ok {
-		c = &pc.replayConn // reads the preface the sniffer took
+	switch x := c.(type) {
+	case *detachableConn:
+		s.serveDetached(x)
+	case *h2cConn:
+		s.serveConn(&x.replayConn, s.standin(c)) // reads the preface the sniffer took
+	default:
+		s.serveConn(c, s.standin(c))
 	}
+	return nil
+}
+
+// serveConn serves the HTTP/2 connection c until it ends; standin is
+// every stream's ctx.Conn().
+func (s *Server) serveConn(c, standin net.Conn) {
 	s.h2Conns.Add(1)
 	newConn(s, c, standin).serve()
-	return nil
 }
 
 // track adds or removes a connection that sent its SETTINGS; adding
@@ -281,8 +292,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // drainH2 sends GOAWAY on every HTTP/2 connection (and on those that
 // start later) and waits for fasthttp's shutdown, which waits for every
-// connection including the HTTP/2 ones. At ctx's end the connections
-// left are closed.
+// connection it serves (h2c ones included), then for the goroutines of
+// the detached TLS ones. At ctx's end the connections left are closed.
 func (s *Server) drainH2(ctx context.Context, fastDone <-chan error) error {
 	for _, c := range s.conns.Drain() {
 		c.goAway(http2.ErrCodeNo)
@@ -293,8 +304,9 @@ func (s *Server) drainH2(ctx context.Context, fastDone <-chan error) error {
 		// wins, streams still open then are cut.
 		if ctx.Err() != nil {
 			s.closeH2Conns()
+			return err
 		}
-		return err
+		return errors.Join(err, s.waitServing(ctx))
 	case <-ctx.Done():
 		s.closeH2Conns()
 		return errors.Join(ctx.Err(), <-fastDone)

@@ -127,7 +127,8 @@ func TestShutdownDeadlineClosesStuckStreams(t *testing.T) {
 }
 
 // Shutdown with only idle HTTP/2 and HTTP/1.1 connections returns
-// promptly (GOAWAY closes the idle h2 one).
+// promptly (GOAWAY closes the idle h2 one), once the h2 connection's own
+// goroutine (detach.go) has ended.
 func TestShutdownWithIdleConnections(t *testing.T) {
 	env := startTLS(t, echo, nil)
 	get(t, env.h2Client(t), env.url("/"))
@@ -139,6 +140,9 @@ func TestShutdownWithIdleConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("Shutdown with idle h1 and h2 connections: %v", time.Since(begin))
+	if left := connGoroutines(); len(left) > 0 {
+		t.Errorf("Shutdown returned with %d connections still served:\n%s", len(left), left[0])
+	}
 	if _, err := env.h2Client(t).Get(env.url("/")); err == nil {
 		t.Error("a request succeeded after Shutdown")
 	}

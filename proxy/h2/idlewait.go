@@ -1,0 +1,80 @@
+package h2
+
+import (
+	"net"
+	"syscall"
+	"time"
+)
+
+// An idle connection's goroutine waits for the client on the socket
+// itself, not in a read of the connection: crypto/tls's read path is
+// about 1.4 KiB of stack, under fasthttp's serving frames, so a goroutine
+// waiting in it uses more than a quarter of an 8 KiB stack and the
+// garbage collector, which halves only stacks that use less, leaves every
+// idle TLS connection 8 KiB of stack where 4 KiB would do.
+
+// longAgo is a read deadline already past: a read with it returns only
+// what the connection's wrappers have buffered.
+var longAgo = time.Unix(1, 0)
+
+// socketOf is the raw socket under c's wrappers (TLS, PROXY header,
+// h2c sniffing), or nil.
+func socketOf(c net.Conn) syscall.RawConn {
+	for range 4 { // wrappers stack a few deep at most
+		if sc, ok := c.(syscall.Conn); ok {
+			rc, err := sc.SyscallConn()
+			if err != nil {
+				return nil
+			}
+			return rc
+		}
+		w, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return nil
+		}
+		c = w.NetConn()
+	}
+	return nil
+}
+
+// readFirst reads the client's next byte into src.first. When a wrapper
+// holds none buffered, it first waits for the socket to be readable
+// (waitReadable), on a shallow stack; the deadline waitForFrame set
+// bounds that wait as it would the read.
+func (c *conn) readFirst() (int, error) {
+	if c.sock != nil {
+		n, err := c.readBuffered()
+		if n > 0 || !isTimeout(err) {
+			return n, err
+		}
+		if err := waitReadable(c.sock); err != nil {
+			return 0, err
+		}
+	}
+	return c.nc.Read(c.src.first[:])
+}
+
+// readBuffered reads a byte the connection's wrappers already hold (a
+// TLS record crypto/tls read with the one before, the preface h2c
+// sniffing took) without waiting for the socket: with a deadline already
+// past, a read that would need the socket fails at once, and crypto/tls
+// keeps what it has for the next read. The read deadline is then put
+// back as waitForFrame or a wake-up (wakeIfDone) last set it.
+func (c *conn) readBuffered() (int, error) {
+	if err := c.nc.SetReadDeadline(longAgo); err != nil {
+		return 0, err
+	}
+	n, err := c.nc.Read(c.src.first[:])
+	c.mu.Lock()
+	derr := c.nc.SetReadDeadline(c.readBy)
+	c.mu.Unlock()
+	if err == nil {
+		err = derr
+	}
+	return n, err
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
