@@ -47,10 +47,12 @@ type conn struct {
 	// br is the read buffer, from readers; nil while the connection
 	// waits for the client with nothing buffered (see awaitByte), so that
 	// an idle connection holds none. Only serve uses it.
-	br   *bufio.Reader
-	src  source          // what br reads: a byte awaitByte read, then nc
-	sock syscall.RawConn // the socket under nc, which an idle wait polls; nil: waits read nc
-	fr   *http2.Framer   // reads by serve (through frames); writes with mu held
+	br    *bufio.Reader
+	src   source          // what br reads: a byte awaitByte read, then nc
+	sock  syscall.RawConn // the socket under nc, which an idle wait polls; nil: waits read nc
+	peek  func(uintptr)   // socketReady's test of sock, setting ready
+	ready bool            // socketReady's answer
+	fr    *http2.Framer   // reads by serve (through frames); writes with mu held
 
 	// Owned by the serve goroutine.
 	lastStream  uint32 // highest client stream id seen

@@ -37,12 +37,12 @@ func socketOf(c net.Conn) syscall.RawConn {
 	return nil
 }
 
-// readFirst reads the client's next byte into src.first. When a wrapper
-// holds none buffered, it first waits for the socket to be readable
-// (waitReadable), on a shallow stack; the deadline waitForFrame set
-// bounds that wait as it would the read.
+// readFirst reads the client's next byte into src.first. When the
+// socket has none yet and no wrapper holds one buffered, it first waits
+// for the socket to be readable (waitReadable), on a shallow stack; the
+// deadline waitForFrame set bounds that wait as it would the read.
 func (c *conn) readFirst() (int, error) {
-	if c.sock != nil {
+	if c.sock != nil && !c.socketReady() {
 		n, err := c.readBuffered()
 		if n > 0 || !isTimeout(err) {
 			return n, err

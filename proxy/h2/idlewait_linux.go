@@ -14,6 +14,21 @@ func waitReadable(rc syscall.RawConn) error {
 	return rc.Read(readable)
 }
 
+// socketReady reports whether c's socket has bytes, end of file or an
+// error to read now: then the read does not wait, and no read with a past
+// deadline (whose error allocates) is needed to look for bytes a wrapper
+// holds.
+func (c *conn) socketReady() bool {
+	if c.peek == nil {
+		c.peek = func(fd uintptr) { c.ready = readable(fd) } // made once: Control's argument escapes
+	}
+	c.ready = false
+	if err := c.sock.Control(c.peek); err != nil {
+		return true // the read reports it
+	}
+	return c.ready
+}
+
 // readable is rc.Read's test: a recv with MSG_PEEK|MSG_DONTWAIT, which
 // takes nothing. A raw system call: it returns at once.
 func readable(fd uintptr) bool {

@@ -4,6 +4,9 @@ package h2
 
 import "syscall"
 
-// waitReadable does not wait where a socket cannot be peeked at: the
-// read after it waits instead.
+// Where a socket cannot be peeked at, an idle connection waits in its
+// read: socketReady sends readFirst straight to it.
+
+func (c *conn) socketReady() bool { return true }
+
 func waitReadable(syscall.RawConn) error { return nil }
