@@ -35,7 +35,7 @@ type Conn struct {
 	rc       syscall.RawConn // a plain TCP socket's, for the Sock it takes again when woken; nil when not raw
 	l        *Listener
 	ip       netip.Addr // counted against the per-address limit; zero when not
-	fd       int        // the socket, for the lot's epoll set; -1: never parked
+	fd       int        // the socket, for the lot's epoll set; -1: never parked. Detached: the lot's dup of it
 	state    atomic.Int32
 
 	// Fields of the serving goroutine (handed over with the connection
@@ -214,6 +214,7 @@ func (c *Conn) Close() error {
 		case stParkPending:
 			if c.state.CompareAndSwap(s, stParked) {
 				c.dropSock()
+				c.detach()
 				c.l.lot.park(c) // closes c when it cannot
 				return nil
 			}
@@ -233,7 +234,12 @@ func (c *Conn) Close() error {
 // closeSocket closes the connection for good and gives back its place
 // under the limits. Only the goroutine that moved c to stClosed calls it.
 func (c *Conn) closeSocket() error {
-	err := c.Conn.Close()
+	var err error
+	if c.Conn == nil {
+		err = c.closeDetached()
+	} else {
+		err = c.Conn.Close()
+	}
 	c.l.release(c)
 	return err
 }
