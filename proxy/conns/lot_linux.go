@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -32,15 +29,6 @@ type lot struct {
 	byFD   map[int32]*Conn
 	byTime deadlines
 	closed bool
-
-	// Giving memory back after a burst of parks (settle); the poller's.
-	releaseStep int    // this many more parked than low starts a release
-	release     func() // freeMemory but in tests
-	low         int    // parked connections at the last release, or fewer since
-	prev        int    // parked connections at settle's previous look
-	nextSettle  time.Time
-	releasing   atomic.Bool
-	releases    sync.WaitGroup
 }
 
 // never is the deadline of a connection parked without one.
@@ -69,8 +57,7 @@ func newLot(l *Listener) (*lot, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("conns: epoll fd is not pollable: %w", err)
 	}
-	return &lot{l: l, epfd: epfd, file: f, raw: raw, done: make(chan struct{}), byFD: make(map[int32]*Conn),
-		releaseStep: releaseStep, release: freeMemory}, nil
+	return &lot{l: l, epfd: epfd, file: f, raw: raw, done: make(chan struct{}), byFD: make(map[int32]*Conn)}, nil
 }
 
 func (p *lot) start() { go p.poll() }
@@ -151,7 +138,6 @@ func (p *lot) close() {
 	p.mu.Unlock()
 	_ = p.file.SetReadDeadline(time.Now()) // wakes the poller
 	<-p.done
-	p.releases.Wait()
 }
 
 func (p *lot) poll() {
@@ -188,7 +174,6 @@ func (p *lot) poll() {
 			p.wake(events[i].Fd, now)
 		}
 		next := p.expire(now)
-		p.settle(now)
 		_ = p.file.SetReadDeadline(next) // a pollable file: cannot fail
 	}
 }
@@ -244,53 +229,6 @@ func (p *lot) expire(now time.Time) time.Time {
 		p.mu.Unlock()
 		p.closeParked(c)
 	}
-}
-
-// releaseStep is how many more connections must be parked than at the
-// last release (or fewer since) for the next one.
-const releaseStep = 1024
-
-// settle gives memory back to the system after a burst of connections
-// went idle. Serving them left garbage and pooled read and write buffers
-// on the heap; an idle server allocates nothing, so no GC comes to free
-// them before the runtime's own, every two minutes, and even then the
-// scavenger keeps up to twice the live heap. At 10,000 idle connections
-// that is about a quarter of the process's memory. A release
-// (freeMemory: two GCs and a scavenge, their work as for any GC of the
-// live heap, on a goroutine of its own) is due when releaseStep more connections are
-// parked than at the last one, and the burst is over: fewer than a
-// quarter of that were parked since the poller's previous look, once per
-// sweep (a release while connections keep coming would have their
-// garbage come after it).
-func (p *lot) settle(now time.Time) {
-	if now.Before(p.nextSettle) {
-		return
-	}
-	p.nextSettle = now.Add(sweep)
-	p.mu.Lock()
-	n := len(p.byFD)
-	p.mu.Unlock()
-	p.low = min(p.low, n)
-	growing := n-p.prev >= p.releaseStep/4
-	p.prev = n
-	if n-p.low < p.releaseStep || growing || !p.releasing.CompareAndSwap(false, true) {
-		return
-	}
-	p.low = n
-	p.releases.Add(1)
-	go func() {
-		defer p.releases.Done()
-		defer p.releasing.Store(false)
-		p.release()
-	}()
-}
-
-// freeMemory collects twice, the second time giving back all it can: a
-// sync.Pool (fasthttp's read and write buffers) keeps what it held
-// through one GC.
-func freeMemory() {
-	runtime.GC()
-	debug.FreeOSMemory()
 }
 
 func (p *lot) closeAll() {
