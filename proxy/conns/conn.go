@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -29,13 +28,12 @@ const (
 // the connection instead of closing it (when parking is on and the
 // socket can be polled).
 type Conn struct {
-	net.Conn                 // the accepted one (a TCP connection, or one a PROXY header named)
-	sock     io.ReadWriter   // Conn's reads and writes: raw system calls on a plain TCP socket (internal/rawsock)
-	raw      *rawsock.Sock   // sock when it is raw: the one that can send a head and a body in one writev; nil while parked
-	rc       syscall.RawConn // a plain TCP socket's, for the Sock it takes again when woken; nil when not raw
+	net.Conn               // the accepted one (a TCP connection, or one a PROXY header named)
+	sock     io.ReadWriter // Conn's reads and writes: raw system calls on a plain TCP socket (internal/rawsock)
+	raw      *rawsock.Sock // sock when it is raw: the one that can send a head and a body in one writev
 	l        *Listener
 	ip       netip.Addr // counted against the per-address limit; zero when not
-	fd       int        // the socket, for the lot's epoll set; -1: never parked. Detached: the lot's dup of it
+	fd       int        // the socket, for the lot's epoll set; -1: never parked
 	state    atomic.Int32
 
 	// Fields of the serving goroutine (handed over with the connection
@@ -56,9 +54,8 @@ type Conn struct {
 func newConn(l *Listener, c net.Conn, ip netip.Addr) *Conn {
 	pc := &Conn{Conn: c, sock: c, l: l, ip: ip, fd: -1, heapIdx: -1, idle: true, fresh: true, linger: l.cfg.Linger}
 	if tc, ok := c.(*net.TCPConn); ok { // not under a wrapper that buffers (PROXY header)
-		if rc, err := tc.SyscallConn(); err == nil {
-			pc.rc = rc
-			pc.takeSock()
+		if rs, ok := rawsock.New(tc); ok {
+			pc.sock, pc.raw = rs, rs
 		}
 	}
 	if l.lot != nil {
@@ -213,8 +210,6 @@ func (c *Conn) Close() error {
 			return nil
 		case stParkPending:
 			if c.state.CompareAndSwap(s, stParked) {
-				c.dropSock()
-				c.detach()
 				c.l.lot.park(c) // closes c when it cannot
 				return nil
 			}
@@ -234,12 +229,7 @@ func (c *Conn) Close() error {
 // closeSocket closes the connection for good and gives back its place
 // under the limits. Only the goroutine that moved c to stClosed calls it.
 func (c *Conn) closeSocket() error {
-	var err error
-	if c.Conn == nil {
-		err = c.closeDetached()
-	} else {
-		err = c.Conn.Close()
-	}
+	err := c.Conn.Close()
 	c.l.release(c)
 	return err
 }
@@ -250,37 +240,6 @@ func (c *Conn) closeSocket() error {
 func (c *Conn) rearm(now time.Time) {
 	c.linger = lingerFor(c.linger, now.Sub(c.parkedAt), c.l.cfg)
 	c.idle, c.fresh, c.intercepted, c.parkBy = true, true, false, time.Time{}
-	if c.rc != nil {
-		c.takeSock()
-	}
-}
-
-// A parked connection holds no Sock: with its two callbacks it is about
-// a quarter of the heap an idle connection keeps, and only a connection
-// being served reads or writes. The Socks parked connections gave up
-// wait here for the next accepted or woken one.
-var socks sync.Pool
-
-// takeSock gives c a raw Sock on its socket.
-func (c *Conn) takeSock() {
-	s, ok := socks.Get().(*rawsock.Sock)
-	if ok {
-		s.Reset(c.rc)
-	} else {
-		s = rawsock.Of(c.rc)
-	}
-	c.sock, c.raw = s, s
-}
-
-// dropSock gives c's Sock back as c parks; nothing reads or writes a
-// parked connection until the lot wakes it (rearm).
-func (c *Conn) dropSock() {
-	if c.raw == nil {
-		return
-	}
-	c.raw.Reset(nil)
-	socks.Put(c.raw)
-	c.sock, c.raw = c.Conn, nil
 }
 
 // lingerFor is a woken connection's next linger after a park of slept:

@@ -80,13 +80,9 @@ func (p *lot) park(c *Conn) {
 	c.by, c.parkedAt = by, time.Now()
 	heap.Push(&p.byTime, c)
 	// One shot: after its event the descriptor stays in the set, disarmed,
-	// until the next park re-arms it (or its close, or a detached one's
-	// wake, removes it).
+	// until the next park re-arms it (or its close removes it).
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(c.fd)}
-	var err error = unix.ENOENT // detached (detach_linux.go): a new descriptor each park, not in the set yet
-	if c.Conn != nil {
-		err = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev)
-	}
+	err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev)
 	if errors.Is(err, unix.ENOENT) {
 		err = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, c.fd, &ev)
 	}
@@ -196,12 +192,6 @@ func (p *lot) wake(fd int32, now time.Time) {
 	p.mu.Unlock()
 	if !c.state.CompareAndSwap(stParked, stServing) {
 		return // closed meanwhile
-	}
-	if err := c.attach(p.epfd); err != nil {
-		p.l.log.Debug("waking a parked connection failed; closed", "listener", p.l.cfg.Name, "err", err)
-		c.state.Store(stClosed)
-		p.l.release(c)
-		return
 	}
 	c.rearm(now)
 	select {
