@@ -1,12 +1,9 @@
 package proxy
 
 import (
-	"net"
 	"syscall"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/ramjet-proxy/ramjet/internal/rawsock"
 	"github.com/ramjet-proxy/ramjet/phppool"
 )
 
@@ -22,49 +19,22 @@ func (r *request) Gone() bool {
 	if r.ctx == nil {
 		return false
 	}
-	sc, ok := socketOf(r.ctx.Conn())
+	rc, ok := rawsock.Under(r.ctx.Conn())
 	if !ok {
 		return false
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return true // closed
-	}
 	gone := false
 	cerr := rc.Control(func(fd uintptr) {
-		var b [1]byte
-		// A raw system call: MSG_DONTWAIT returns at once, and an
-		// ordinary one would wake the scheduler's monitor (the
-		// runtime's entersyscall) for every request that queued.
-		n, _, errno := unix.RawSyscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
-			unix.MSG_PEEK|unix.MSG_DONTWAIT, 0, 0)
+		n, errno := rawsock.Peek(fd)
 		switch errno {
 		case 0:
 			gone = n == 0 // end of file
-		case unix.EAGAIN, unix.EINTR:
+		case syscall.EAGAIN, syscall.EINTR:
 		default:
 			gone = true // reset, not connected
 		}
 	})
 	return gone || cerr != nil
-}
-
-// socketOf unwraps c (TLS, PROXY protocol, HTTP/2 sniffing) down to the
-// socket it reads from.
-func socketOf(c net.Conn) (syscall.Conn, bool) {
-	for range 4 { // wrappers stack a few deep at most
-		switch x := c.(type) {
-		case *net.TCPConn:
-			return x, true
-		case *net.UnixConn:
-			return x, true
-		case interface{ NetConn() net.Conn }:
-			c = x.NetConn()
-		default:
-			return nil, false
-		}
-	}
-	return nil, false
 }
 
 var _ phppool.Client = (*request)(nil)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -155,5 +157,47 @@ func TestSockReadAndWriteAllocateNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("a writev, a write and their reads allocate %.1f times, want 0", allocs)
+	}
+}
+
+// wrapped names the connection it wraps, as crypto/tls does.
+type wrapped struct{ net.Conn }
+
+func (w wrapped) NetConn() net.Conn { return w.Conn }
+
+func TestUnderFindsTheSocketAndPeekSeesWithoutTaking(t *testing.T) {
+	client, server := tcpPair(t)
+	rc, ok := Under(wrapped{wrapped{server}})
+	if !ok {
+		t.Fatal("no socket under two wrappers of a TCP connection")
+	}
+	peek := func() (n int, errno syscall.Errno) {
+		if err := rc.Control(func(fd uintptr) { n, errno = Peek(fd) }); err != nil {
+			t.Fatal(err)
+		}
+		return n, errno
+	}
+	if _, errno := peek(); errno != syscall.EAGAIN {
+		t.Fatalf("peek of an empty socket: errno %v, want EAGAIN", errno)
+	}
+	if _, err := client.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for n, errno := peek(); n != 1 || errno != 0; n, errno = peek() {
+		if time.Now().After(deadline) {
+			t.Fatalf("peek after a byte: %d, %v", n, errno)
+		}
+		runtime.Gosched()
+	}
+	buf := make([]byte, 1)
+	if _, err := server.Read(buf); err != nil || buf[0] != 'x' {
+		t.Fatalf("the byte peeked at was taken: %q, %v", buf, err)
+	}
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	if _, ok := Under(a); ok {
+		t.Error("a net.Pipe has a socket")
 	}
 }

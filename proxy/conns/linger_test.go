@@ -31,9 +31,6 @@ func TestLingerDoublesAfterAShortParkAndResetsAfterALongOne(t *testing.T) {
 // between requests, against a 5 ms linger, is parked and woken only
 // until its connection's linger has grown past the pause.
 func TestAClientThatPausesALittleStopsBeingParked(t *testing.T) {
-	if testing.Short() {
-		t.Skip("pauses between requests")
-	}
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/ramjet-proxy/ramjet/internal/rawsock"
 )
 
 // Protocol limits this server announces and keeps.
@@ -97,7 +99,7 @@ func newConn(s *Server, nc, standin net.Conn) *conn {
 	}
 	c.wcond.L = &c.mu
 	c.src.nc = nc
-	c.sock = socketOf(nc)
+	c.sock, _ = rawsock.Under(nc) // nil without a socket: waits read nc
 	c.takeReader(nc)
 	c.fr = http2.NewFramer((*connWriter)(c), (*frames)(c))
 	c.fr.SetReuseFrames()

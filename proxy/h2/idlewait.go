@@ -2,7 +2,6 @@ package h2
 
 import (
 	"net"
-	"syscall"
 	"time"
 )
 
@@ -16,26 +15,6 @@ import (
 // longAgo is a read deadline already past: a read with it returns only
 // what the connection's wrappers have buffered.
 var longAgo = time.Unix(1, 0)
-
-// socketOf is the raw socket under c's wrappers (TLS, PROXY header,
-// h2c sniffing), or nil.
-func socketOf(c net.Conn) syscall.RawConn {
-	for range 4 { // wrappers stack a few deep at most
-		if sc, ok := c.(syscall.Conn); ok {
-			rc, err := sc.SyscallConn()
-			if err != nil {
-				return nil
-			}
-			return rc
-		}
-		w, ok := c.(interface{ NetConn() net.Conn })
-		if !ok {
-			return nil
-		}
-		c = w.NetConn()
-	}
-	return nil
-}
 
 // readFirst reads the client's next byte into src.first. When the
 // socket has none yet and no wrapper holds one buffered, it first waits

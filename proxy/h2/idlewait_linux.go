@@ -2,9 +2,8 @@ package h2
 
 import (
 	"syscall"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/ramjet-proxy/ramjet/internal/rawsock"
 )
 
 // waitReadable returns once rc's socket has bytes, end of file or an
@@ -29,11 +28,8 @@ func (c *conn) socketReady() bool {
 	return c.ready
 }
 
-// readable is rc.Read's test: a recv with MSG_PEEK|MSG_DONTWAIT, which
-// takes nothing. A raw system call: it returns at once.
+// readable is rc.Read's test: a peek that takes nothing.
 func readable(fd uintptr) bool {
-	var b [1]byte
-	_, _, errno := unix.RawSyscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
-		unix.MSG_PEEK|unix.MSG_DONTWAIT, 0, 0)
-	return errno != unix.EAGAIN // EINTR too: the read after it tells
+	_, errno := rawsock.Peek(fd)
+	return errno != syscall.EAGAIN // EINTR too: the read after it tells
 }
