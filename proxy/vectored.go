@@ -26,10 +26,17 @@ func announceBody(ctx *fasthttp.RequestCtx) {
 	if len(body) <= 2*writeBufferSize {
 		return
 	}
-	if c, ok := ctx.Conn().(*conns.Conn); ok {
+	if c, ok := ctx.Conn().(bodyAnnouncer); ok {
 		c.WriteBody(body)
 	}
 }
+
+// bodyAnnouncer is conns.Conn's WriteBody, on the connection itself or on
+// a wrapper whose writes are its (HTTP/1.1 on the h2c listener). A TLS
+// connection has none: its writes are records, never the body's memory.
+type bodyAnnouncer interface{ WriteBody(body []byte) }
+
+var _ bodyAnnouncer = (*conns.Conn)(nil)
 
 // statusHasBody: RFC 9110 6.4.1, no content after 1xx, 204 and 304.
 func statusHasBody(code int) bool {

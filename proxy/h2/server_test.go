@@ -271,3 +271,43 @@ func TestShutdownWithoutStart(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// HTTP/1.1 on the plain listener (from a TLS terminator or beside h2c)
+// reaches the connection under the sniffer's wrapper with a body's
+// announcement, as the main listener's does, and large answers arrive
+// whole and in order on a keep-alive connection.
+func TestHTTP1OnThePlainListenerAnnouncesItsBody(t *testing.T) {
+	body := make([]byte, 30000)
+	for i := range body {
+		body[i] = byte('a' + i%26)
+	}
+	h := func(ctx *fasthttp.RequestCtx) {
+		a, ok := ctx.Conn().(interface{ WriteBody([]byte) })
+		if !ok {
+			ctx.Error("the connection takes no body announcement", fasthttp.StatusInternalServerError)
+			return
+		}
+		ctx.SetBody(body)
+		a.WriteBody(ctx.Response.Body())
+	}
+	for _, behindTLS := range []bool{false, true} {
+		t.Run("behind_tls="+strconv.FormatBool(behindTLS), func(t *testing.T) {
+			srv := start(t, Config{Name: "h2c", Addr: "127.0.0.1:0", H2C: true, BehindTLS: behindTLS, ReadTimeout: 5 * time.Second}, h)
+			c := dial(t, srv.Addr().String())
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			io.WriteString(c, "GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n")
+			br := bufio.NewReader(c)
+			for i := range 2 {
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatalf("response %d: %v", i+1, err)
+				}
+				got, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != 200 || !bytes.Equal(got, body) {
+					t.Fatalf("response %d: status %d, %d bytes (want %d), %v: %q", i+1, resp.StatusCode, len(got), len(body), err, head(got))
+				}
+			}
+		})
+	}
+}

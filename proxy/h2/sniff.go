@@ -95,6 +95,16 @@ func (c *replayConn) Read(p []byte) (int, error) {
 	return c.Conn.Read(p)
 }
 
+// WriteBody passes a response body's announcement (conns.Conn's) to the
+// connection under c, whose writes c's are: HTTP/1.1 on this listener
+// gets the one-writev answer the main listener's does. Only HTTP/1.1
+// handlers see c; an HTTP/2 stream's connection is its own.
+func (c *replayConn) WriteBody(body []byte) {
+	if a, ok := c.Conn.(interface{ WriteBody([]byte) }); ok {
+		a.WriteBody(body)
+	}
+}
+
 // h2cConn is a plain connection that sent the HTTP/2 preface. It poses
 // as a TLS connection that negotiated h2 so that fasthttp hands it to
 // serveH2, which unwraps it again.
