@@ -90,7 +90,7 @@ type Server struct {
 	MaxConns       int      `yaml:"max_conns"`        // open client connections, idle ones included
 	MaxConnsPerIP  int      `yaml:"max_conns_per_ip"` // of one client address; 0: no bound
 	// ParkIdle parks idle keep-alive HTTP/1.1 connections of the main
-	// listener: no goroutine, no buffers (proxy/conns).
+	// and h2c listeners: no goroutine, no buffers (proxy/conns).
 	ParkIdle     bool     `yaml:"park_idle"`
 	DrainTimeout Duration `yaml:"drain_timeout"` // grace for in-flight requests on SIGTERM
 	// ProxyProtocol is the main listener's (tls and h2c have their own).

@@ -13,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/conns"
+	"github.com/ramjet-proxy/ramjet/proxy/h2"
 	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
 )
 
@@ -74,7 +75,7 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 		Name:                          "ramjet",
 		ReadTimeout:                   readTimeout,
 		HeaderReceived:                headerReceived,
-		ConnState:                     connState,
+		ConnState:                     h2.ConnState, // parking (package conns)
 		WriteTimeout:                  cfg.WriteTimeout,
 		IdleTimeout:                   cfg.IdleTimeout,
 		MaxRequestBodySize:            cfg.BufferBody,
@@ -140,22 +141,6 @@ func ReadTimeouts(header, read time.Duration) (time.Duration, func(*fasthttp.Req
 	}
 	return header, func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 		return fasthttp.RequestConfig{ReadTimeout: body}
-	}
-}
-
-// connState tells a parkable connection when fasthttp has answered a
-// request and waits for the next (its next read may park it), and when
-// the next one's bytes are in.
-func connState(c net.Conn, st fasthttp.ConnState) {
-	pc, ok := c.(*conns.Conn)
-	if !ok {
-		return
-	}
-	switch st {
-	case fasthttp.StateIdle:
-		pc.Idle()
-	case fasthttp.StateActive:
-		pc.Busy()
 	}
 }
 

@@ -60,34 +60,9 @@ func TestIdleConnectionsAreParkedAndSlowClientsCutOff(t *testing.T) {
 	cfg := testbed.WriteConfig(t, "", "server:\n  header_timeout: 500ms\n  idle_timeout: 60s\n  max_conns_per_ip: 12\n")
 	rj := startRamjet(t, origin.URL, "--config", cfg)
 	const n = 10
-	clients := make([]*rawConn, n)
-	for i := range clients {
-		clients[i] = dialRaw(t, rj.Addr)
-		if resp := clients[i].get(t, "/p"); resp.StatusCode != 200 {
-			t.Fatalf("first request: %d", resp.StatusCode)
-		}
-	}
-	parked := `ramjet_client_connections_parked{listener="main"}`
-	if !testbed.Poll(5*time.Second, func() bool { return metricValue(t, rj.AdminURL, parked) == n }) {
-		t.Fatalf("%s = %v, want %d", parked, metricValue(t, rj.AdminURL, parked), n)
-	}
-	for i, c := range clients {
-		resp := c.get(t, "/p")
-		if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Cache-Status"), "hit") {
-			t.Fatalf("client %d after parking: %d %q", i, resp.StatusCode, resp.Header.Get("Cache-Status"))
-		}
-	}
+	parkThenHit(t, rj, rj.Addr, "main", n)
 
-	slow := dialRaw(t, rj.Addr)
-	io.WriteString(slow.c, "GET /p HTTP/1.1\r\nHost: conns.test\r\n") // and never the end
-	start := time.Now()
-	_ = slow.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.ReadAll(slow.br); err != nil {
-		t.Fatalf("slow client: %v, want the server to close", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("slow client cut off after %v, want about header_timeout", d)
-	}
+	cutOffAtHeaderTimeout(t, rj.Addr)
 
 	// The slow one's place is given back once the server has closed it,
 	// which may be just after the client saw the close.
@@ -234,5 +209,45 @@ func TestLargeAnswersArriveWholeOnAKeepAliveConnection(t *testing.T) {
 	}
 	if resp, got := read("GET", "/b2m"); resp.StatusCode != 200 || got != body("/b2m", 2<<20) {
 		t.Fatalf("pipelined GET /b2m: %d, %d bytes", resp.StatusCode, len(got))
+	}
+}
+
+// parkThenHit opens n keep-alive connections to addr, one request each,
+// waits until all n wait parked on the listener named listener, and asks
+// again on each: the answer is a cache hit like any.
+func parkThenHit(t *testing.T, rj *testbed.Ramjet, addr, listener string, n int) {
+	t.Helper()
+	clients := make([]*rawConn, n)
+	for i := range clients {
+		clients[i] = dialRaw(t, addr)
+		if resp := clients[i].get(t, "/p"); resp.StatusCode != 200 {
+			t.Fatalf("first request: %d", resp.StatusCode)
+		}
+	}
+	parked := `ramjet_client_connections_parked{listener="` + listener + `"}`
+	if !testbed.Poll(5*time.Second, func() bool { return metricValue(t, rj.AdminURL, parked) == float64(n) }) {
+		t.Fatalf("%s = %v, want %d", parked, metricValue(t, rj.AdminURL, parked), n)
+	}
+	for i, c := range clients {
+		resp := c.get(t, "/p")
+		if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Cache-Status"), "hit") {
+			t.Fatalf("client %d after parking: %d %q", i, resp.StatusCode, resp.Header.Get("Cache-Status"))
+		}
+	}
+}
+
+// cutOffAtHeaderTimeout: a client that trickles a header and never ends
+// it is closed at about header_timeout (the configs here: 500 ms).
+func cutOffAtHeaderTimeout(t *testing.T, addr string) {
+	t.Helper()
+	slow := dialRaw(t, addr)
+	io.WriteString(slow.c, "GET /p HTTP/1.1\r\nHost: conns.test\r\n") // and never the end
+	start := time.Now()
+	_ = slow.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadAll(slow.br); err != nil {
+		t.Fatalf("slow client: %v, want the server to close", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("slow client cut off after %v, want about header_timeout", d)
 	}
 }

@@ -229,3 +229,15 @@ func TestH2CListenerLimitsPerClientAddress(t *testing.T) {
 		t.Errorf("%s = %v, want 1", refused, v)
 	}
 }
+
+// TestH2CListenerParksIdleHTTP1Connections: a TLS terminator's pooled
+// HTTP/1.1 connections to the h2c listener wait parked when idle, as the
+// main listener's do, and their next request is a hit; a client
+// trickling a header there is still cut off at header_timeout.
+func TestH2CListenerParksIdleHTTP1Connections(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", testbed.FreePort(t))
+	cfg := testbed.WriteConfig(t, "", connsConfig)
+	rj := startRamjet(t, cachedOrigin(t).URL, "--config", cfg, "--h2c-listen", addr)
+	parkThenHit(t, rj, addr, "h2c", 3)
+	cutOffAtHeaderTimeout(t, addr)
+}

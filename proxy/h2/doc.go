@@ -19,7 +19,11 @@
 // collector shrinks its stack to 4 KiB (detach.go, idlewait.go).
 //
 // Connections are counted and limited by package conns before their TLS
-// handshake or h2c sniffing, as the plain listener's are.
+// handshake or h2c sniffing, as the plain listener's are. On a plain
+// listener with Config.Park, an idle HTTP/1.1 connection is parked by
+// conns as the main listener's (ConnState): woken, it is sorted
+// again like a new one; a large body goes out with its head in one
+// writev through the sniffer's wrapper (replayConn.WriteBody).
 //
 // It owns listeners and connections, not certificates (package certs
 // makes the tls.Config) and not request handling: it must not import

@@ -86,6 +86,11 @@ type Config struct {
 	// having changed nothing, to have the stream served by the handler
 	// on a goroutine of its own. nil sends every stream to the handler.
 	Inline func(ctx *fasthttp.RequestCtx) bool
+	// Park parks the idle keep-alive HTTP/1.1 connections of a plain
+	// listener as the main listener does (package conns): no goroutine,
+	// no buffers while a terminator's pooled connection waits. Ignored
+	// with TLS, whose records the socket's readiness does not show.
+	Park bool
 }
 
 // Validate reports every problem in c at once.
@@ -171,6 +176,7 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 		CloseOnShutdown:              true,
 		Logger:                       s.logger,
 		ErrorHandler:                 cfg.ErrorHandler,
+		ConnState:                    ConnState,
 	}
 	s.fast.NextProto(http2.NextProtoTLS, s.serveH2)
 	return s, nil
@@ -203,7 +209,7 @@ func (s *Server) Start(context.Context) error {
 		ln = proxyproto.NewListener(ln, *s.cfg.ProxyProtocol)
 	}
 	s.limit = conns.NewListener(ln, conns.Config{Name: s.cfg.Name, MaxConns: s.cfg.MaxConns,
-		MaxPerIP: s.cfg.MaxConnsPerIP, PlainHTTP: s.cfg.TLS == nil}, s.log)
+		MaxPerIP: s.cfg.MaxConnsPerIP, PlainHTTP: s.cfg.TLS == nil, Park: s.cfg.Park && s.cfg.TLS == nil}, s.log)
 	ln = s.limit
 	switch {
 	case s.cfg.TLS != nil:

@@ -7,8 +7,10 @@ import (
 	"net"
 	"time"
 
+	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
 
+	"github.com/ramjet-proxy/ramjet/proxy/conns"
 	"github.com/ramjet-proxy/ramjet/proxy/handshake"
 )
 
@@ -86,6 +88,15 @@ type replayConn struct {
 // NetConn is the connection read on from (as tls.Conn's).
 func (c *replayConn) NetConn() net.Conn { return c.Conn }
 
+// unread is the connection under c once c replayed what the sniffer
+// read (before that, c's next bytes are not the socket's), else nil.
+func (c *replayConn) unread() net.Conn {
+	if len(c.buf) > 0 {
+		return nil
+	}
+	return c.Conn
+}
+
 func (c *replayConn) Read(p []byte) (int, error) {
 	if len(c.buf) > 0 {
 		n := copy(p, c.buf)
@@ -102,6 +113,34 @@ func (c *replayConn) Read(p []byte) (int, error) {
 func (c *replayConn) WriteBody(body []byte) {
 	if a, ok := c.Conn.(interface{ WriteBody([]byte) }); ok {
 		a.WriteBody(body)
+	}
+}
+
+// ConnState is fasthttp's hook for the HTTP/1.1 connections of a plain
+// listener, this package's and the main one: it tells the connection
+// (under the sniffer's wrapper, here) when fasthttp answered a request
+// and waits for the next, and when the next one's bytes are in, so that
+// its next read may park it (conns.Conn.Idle). Only plain HTTP/1.1
+// connections qualify: never TLS, nor an HTTP/2 connection (*h2cConn).
+func ConnState(c net.Conn, st fasthttp.ConnState) {
+	var under net.Conn
+	switch x := c.(type) {
+	case *conns.Conn: // a plain listener that sorts nothing
+		under = x
+	case *replayConn:
+		under = x.unread()
+	case *terminatedConn:
+		under = x.unread()
+	}
+	pc, ok := under.(*conns.Conn)
+	if !ok {
+		return
+	}
+	switch st {
+	case fasthttp.StateIdle:
+		pc.Idle()
+	case fasthttp.StateActive:
+		pc.Busy()
 	}
 }
 
