@@ -80,7 +80,7 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 		IdleTimeout:                   cfg.IdleTimeout,
 		MaxRequestBodySize:            cfg.BufferBody,
 		ReadBufferSize:                cfg.MaxHeaderBytes,
-		WriteBufferSize:               writeBufferSize,
+		WriteBufferSize:               WriteBufferSize,
 		Concurrency:                   cfg.MaxConns, // served at once: at most the open ones
 		StreamRequestBody:             true,
 		DisablePreParseMultipartForm:  true,

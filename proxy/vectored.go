@@ -6,9 +6,10 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/conns"
 )
 
-// writeBufferSize is fasthttp's write buffer on the client listeners
-// (its default, named here because announceBody depends on it).
-const writeBufferSize = 4096
+// WriteBufferSize is fasthttp's write buffer on every client listener,
+// the main one and h2's (h2.Config.WriteBufferSize): announceBody
+// depends on it, so no listener may use another.
+const WriteBufferSize = 4096
 
 // announceBody lets a plain HTTP/1.1 connection send the answer's head
 // and its in-memory body in one writev (conns.Conn.WriteBody) instead of
@@ -23,7 +24,7 @@ func announceBody(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	body := resp.Body()
-	if len(body) <= 2*writeBufferSize {
+	if len(body) <= 2*WriteBufferSize {
 		return
 	}
 	if c, ok := ctx.Conn().(bodyAnnouncer); ok {

@@ -172,6 +172,7 @@ func listenerConfig(c *conf.Config, name, addr string, tc *tls.Config) h2.Config
 		MaxConnsPerIP:        c.Server.MaxConnsPerIP,
 		MaxConcurrentStreams: uint32(c.TLS.H2MaxStreams),
 		ErrorHandler:         proxy.ErrorHandler,
+		WriteBufferSize:      proxy.WriteBufferSize,
 		Park:                 c.Server.ParkIdle, // the h2c listener's HTTP/1.1; TLS ignores it
 	}
 }

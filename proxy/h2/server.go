@@ -86,6 +86,10 @@ type Config struct {
 	// having changed nothing, to have the stream served by the handler
 	// on a goroutine of its own. nil sends every stream to the handler.
 	Inline func(ctx *fasthttp.RequestCtx) bool
+	// WriteBufferSize is fasthttp's write buffer for HTTP/1.1 (the
+	// handler may rely on it: proxy.WriteBufferSize). 0 means fasthttp's
+	// default.
+	WriteBufferSize int
 	// Park parks the idle keep-alive HTTP/1.1 connections of a plain
 	// listener as the main listener does (package conns): no goroutine,
 	// no buffers while a terminator's pooled connection waits. Ignored
@@ -102,7 +106,7 @@ func (c *Config) Validate() error {
 	if c.ReadTimeout < 0 || c.WriteTimeout < 0 || c.IdleTimeout < 0 {
 		errs = append(errs, errors.New("h2: negative timeout"))
 	}
-	if c.BufferBody < 0 || c.MaxHeaderBytes < 0 || c.MaxConns < 0 || c.MaxConnsPerIP < 0 {
+	if c.BufferBody < 0 || c.MaxHeaderBytes < 0 || c.WriteBufferSize < 0 || c.MaxConns < 0 || c.MaxConnsPerIP < 0 {
 		errs = append(errs, errors.New("h2: negative size or count"))
 	}
 	if c.TLS != nil && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil && len(c.TLS.Certificates) == 0 {
@@ -168,6 +172,7 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 		IdleTimeout:                  cfg.IdleTimeout,
 		MaxRequestBodySize:           cfg.BufferBody,
 		ReadBufferSize:               cfg.MaxHeaderBytes,
+		WriteBufferSize:              cfg.WriteBufferSize,
 		Concurrency:                  cfg.MaxConns,
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,

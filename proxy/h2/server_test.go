@@ -292,7 +292,7 @@ func TestHTTP1OnThePlainListenerAnnouncesItsBody(t *testing.T) {
 	}
 	for _, behindTLS := range []bool{false, true} {
 		t.Run("behind_tls="+strconv.FormatBool(behindTLS), func(t *testing.T) {
-			srv := start(t, Config{Name: "h2c", Addr: "127.0.0.1:0", H2C: true, BehindTLS: behindTLS, ReadTimeout: 5 * time.Second}, h)
+			srv := start(t, Config{Name: "h2c", Addr: "127.0.0.1:0", H2C: true, BehindTLS: behindTLS, ReadTimeout: 5 * time.Second, WriteBufferSize: 4096}, h)
 			c := dial(t, srv.Addr().String())
 			c.SetDeadline(time.Now().Add(5 * time.Second))
 			io.WriteString(c, "GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n")
