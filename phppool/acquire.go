@@ -185,6 +185,20 @@ func (p *Pool) popIdleLocked() *worker {
 	return nil
 }
 
+// dropExitedIdle takes out of the idle list the workers whose process has
+// exited before their reaper saw it: a master killed ends its children
+// together, and the retry after the first one failed must not go to a
+// sibling that died with it. Only the failure path pays for the look at
+// each pidfd; their reapers remove them from workers, as popIdleLocked's
+// skipped ones.
+func (p *Pool) dropExitedIdle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idle = slices.DeleteFunc(p.idle, func(w *worker) bool {
+		return !w.alive() || (w.pidfd != nil && w.pidfd.exited())
+	})
+}
+
 // unbusy gives back the busy count of a reserved spawn that failed.
 func (p *Pool) unbusy() {
 	p.mu.Lock()

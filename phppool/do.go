@@ -78,6 +78,7 @@ func (p *Pool) Begin(ctx context.Context, params []Param, stdin io.Reader, stder
 	p.stats.retries.Add(1)
 	p.log.Info("php worker failed before responding; retrying on another worker",
 		"script", paramValue(params, "SCRIPT_FILENAME"), "err", err)
+	p.dropExitedIdle()
 	r, _, err = p.open(ctx, params, stdin, stderr)
 	return r, err
 }
