@@ -56,6 +56,13 @@ type Purge struct {
 	Node string `yaml:"node"`
 	// Stream is the Redis stream key.
 	Stream string `yaml:"stream"`
+	// Gap is what a node does when it may have missed purges it cannot
+	// name (Redis restarted without its data, the stream trimmed past
+	// it): "stale" serves what it holds stale while one request refreshes
+	// each page, for at most GapGrace; "flush" empties the cache.
+	Gap string `yaml:"gap"`
+	// GapGrace bounds how long a page is served stale after a gap.
+	GapGrace Duration `yaml:"gap_grace"`
 }
 
 // Admin is the admin listener (metrics, healthz).
@@ -332,6 +339,8 @@ func Default() *Config {
 			Trusted:    []string{"127.0.0.0/8", "::1/128"},
 			AdminAllow: []string{"127.0.0.0/8", "::1/128"},
 			Stream:     "ramjet:purge",
+			Gap:        "stale",
+			GapGrace:   Duration(10 * time.Second),
 		},
 		Defaults: Site{
 			Cache: true,

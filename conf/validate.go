@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Validate checks c for values that decode but make no sense. It returns
@@ -233,6 +234,12 @@ func (u *Purge) validate(p *problems) {
 	}
 	if u.Stream == "" || strings.ContainsFunc(u.Stream, isSpaceOrCtl) {
 		p.add("purge.stream", "must be a non-empty key without spaces")
+	}
+	if u.Gap != "stale" && u.Gap != "flush" {
+		p.add("purge.gap", fmt.Sprintf("%q is not stale or flush", u.Gap))
+	}
+	if u.GapGrace <= 0 || time.Duration(u.GapGrace) > time.Hour {
+		p.add("purge.gap_grace", "must be more than 0 and at most 1h")
 	}
 }
 

@@ -25,6 +25,7 @@ func (p *Proxy) Purge(cmd purge.Command) purge.Result {
 		r.URLs += n.URLs
 		r.Prefixes += n.Prefixes
 		r.All = r.All || n.All
+		r.Stale += n.Stale
 	}
 	if p.private != nil {
 		p.purgePrivateCopies(cmd)
@@ -57,8 +58,14 @@ func (p *Proxy) purgePublic(c *cache.Cache, cmd purge.Command) purge.Result {
 		case purge.KindPrefix:
 			r.Prefixes += p.purgePrefix(c, cmd, t.Value, t.Soft)
 		case purge.KindAll:
-			purgeAll(c, cmd.Site, t.Soft, cmd.Before)
 			r.All = true
+			if cmd.Gap && cmd.Site == "" {
+				n := c.MarkGap(cmd.Grace)
+				p.metrics.gapStale.Add(n)
+				r.Stale += n
+				continue
+			}
+			purgeAll(c, cmd.Site, t.Soft, cmd.Before)
 		}
 	}
 	return r
@@ -130,6 +137,10 @@ func (p *Proxy) purgePrivateCopies(cmd purge.Command) {
 		case purge.KindTag, purge.KindTagPrefix, purge.KindTagSuffix:
 			purgeTags(p.private, cmd.Site, t, cmd.Before)
 		case purge.KindAll:
+			if cmd.Gap && cmd.Site == "" {
+				p.private.MarkGap(cmd.Grace)
+				continue
+			}
 			purgeAll(p.private, cmd.Site, t.Soft, cmd.Before)
 		case purge.KindURL, purge.KindPrefix:
 			host, path, query := splitURL(cmd.Host, t.Value)

@@ -30,6 +30,9 @@ type Metrics struct {
 	originErrors, originTimeouts     *metrics.Counter
 	originRetries                    *metrics.Counter
 	refreshes, reloads, reloadErrors *metrics.Counter
+	// gapStale counts objects a fan-out gap left stale; gapRefreshes the
+	// background refreshes of such entries.
+	gapStale, gapRefreshes           *metrics.Counter
 	badPurgeHeaders                  *metrics.Counter
 	phpBusy, originBusy              *metrics.Counter
 	waf                              wafMetrics
@@ -64,6 +67,8 @@ func newMetrics(c *cache.Cache) *Metrics {
 		originTimeouts:    s.NewCounter(`ramjet_origin_errors_total{kind="timeout"}`),
 		originRetries:     s.NewCounter("ramjet_origin_retries_total"),
 		refreshes:         s.NewCounter("ramjet_background_refreshes_total"),
+		gapStale:          s.NewCounter("ramjet_purge_gap_stale_objects_total"),
+		gapRefreshes:      s.NewCounter("ramjet_purge_gap_refreshes_total"),
 		reloads:           s.NewCounter(`ramjet_reloads_total{result="ok"}`),
 		reloadErrors:      s.NewCounter(`ramjet_reloads_total{result="error"}`),
 		badPurgeHeaders:   s.NewCounter("ramjet_purge_header_errors_total"),

@@ -26,6 +26,9 @@ func (r *request) refresh(stale *cache.Entry) {
 		defer p.bg.Done()
 		defer fasthttp.ReleaseRequest(req)
 		p.metrics.refreshes.Inc()
+		if f.s.cache.Gapped(stale) {
+			p.metrics.gapRefreshes.Inc()
+		}
 		res := f.run()
 		if res.err != nil || res.staleOnError {
 			endStaleWhileRevalidate(f.s.cache, f.h, key, stale)

@@ -1,5 +1,7 @@
 package purge
 
+import "time"
+
 // Kind says what a Target names.
 type Kind uint8
 
@@ -52,6 +54,14 @@ type Command struct {
 	// purge header must not invalidate the response. Local only; a node
 	// applying a fanned-out command uses its own clock.
 	Before int64 `json:"-"`
+	// Gap marks a purge of everything that stands for purges nobody can
+	// name (a node's dropped queue, a node's fan-out gap): the receiving
+	// node applies its own gap policy (FanoutConfig.Gap) instead of a
+	// hard flush.
+	Gap bool `json:"gap,omitempty"`
+	// Grace, on a Gap command applied locally, is how long entries stay
+	// servable stale before they are gone (0: gone at once, a flush).
+	Grace time.Duration `json:"-"`
 }
 
 // Result counts what a command matched, per kind of target.
@@ -60,6 +70,8 @@ type Result struct {
 	URLs     int  `json:"urls"`     // URLs (with all their variants) removed
 	Prefixes int  `json:"prefixes"` // objects removed by prefix
 	All      bool `json:"all"`
+	// Stale counts the objects a gap left servable stale (Command.Gap).
+	Stale int `json:"stale,omitempty"`
 }
 
 // Invalidator applies commands to a cache. The proxy's cache implements it.

@@ -31,23 +31,43 @@ type FanoutConfig struct {
 	Stream string
 	// MaxLen is the approximate length the stream is trimmed to on every
 	// XADD (MAXLEN ~). Default 100000. A node that falls further behind than
-	// this flushes its cache.
+	// this treats it as a gap (Gap).
 	MaxLen int64
 	// Queue bounds the purges waiting to be published while Redis is
 	// unreachable. Default 10000. On overflow the queue collapses into one
-	// purge-everything command: the other nodes flush rather than miss a
-	// purge; this node, which applied everything locally, does not.
+	// gap command: the other nodes apply their gap policy rather than
+	// miss a purge; this node, which applied everything locally, does not.
 	Queue int
 	// DrainTimeout bounds how long Close keeps trying to publish what is
 	// still queued. Default 1s.
 	DrainTimeout time.Duration
+	// Gap is what a node does when it may have missed purges it cannot
+	// name (Redis restarted without its data, the stream trimmed past it,
+	// Redis unreachable at start): GapStale (the zero value) serves every
+	// entry it holds stale while one request refreshes it, for at most
+	// GapGrace; GapFlush empties the cache.
+	Gap GapPolicy
+	// GapGrace bounds how long an entry is served stale after a gap.
+	// Default 10s.
+	GapGrace time.Duration
 }
+
+// GapPolicy says what a fan-out gap does to the local cache.
+type GapPolicy uint8
+
+const (
+	// GapStale marks every entry stale for GapGrace, then gone.
+	GapStale GapPolicy = iota
+	// GapFlush empties the cache at once.
+	GapFlush
+)
 
 const (
 	defaultStream       = "ramjet:purge"
 	defaultMaxLen       = 100000
 	defaultQueue        = 10000
 	defaultDrainTimeout = time.Second
+	defaultGapGrace     = 10 * time.Second
 
 	// readBlock is how long one XREAD waits for entries; the subscriber
 	// re-checks its context in between.
@@ -66,9 +86,12 @@ var (
 	errClosed  = errors.New("purge: fanout closed")
 )
 
-// flushAll is the command a node applies when it cannot know what it
-// missed, and publishes when it dropped purges it could not publish.
+// flushAll purges everything at once.
 func flushAll() Command { return Command{Targets: []Target{{Kind: KindAll}}} }
+
+// gapAll is the command a node publishes when it dropped purges it could
+// not publish: each receiving node applies its own gap policy.
+func gapAll() Command { return Command{Targets: []Target{{Kind: KindAll, Soft: true}}, Gap: true} }
 
 // Fanout carries purges to the other nodes through a Redis stream and
 // applies theirs to the local cache. It owns two goroutines, started by
@@ -116,6 +139,8 @@ type fanoutMetrics struct {
 	lag                         *metrics.Histogram
 	flushes, published, applied *metrics.Counter
 	dropped                     *metrics.Counter
+	// set registers the gaps counter of each reason on first use.
+	set *metrics.Set
 }
 
 // NewFanout validates cfg and prepares the Redis clients; it does not
@@ -144,6 +169,9 @@ func NewFanout(cfg FanoutConfig, local Invalidator, log *slog.Logger, m *metrics
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = defaultDrainTimeout
 	}
+	if cfg.GapGrace <= 0 {
+		cfg.GapGrace = defaultGapGrace
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -168,6 +196,7 @@ func NewFanout(cfg FanoutConfig, local Invalidator, log *slog.Logger, m *metrics
 		published: m.GetOrCreateCounter("ramjet_purge_fanout_published_total"),
 		applied:   m.GetOrCreateCounter("ramjet_purge_fanout_applied_total"),
 		dropped:   m.GetOrCreateCounter("ramjet_purge_fanout_dropped_total"),
+		set:       m,
 	}
 	m.GetOrCreateGauge("ramjet_purge_fanout_queue", func() float64 { return float64(f.queued()) })
 	m.GetOrCreateGauge("ramjet_redis_connected", func() float64 {
@@ -253,10 +282,10 @@ func (f *Fanout) Publish(cmd Command) {
 	p := pending{cmd: cmd, ts: time.Now().UnixNano()}
 	f.qmu.Lock()
 	if n := f.queue.len(); n >= f.cfg.Queue {
-		// Drop everything queued and make the other nodes flush instead:
-		// the flush covers every dropped purge.
+		// Drop everything queued and send the other nodes a gap instead:
+		// it covers every dropped purge.
 		f.queue.reset()
-		f.queue.push(pending{cmd: flushAll(), ts: p.ts})
+		f.queue.push(pending{cmd: gapAll(), ts: p.ts})
 		f.qgen++
 		f.dropped += int64(n)
 		f.m.dropped.Add(n)
@@ -399,7 +428,7 @@ func (f *Fanout) reportDropped() {
 	f.dropped = 0
 	f.qmu.Unlock()
 	if n > 0 {
-		f.log.Warn("purge queue overflowed while Redis was unreachable; other nodes will flush their caches",
+		f.log.Warn("purge queue overflowed while Redis was unreachable; other nodes will treat it as a gap",
 			"dropped", n, "queue", f.cfg.Queue)
 	}
 }

@@ -189,6 +189,27 @@ func (n *node) metric(t testing.TB, name string) float64 {
 	return 0
 }
 
+// gaps sums the node's gap counters over their reasons.
+func (n *node) gaps(t testing.TB) float64 {
+	t.Helper()
+	var buf bytes.Buffer
+	n.set.WritePrometheus(&buf)
+	sum := 0.0
+	sc := bufio.NewScanner(&buf)
+	for sc.Scan() {
+		if !strings.HasPrefix(sc.Text(), "ramjet_purge_fanout_gaps_total{") {
+			continue
+		}
+		_, v, _ := strings.Cut(sc.Text(), "} ")
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("gaps metric %q: %v", sc.Text(), err)
+		}
+		sum += f
+	}
+	return sum
+}
+
 // waitUntil polls cond, for conditions nothing signals (state, metrics).
 func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
@@ -255,7 +276,7 @@ func TestFanoutAppliesOnOtherNodesOnce(t *testing.T) {
 	// Counted once XADD returns, which may be after the others read it.
 	waitUntil(t, "A counted 2 published", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 2 })
 	for _, n := range []*node{a, b, c} {
-		if got := n.metric(t, "ramjet_purge_fanout_flushes_total"); got != 0 {
+		if got := n.gaps(t); got != 0 {
 			t.Errorf("%s flushed %v times", n.cfg.Node, got)
 		}
 		if got := n.metric(t, "ramjet_redis_connected"); got != 1 {
@@ -291,7 +312,7 @@ func TestFanoutDeliversPurgesQueuedDuringPartition(t *testing.T) {
 	}
 	waitConnected(t, a)
 	for _, n := range []*node{a, b, c} {
-		if got := n.metric(t, "ramjet_purge_fanout_flushes_total"); got != 0 {
+		if got := n.gaps(t); got != 0 {
 			t.Errorf("%s flushed %v times; nothing was lost", n.cfg.Node, got)
 		}
 	}
@@ -321,7 +342,7 @@ func TestFanoutSurvivesRedisRestart(t *testing.T) {
 	waitUntil(t, "A published all", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 4 })
 	for _, n := range []*node{a, b, c} {
 		// The epoch changed: every node flushes once.
-		waitUntil(t, n.cfg.Node+" flushed", func() bool { return n.metric(t, "ramjet_purge_fanout_flushes_total") >= 1 })
+		waitUntil(t, n.cfg.Node+" flushed", func() bool { return n.gaps(t) >= 1 })
 	}
 	// A flush supersedes what was published before it; a fence published
 	// after every flush is read by all, and after the xs.
@@ -350,7 +371,7 @@ func TestFanoutSurvivesRedisRestart(t *testing.T) {
 		added[cmd.Targets[0].Value] = time.UnixMilli(int64(id.ms))
 	}
 	for _, n := range []*node{a, b, c} {
-		if got := n.metric(t, "ramjet_purge_fanout_flushes_total"); got != 1 {
+		if got := n.gaps(t); got != 1 {
 			t.Errorf("%s flushed %v times, want 1 (new Redis instance)", n.cfg.Node, got)
 		}
 		if n == a {
@@ -415,10 +436,10 @@ func TestFanoutFlushesWhenTrimmedPastItsPosition(t *testing.T) {
 		t.Fatal(err)
 	}
 	b2.rec.waitFor(t, "flush on B", has("ALL"))
-	if got := b2.metric(t, "ramjet_purge_fanout_flushes_total"); got != 1 {
+	if got := b2.gaps(t); got != 1 {
 		t.Errorf("B flushed %v times, want 1", got)
 	}
-	if got := c.metric(t, "ramjet_purge_fanout_flushes_total"); got != 0 {
+	if got := c.gaps(t); got != 0 {
 		t.Errorf("C flushed %v times although it kept up", got)
 	}
 	if got := len(c.rec.all()); got != 1+rounds*per {
@@ -451,7 +472,7 @@ func TestFanoutFlushesWhenStalledPastTrim(t *testing.T) {
 	waitUntil(t, "A published all", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 501 })
 	close(gate)
 	b.rec.waitFor(t, "flush on B", has("ALL"))
-	if got := b.metric(t, "ramjet_purge_fanout_flushes_total"); got != 1 {
+	if got := b.gaps(t); got != 1 {
 		t.Errorf("B flushed %v times, want 1", got)
 	}
 }
@@ -503,10 +524,10 @@ func TestFanoutPublishNeverBlocks(t *testing.T) {
 	link.Mend()
 	last := "n" + strconv.Itoa(n-1)
 	b.rec.waitFor(t, "ALL and "+last+" on B", hasAll("ALL", last))
-	if got := b.metric(t, "ramjet_purge_fanout_flushes_total"); got != 0 {
+	if got := b.gaps(t); got != 0 {
 		t.Errorf("B counted %v gap flushes; the ALL came from A", got)
 	}
-	if got := a.metric(t, "ramjet_purge_fanout_flushes_total"); got != 0 {
+	if got := a.gaps(t); got != 0 {
 		t.Errorf("A flushed %v times; it lost nothing locally", got)
 	}
 }
@@ -531,10 +552,10 @@ func TestFanoutFlushesWhenConnectedLate(t *testing.T) {
 	waitConnected(t, a, b)
 	b.Publish(tagCmd("x"))
 	a.rec.waitFor(t, "x on A", has("x"))
-	if got := a.metric(t, "ramjet_purge_fanout_flushes_total"); got != 1 {
+	if got := a.gaps(t); got != 1 {
 		t.Errorf("A flushed %v times, want 1", got)
 	}
-	if got := b.metric(t, "ramjet_purge_fanout_flushes_total"); got != 0 {
+	if got := b.gaps(t); got != 0 {
 		t.Errorf("B flushed %v times although it connected at once", got)
 	}
 }
@@ -658,7 +679,7 @@ func TestFanoutConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	want := FanoutConfig{URL: "redis://127.0.0.1:1/0", Node: "a", Stream: "ramjet:purge", MaxLen: 100000, Queue: 10000, DrainTimeout: time.Second}
+	want := FanoutConfig{URL: "redis://127.0.0.1:1/0", Node: "a", Stream: "ramjet:purge", MaxLen: 100000, Queue: 10000, DrainTimeout: time.Second, GapGrace: 10 * time.Second}
 	if f.cfg != want {
 		t.Errorf("config %+v, want %+v", f.cfg, want)
 	}
@@ -771,4 +792,96 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(b), "\n"))
 	return len(b), nil
+}
+
+// A node that may have missed purges keeps serving what it holds, stale,
+// for its grace: the command it applies says so.
+func TestFanoutGapMarksEverythingStaleForTheGrace(t *testing.T) {
+	r := startRedis(t)
+	link := startCut(t, r.Addr)
+	link.Cut()
+	a := newNode(t, link.URL(), "A", func(c *FanoutConfig) { c.GapGrace = 3 * time.Second })
+	waitUntil(t, "A refused", func() bool { return link.refused.Load() >= 3 })
+	link.Mend()
+	a.rec.waitFor(t, "gap on A", has("ALL"))
+	cmd := a.rec.all()[0]
+	if !cmd.Gap || cmd.Grace != 3*time.Second || !cmd.Targets[0].Soft {
+		t.Errorf("gap applied as %+v, want a soft gap command with a 3s grace", cmd)
+	}
+	if got := a.metric(t, `ramjet_purge_fanout_gaps_total{reason="late_start"}`); got != 1 {
+		t.Errorf("late_start gaps = %v, want 1", got)
+	}
+	if got := a.metric(t, "ramjet_purge_fanout_flushes_total"); got != 0 {
+		t.Errorf("flushes = %v, want 0 under the stale policy", got)
+	}
+}
+
+// purge.gap: flush keeps the hard flush of before.
+func TestFanoutGapFlushPolicyEmptiesTheCache(t *testing.T) {
+	r := startRedis(t)
+	link := startCut(t, r.Addr)
+	link.Cut()
+	a := newNode(t, link.URL(), "A", func(c *FanoutConfig) { c.Gap = GapFlush })
+	waitUntil(t, "A refused", func() bool { return link.refused.Load() >= 3 })
+	link.Mend()
+	a.rec.waitFor(t, "flush on A", has("ALL"))
+	if cmd := a.rec.all()[0]; cmd.Gap || cmd.Targets[0].Soft {
+		t.Errorf("flush applied as %+v, want a hard purge of everything", cmd)
+	}
+	if got := a.metric(t, "ramjet_purge_fanout_flushes_total"); got != 1 {
+		t.Errorf("flushes = %v, want 1", got)
+	}
+}
+
+// Purges another node dropped arrive as a gap, applied by this node's own
+// policy.
+func TestFanoutDroppedPurgesArriveAsTheReceiversGap(t *testing.T) {
+	r := startRedis(t)
+	link := startCut(t, r.Addr)
+	a := newNode(t, link.URL(), "A", func(c *FanoutConfig) { c.Queue = 10 })
+	b := newNode(t, r.URL, "B", func(c *FanoutConfig) { c.Gap = GapFlush })
+	c := newNode(t, r.URL, "C", func(c *FanoutConfig) { c.GapGrace = time.Minute })
+	waitConnected(t, a, b, c)
+	link.Cut()
+	for i := range 20 {
+		a.Publish(tagCmd("d" + strconv.Itoa(i)))
+	}
+	link.Mend()
+	b.rec.waitFor(t, "ALL on B", has("ALL"))
+	c.rec.waitFor(t, "ALL on C", has("ALL"))
+	for _, cmd := range b.rec.all() {
+		if cmd.Targets[0].Kind == KindAll && (cmd.Gap || cmd.Targets[0].Soft) {
+			t.Errorf("B (flush policy) applied %+v", cmd)
+		}
+	}
+	for _, cmd := range c.rec.all() {
+		if cmd.Targets[0].Kind == KindAll && (!cmd.Gap || cmd.Grace != time.Minute) {
+			t.Errorf("C (stale policy, 1m) applied %+v", cmd)
+		}
+	}
+}
+
+// A Redis that keeps its data (appendonly) brings the stream and the
+// epoch key back after a restart: the nodes carry on from their last
+// entry, with no gap, and purges published while it was down arrive.
+func TestFanoutRedisRestartWithPersistenceIsNoGap(t *testing.T) {
+	quietRedis.Do(func() { redis.SetLogger(RedisLogger{Log: slog.New(slog.DiscardHandler)}) })
+	r := testbed.StartPersistentRedis(t)
+	a := newNode(t, r.URL, "A", nil)
+	b := newNode(t, r.URL, "B", nil)
+	waitConnected(t, a, b)
+	a.Publish(tagCmd("before"))
+	b.rec.waitFor(t, "before on B", has("before"))
+
+	r.Restart(t)
+	a.Publish(tagCmd("after"))
+	b.rec.waitFor(t, "after on B", has("after"))
+	for _, n := range []*node{a, b} {
+		if got := n.gaps(t); got != 0 {
+			t.Errorf("%s counted %v gaps across a restart of a persistent Redis", n.cfg.Node, got)
+		}
+	}
+	if slices.Contains(tags(b.rec.all()), "ALL") {
+		t.Errorf("B applied %v: a gap", tags(b.rec.all()))
+	}
 }

@@ -36,7 +36,7 @@ import (
 // ever added to a stream: entries trimmed = entries-added - length, and
 // the node misses something iff more were trimmed than it has seen
 // (MAXLEN trims from the head; nobody may XDEL). Older Redis only gives
-// the first entry's ID, and a node whose last ID is below it flushes even
+// the first entry's ID, and a node whose last ID is below it marks a gap even
 // if the entry right after it survived.
 
 // cursor is the subscriber's position in the stream and what it knew of
@@ -107,7 +107,7 @@ func (f *Fanout) next(ctx context.Context, late bool) (full bool, err error) {
 // place positions the cursor at the end of the stream: a node that just
 // started has an empty cache and needs no history. If Redis was
 // unreachable when the node started (late), the node may have cached
-// pages meanwhile whose purges it will never read, so it flushes.
+// pages meanwhile whose purges it will never read: a gap.
 func (f *Fanout) place(ctx context.Context, late bool) error {
 	tx := f.sub.TxPipeline()
 	ex, info, ep := f.queueLook(ctx, tx)
@@ -118,10 +118,34 @@ func (f *Fanout) place(ctx context.Context, late bool) error {
 	}
 	f.cur.placed = true
 	f.cur.moveTo(l)
+	if !f.everUp.Load() {
+		f.checkPersistence(ctx)
+	}
 	if late {
-		f.flush("redis was unreachable when the node started")
+		f.gap(gapLate)
 	}
 	return nil
+}
+
+// checkPersistence warns when Redis keeps nothing across its restarts:
+// each restart then loses the stream and the epoch key, a gap on every
+// node. A Redis that refuses CONFIG (managed services) is not judged.
+func (f *Fanout) checkPersistence(ctx context.Context) {
+	aof, err := f.sub.ConfigGet(ctx, "appendonly").Result()
+	if err != nil {
+		f.log.Debug("redis: cannot read its persistence settings", "err", err)
+		return
+	}
+	if aof["appendonly"] == "yes" {
+		return
+	}
+	save, err := f.sub.ConfigGet(ctx, "save").Result()
+	if err == nil && save["save"] != "" {
+		f.log.Info("redis persists by snapshots only: a restart loses the purges since the last one, a gap on every node (appendonly yes avoids it)",
+			"save", save["save"])
+		return
+	}
+	f.log.Warn("redis persists nothing: every Redis restart is a gap on every node (set appendonly yes)")
 }
 
 // await blocks until the stream has entries after the cursor, or for
@@ -138,8 +162,8 @@ func (f *Fanout) await(ctx context.Context) error {
 	return nil
 }
 
-// read takes one snapshot and applies its batch, or flushes if the
-// snapshot shows a gap. full reports a batch of readCount entries: there
+// read takes one snapshot and applies its batch, or marks a gap if the
+// snapshot shows one. full reports a batch of readCount entries: there
 // may be more right away.
 func (f *Fanout) read(ctx context.Context) (full bool, err error) {
 	tx := f.sub.TxPipeline()
@@ -158,11 +182,11 @@ func (f *Fanout) read(ctx context.Context) (full bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if reason := f.cur.gap(l); reason != "" {
-		// Everything up to l.last was published before this flush, which
+	if reason := f.cur.gap(l); reason != nil {
+		// Everything up to l.last was published before this gap, which
 		// supersedes the batch.
 		f.cur.moveTo(l)
-		f.flush(reason)
+		f.gap(reason)
 		return false, nil
 	}
 	n := 0
@@ -224,7 +248,7 @@ func (f *Fanout) newEpoch(ctx context.Context) (string, error) {
 func (f *Fanout) apply(msg redis.XMessage) {
 	id, err := parseStreamID(msg.ID)
 	if err != nil { // Redis generated it: cannot happen
-		f.flush(err.Error())
+		f.gap(&gapReason{"bad_id", err.Error()})
 		return
 	}
 	f.cur.id = id
@@ -236,11 +260,14 @@ func (f *Fanout) apply(msg redis.XMessage) {
 	var cmd Command
 	if err := json.Unmarshal([]byte(raw), &cmd); err != nil {
 		// A purge this node cannot read is a purge it misses.
-		f.flush("undecodable entry " + msg.ID + ": " + err.Error())
+		f.gap(&gapReason{"undecodable", "undecodable entry " + msg.ID + ": " + err.Error()})
 		return
 	}
 	if cmd.Private {
 		return // scoped to a client of the node that published it
+	}
+	if cmd.Gap { // another node dropped purges: this node's own policy
+		cmd = f.gapCommand()
 	}
 	f.local.Purge(cmd)
 	if s, _ := msg.Values["ts"].(string); s != "" {
@@ -252,12 +279,44 @@ func (f *Fanout) apply(msg redis.XMessage) {
 	f.m.applied.Inc()
 }
 
-// flush empties the local cache after a gap.
-func (f *Fanout) flush(reason string) {
-	f.m.flushes.Inc()
-	f.local.Purge(flushAll())
-	f.log.Warn("purge fan-out gap: flushed the whole cache", "reason", reason)
+// gap applies the node's gap policy: it may have missed purges it cannot
+// name.
+func (f *Fanout) gap(r *gapReason) {
+	f.m.set.GetOrCreateCounter(`ramjet_purge_fanout_gaps_total{reason="` + r.label + `"}`).Inc()
+	if f.cfg.Gap == GapFlush {
+		f.m.flushes.Inc()
+		f.local.Purge(flushAll())
+		f.log.Warn("purge fan-out gap: flushed the whole cache", "reason", r.why)
+		return
+	}
+	res := f.local.Purge(f.gapCommand())
+	f.log.Warn("purge fan-out gap: every cached page is stale until refreshed",
+		"reason", r.why, "grace", f.cfg.GapGrace, "entries", res.Stale)
 }
+
+// gapCommand is what the node applies for purges it cannot name.
+func (f *Fanout) gapCommand() Command {
+	if f.cfg.Gap == GapFlush {
+		return flushAll()
+	}
+	cmd := gapAll()
+	cmd.Grace = f.cfg.GapGrace
+	return cmd
+}
+
+// gapReason is why a node may have missed purges: label for the metric,
+// why for the log.
+type gapReason struct{ label, why string }
+
+var (
+	gapLate    = &gapReason{"late_start", "redis was unreachable when the node started"}
+	gapEpoch   = &gapReason{"epoch", "redis instance changed (epoch key differs)"}
+	gapDeleted = &gapReason{"deleted", "stream deleted"}
+	gapBack    = &gapReason{"reset", "stream reset: last ID went backwards"}
+	gapFewer   = &gapReason{"reset", "stream reset: fewer entries added than seen"}
+	gapTrimmed = &gapReason{"trimmed", "stream trimmed past this node's position"}
+	gapMaybe   = &gapReason{"trimmed", "stream trimmed past this node's position (Redis < 7: maybe not)"}
+)
 
 // moveTo places the cursor at the end of the stream as seen by l.
 func (c *cursor) moveTo(l look) {
@@ -269,37 +328,37 @@ func (c *cursor) moveTo(l look) {
 	c.id, c.seen = l.last, l.info.EntriesAdded
 }
 
-// gap says why entries after the cursor may have been lost, or "".
-func (c *cursor) gap(l look) string {
+// gap says why entries after the cursor may have been lost, or nil.
+func (c *cursor) gap(l look) *gapReason {
 	if l.epoch != c.epoch {
-		return "redis instance changed (epoch key differs)"
+		return gapEpoch
 	}
 	if !l.exists {
 		if c.id != (streamID{}) {
-			return "stream deleted"
+			return gapDeleted
 		}
-		return ""
+		return nil
 	}
 	if l.last.less(c.id) {
-		return "stream reset: last ID went backwards"
+		return gapBack
 	}
 	inf := l.info
 	if inf.RecordedFirstEntryID != "" { // Redis >= 7: entries-added is reported
 		if inf.EntriesAdded < c.seen {
-			return "stream reset: fewer entries added than seen"
+			return gapFewer
 		}
 		if inf.EntriesAdded-inf.Length > c.seen {
-			return "stream trimmed past this node's position"
+			return gapTrimmed
 		}
-		return ""
+		return nil
 	}
 	if inf.Length > 0 {
 		first, err := parseStreamID(inf.FirstEntry.ID)
 		if err != nil || c.id.less(first) {
-			return "stream trimmed past this node's position (Redis < 7: maybe not)"
+			return gapMaybe
 		}
 	}
-	return ""
+	return nil
 }
 
 // streamID is a Redis stream entry ID, "ms-seq".

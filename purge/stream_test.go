@@ -61,8 +61,8 @@ func TestFanoutGapDetection(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.cur.gap(tt.look); (got != "") != tt.gap {
-				t.Errorf("gap = %q, want gap %v", got, tt.gap)
+			if got := tt.cur.gap(tt.look); (got != nil) != tt.gap {
+				t.Errorf("gap = %v, want gap %v", got, tt.gap)
 			}
 		})
 	}

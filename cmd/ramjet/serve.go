@@ -238,10 +238,16 @@ func (d *daemon) startFanout(ctx context.Context) (*purge.Fanout, error) {
 		return nil, nil
 	}
 	redis.SetLogger(purge.RedisLogger{Log: d.log}) // go-redis logs through one process-wide logger
+	gap := purge.GapStale
+	if d.cfg.Purge.Gap == "flush" {
+		gap = purge.GapFlush
+	}
 	fan, err := purge.NewFanout(purge.FanoutConfig{
-		URL:    d.cfg.Purge.Redis,
-		Node:   nodeName(d.cfg),
-		Stream: d.cfg.Purge.Stream,
+		URL:      d.cfg.Purge.Redis,
+		Node:     nodeName(d.cfg),
+		Stream:   d.cfg.Purge.Stream,
+		Gap:      gap,
+		GapGrace: time.Duration(d.cfg.Purge.GapGrace),
 	}, d.proxy, d.log, d.proxy.Metrics().Set())
 	if err != nil {
 		return nil, err

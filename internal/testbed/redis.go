@@ -12,8 +12,9 @@ import (
 )
 
 // Redis is one redis-server at a time on a 127.0.0.1 port, without
-// persistence, that a test can stop, kill, pause and restart on the same
-// port (a restart is then a new, empty instance).
+// persistence unless asked, that a test can stop, kill, pause and restart
+// on the same port (a restart is then a new, empty instance, or with an
+// append-only file the same data).
 type Redis struct {
 	Port int
 	Addr string // 127.0.0.1:port
@@ -21,6 +22,9 @@ type Redis struct {
 
 	bin string
 	dir string
+	// aof: the instance keeps an append-only file in dir, fsynced on every
+	// write, so a restart is the same instance with its data.
+	aof bool
 
 	mu   sync.Mutex // guards p, logs
 	p    *proc      // the running instance; nil while stopped
@@ -30,13 +34,19 @@ type Redis struct {
 // StartRedis starts redis-server on a port of its own and returns once it
 // answers PING. It is stopped at cleanup; its output is logged when the
 // test failed.
-func StartRedis(t testing.TB) *Redis {
+func StartRedis(t testing.TB) *Redis { t.Helper(); return startRedis(t, false) }
+
+// StartPersistentRedis is StartRedis with an append-only file
+// (appendonly yes, appendfsync always): Restart brings back its data.
+func StartPersistentRedis(t testing.TB) *Redis { t.Helper(); return startRedis(t, true) }
+
+func startRedis(t testing.TB, aof bool) *Redis {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("testbed: redis-server not found (install the Debian package redis-server): %v", err)
 	}
-	r := &Redis{bin: bin, dir: t.TempDir()}
+	r := &Redis{bin: bin, dir: t.TempDir(), aof: aof}
 	t.Cleanup(func() {
 		r.Stop()
 		if t.Failed() {
@@ -58,9 +68,13 @@ func StartRedis(t testing.TB) *Redis {
 // start runs one instance on r.Port and waits until it answers PING.
 // retry says the port was taken.
 func (r *Redis) start() (retry bool, err error) {
+	aof := "no"
+	if r.aof {
+		aof = "yes"
+	}
 	p, err := startProc(procSpec{bin: r.bin, dir: r.dir, args: []string{
 		"--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", r.dir,
+		"--save", "", "--appendonly", aof, "--appendfsync", "always", "--dir", r.dir,
 	}})
 	if err != nil {
 		return false, err
@@ -140,8 +154,8 @@ func (r *Redis) signal(t testing.TB, sig syscall.Signal) {
 	}
 }
 
-// Restart stops the server if it runs and starts a new, empty instance on
-// the same port, waiting up to 10 s for the port to be free again.
+// Restart stops the server if it runs and starts a new instance (empty,
+// unless it keeps an append-only file) on the same port, waiting up to 10 s for the port to be free again.
 func (r *Redis) Restart(t testing.TB) {
 	t.Helper()
 	r.Stop()

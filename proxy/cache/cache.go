@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"hash/maphash"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,7 +35,11 @@ type Cache struct {
 	tags        tagIndex
 	// allHard and allSoft are the times of the last purge of everything.
 	allHard, allSoft atomic.Int64
-	variantsDropped  atomic.Uint64
+	// gap is the last purge of everything that nobody could name (a
+	// fan-out gap, gap.go); nil before any.
+	gap             atomic.Pointer[gapMark]
+	gapMu           sync.Mutex // serialises MarkGap
+	variantsDropped atomic.Uint64
 }
 
 // New returns an empty cache bounded by cfg.Size bytes.

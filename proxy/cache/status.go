@@ -25,7 +25,7 @@ const (
 // stale at once but still servable while one request refreshes it, for
 // as long as it would have been servable without the purge.
 func (c *Cache) Status(e *Entry, now int64) Status {
-	hard, soft := c.purged(e)
+	hard, soft := c.purged(e, now)
 	if hard {
 		return Purged
 	}
@@ -51,16 +51,19 @@ func (c *Cache) Status(e *Entry, now int64) Status {
 }
 
 // purged reports whether a hard or soft purge happened after e's fill
-// began. It reads one atomic per tag and allocates nothing.
-func (c *Cache) purged(e *Entry) (hard, soft bool) {
-	born := e.Born
-	if born == 0 {
-		born = e.Stored
-	}
+// began, as of now. It reads one atomic per tag and allocates nothing.
+func (c *Cache) purged(e *Entry, now int64) (hard, soft bool) {
+	born := e.born()
 	if c.allHard.Load() >= born {
 		return true, false
 	}
-	soft = c.allSoft.Load() >= born
+	if g := c.gap.Load(); g != nil && g.at >= born {
+		if now >= g.until {
+			return true, false
+		}
+		soft = true
+	}
+	soft = soft || c.allSoft.Load() >= born
 	for _, t := range e.tags {
 		if t.hard.Load() >= born {
 			return true, false

@@ -1,0 +1,51 @@
+package cache
+
+import "time"
+
+// A gap is what a node marks when it learns it may have missed purges it
+// cannot name (a Redis restart lost the fan-out stream): every entry it
+// holds may be out of date, but emptying the cache would send every
+// visitor of every site to the origins at once. So each entry filled
+// before the gap is served stale while one request refreshes it (as
+// after a soft purge of everything), and not at all once the grace has
+// run out: a missed purge is never honoured later than that.
+
+// gapMark is one gap: entries whose fill began at or before at are
+// stale until until, then gone.
+type gapMark struct{ at, until int64 }
+
+// MarkGap marks every entry filled up to now stale for grace, then gone.
+// A gap while an earlier one is still in its grace keeps the earlier
+// deadline for all of them: nothing is served stale past the first
+// missed purge's bound. It reports how many objects the cache held.
+func (c *Cache) MarkGap(grace time.Duration) int {
+	now := c.Now()
+	c.gapMu.Lock()
+	defer c.gapMu.Unlock()
+	until := now + int64(grace)
+	if old := c.gap.Load(); old != nil {
+		if old.until <= now {
+			raise(&c.allHard, old.at) // its grace is over: its entries stay gone
+		} else {
+			until = min(until, old.until)
+		}
+	}
+	c.gap.Store(&gapMark{at: now, until: until})
+	return c.Len()
+}
+
+// Gapped reports whether e is served only because of a gap's grace: a
+// refresh of it is one the gap caused.
+func (c *Cache) Gapped(e *Entry) bool {
+	g := c.gap.Load()
+	return g != nil && g.at >= e.born()
+}
+
+// born is when the fill that produced e began (its store time for an
+// entry made without one).
+func (e *Entry) born() int64 {
+	if e.Born == 0 {
+		return e.Stored
+	}
+	return e.Born
+}
