@@ -123,9 +123,10 @@ type Fanout struct {
 	pubUp  atomic.Bool // publisher's last attempt succeeded (or none failed)
 	everUp atomic.Bool // subscriber has been positioned at least once
 
-	// cur is the subscriber's position. Owned by the subscriber goroutine
-	// while it runs.
-	cur cursor
+	// cur is the subscriber's position, pending a gap noticed but not yet
+	// applied. Owned by the subscriber goroutine while it runs.
+	cur     cursor
+	pending *gapReason
 
 	m fanoutMetrics
 }

@@ -885,3 +885,20 @@ func TestFanoutRedisRestartWithPersistenceIsNoGap(t *testing.T) {
 		t.Errorf("B applied %v: a gap", tags(b.rec.all()))
 	}
 }
+
+// Purges that reach a restarted, empty Redis are in its new stream: a
+// node that notices the new instance reads that stream from its start
+// and applies them exactly, besides the gap for what was lost.
+func TestFanoutPurgesInARestartedRedisApplyExactly(t *testing.T) {
+	r := startRedis(t)
+	a := newNode(t, r.URL, "A", nil)
+	b := newNode(t, r.URL, "B", nil)
+	waitConnected(t, a, b)
+	r.Kill()
+	a.Publish(tagCmd("x"))
+	r.Restart(t)
+	b.rec.waitFor(t, "x and the gap on B", hasAll("x", "ALL"))
+	if got := b.metric(t, `ramjet_purge_fanout_gaps_total{reason="epoch"}`); got != 1 {
+		t.Errorf("B counted %v epoch gaps, want 1", got)
+	}
+}

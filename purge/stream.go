@@ -176,18 +176,23 @@ func (f *Fanout) read(ctx context.Context) (full bool, err error) {
 	_, _ = tx.Exec(ctx) // each command's error is checked below
 	streams, err := xr.Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
+		f.applyPendingGap()
 		return false, fmt.Errorf("purge: xread %s: %w", f.cfg.Stream, err)
 	}
 	l, err := f.look(ctx, ex, info, ep)
 	if err != nil {
+		f.applyPendingGap()
 		return false, err
 	}
 	if reason := f.cur.gap(l); reason != nil {
-		// Everything up to l.last was published before this gap, which
-		// supersedes the batch.
-		f.cur.moveTo(l)
-		f.gap(reason)
-		return false, nil
+		// The purges still in the stream are read from where they start
+		// and applied exactly, before the gap covers the ones that are
+		// lost: a purge published to a restarted Redis is never only
+		// stale on this node.
+		f.applyPendingGap()
+		f.cur.resume(l, reason)
+		f.pending = reason
+		return true, nil
 	}
 	n := 0
 	for _, s := range streams {
@@ -196,7 +201,16 @@ func (f *Fanout) read(ctx context.Context) (full bool, err error) {
 			n++
 		}
 	}
+	f.applyPendingGap()
 	return n == readCount, nil
+}
+
+// applyPendingGap applies the gap read noticed, if any.
+func (f *Fanout) applyPendingGap() {
+	if f.pending != nil {
+		f.gap(f.pending)
+		f.pending = nil
+	}
 }
 
 func (f *Fanout) queueLook(ctx context.Context, pipe redis.Pipeliner) (*redis.IntCmd, *redis.XInfoStreamCmd, *redis.StringCmd) {
@@ -317,6 +331,20 @@ var (
 	gapTrimmed = &gapReason{"trimmed", "stream trimmed past this node's position"}
 	gapMaybe   = &gapReason{"trimmed", "stream trimmed past this node's position (Redis < 7: maybe not)"}
 )
+
+// resume places the cursor, after a gap, where reading on misses none of
+// the entries still in the stream: after the last one read when the
+// stream was only trimmed, else (a new stream, or none) at its start.
+func (c *cursor) resume(l look, r *gapReason) {
+	c.epoch = l.epoch
+	switch r {
+	case gapTrimmed:
+		c.seen = l.info.EntriesAdded - l.info.Length // those trimmed count as seen
+	case gapMaybe:
+	default:
+		c.id, c.seen = streamID{}, 0
+	}
+}
 
 // moveTo places the cursor at the end of the stream as seen by l.
 func (c *cursor) moveTo(l look) {

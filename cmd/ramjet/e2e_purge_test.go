@@ -871,9 +871,21 @@ type cluster struct {
 // purges out through Redis, and waits until every node reads the stream.
 func startCluster(t *testing.T, n int) *cluster {
 	t.Helper()
+	return startClusterWith(t, n, "")
+}
+
+// startClusterWith is startCluster with config yaml (besides the flags)
+// on every node.
+func startClusterWith(t *testing.T, n int, yaml string) *cluster {
+	t.Helper()
 	cl := &cluster{redis: testbed.StartRedis(t), origin: startOrigin(t), c: newClient(t)}
+	var cfg []string
+	if yaml != "" {
+		cfg = []string{"--config", testbed.WriteConfig(t, "", yaml)}
+	}
 	for i := range n {
-		cl.nodes = append(cl.nodes, startRamjet(t, cl.origin.URL, "--redis", cl.redis.URL, "--node", fmt.Sprintf("node%d", i+1)))
+		args := append([]string{"--redis", cl.redis.URL, "--node", fmt.Sprintf("node%d", i+1)}, cfg...)
+		cl.nodes = append(cl.nodes, startRamjet(t, cl.origin.URL, args...))
 	}
 	for i, rj := range cl.nodes {
 		waitRedisState(t, cl.c, rj, 10*time.Second, fmt.Sprintf("of node%d at start", i+1), func(s string) bool { return s == "connected" })
@@ -1012,8 +1024,8 @@ func TestFanoutPurgeReachesEveryNode(t *testing.T) {
 
 // Redis dies; a purge taken by node 1 meanwhile applies there at once;
 // Redis comes back empty on the same port; then no node serves the purged
-// pages any more (the purge reached them, or they flushed because the
-// instance changed) and the queued purges are published.
+// pages any more (the queued purges reach them through the new stream;
+// until then the gap of the new instance serves them only stale).
 func TestFanoutRedisRestartLosesNoPurge(t *testing.T) {
 	t.Parallel()
 	cl := startCluster(t, 3)
@@ -1060,13 +1072,12 @@ func TestFanoutRedisRestartLosesNoPurge(t *testing.T) {
 			old string
 		}{{byTag, tagIDs[i]}, {byURL, urlIDs[i]}} {
 			u := cl.nodes[i].URL + pg.p.uri(ns)
-			r, took, ok := awaitChange(t, cl.c, u, pg.old, 2*time.Second, siteHost)
+			took, ok := awaitPurged(t, cl.c, u, pg.old, 2*time.Second, siteHost)
 			if !ok {
 				t.Errorf("node%d: %s still serves the body purged during the outage 2 s after Redis reported connected", i+1, pg.p.path)
 				continue
 			}
 			t.Logf("node%d: %s gone %v after the node reported Redis connected", i+1, pg.p.path, took.Round(time.Millisecond))
-			mustMissStored(t, r, fmt.Sprintf("node%d: %s after Redis came back", i+1, pg.p.path))
 		}
 	}
 	// Nothing stale afterwards, on any node: the awaitChange above saw
@@ -1096,25 +1107,52 @@ func TestFanoutRedisRestartLosesNoPurge(t *testing.T) {
 	}) {
 		t.Errorf("stream ramjet:purge holds %q entries after recovery, want the 2 purges queued during the outage", xlen)
 	}
-	// The new instance has a new epoch: nodes that were reading must have
-	// flushed and said so.
+	// The new instance has a new epoch: nodes that were reading noticed
+	// the gap and said so, and flushed nothing.
 	for i := 1; i < len(cl.nodes); i++ {
-		if !strings.Contains(cl.nodes[i].Output(), "flush") {
-			t.Errorf("node%d logged no flush after Redis restarted empty", i+1)
+		if !strings.Contains(cl.nodes[i].Output(), "purge fan-out gap") {
+			t.Errorf("node%d logged no gap after Redis restarted empty", i+1)
 		}
-		if v, ok := metric(t, cl.c, cl.nodes[i], "ramjet_purge_fanout_flushes_total"); !ok || v < 1 {
-			t.Errorf("node%d: ramjet_purge_fanout_flushes_total %v (present %v), want >= 1", i+1, v, ok)
+		if v, ok := metric(t, cl.c, cl.nodes[i], `ramjet_purge_fanout_gaps_total{reason="epoch"}`); !ok || v < 1 {
+			t.Errorf("node%d: epoch gaps %v (present %v), want >= 1", i+1, v, ok)
+		}
+		if v, _ := metric(t, cl.c, cl.nodes[i], "ramjet_purge_fanout_flushes_total"); v != 0 {
+			t.Errorf("node%d flushed %v times; a gap marks stale", i+1, v)
 		}
 	}
 }
 
+// awaitPurged GETs u until it is no longer the body old (for up to d) and
+// reports when; meanwhile old may only be served as a stale hit (a gap's
+// grace), never as a fresh one.
+func awaitPurged(t testing.TB, c *http.Client, u, old string, d time.Duration, hdr ...string) (time.Duration, bool) {
+	t.Helper()
+	start := time.Now()
+	var fresh []string
+	ok := testbed.Poll(d, func() bool {
+		r := get(t, c, u, hdr...)
+		if r.ID() != old {
+			return r.Status == http.StatusOK
+		}
+		if cs := r.CacheStatus(); !(cs.Hit && cs.Fwd == "stale") && len(fresh) < 3 {
+			fresh = append(fresh, r.Header.Get("Cache-Status"))
+		}
+		return false
+	})
+	if len(fresh) > 0 {
+		t.Errorf("%s: the purged body was served other than stale: %v", u, fresh)
+	}
+	return time.Since(start), ok
+}
+
 // A node that cannot read the stream while entries it has not seen are
 // trimmed away (here: stopped with SIGSTOP while the stream is trimmed to
-// nothing) cannot know what it missed and flushes its whole cache; the
-// nodes that kept up do not.
-func TestFanoutTrimmedNodeFlushes(t *testing.T) {
+// nothing) cannot know what it missed; under purge.gap: flush it flushes
+// its whole cache, as before gaps were served stale; the nodes that kept
+// up do not.
+func TestFanoutTrimmedNodeFlushesUnderGapFlush(t *testing.T) {
 	t.Parallel()
-	cl := startCluster(t, 3)
+	cl := startClusterWith(t, 3, "purge:\n  gap: flush\n")
 	ns := nsFor(t)
 	target := page{path: "target", tags: []string{"trim-t"}}
 	bystander := page{path: "bystander", tags: []string{"trim-k"}}

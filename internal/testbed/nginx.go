@@ -2,11 +2,14 @@ package testbed
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 const nginxBin = "/usr/sbin/nginx"
@@ -34,6 +37,7 @@ type Nginx struct {
 	Dir  string // its private directory: config, logs, temp files
 
 	p       *proc
+	cfg     NginxConfig
 	stopped sync.Once
 }
 
@@ -64,6 +68,7 @@ func StartNginx(t testing.TB, cfg NginxConfig) *Nginx {
 }
 
 func (n *Nginx) start(port int, cfg NginxConfig) (retry bool, err error) {
+	n.cfg = cfg
 	n.Addr = loopback(port)
 	n.URL = "http://" + n.Addr
 	if err := os.MkdirAll(filepath.Join(n.Dir, "tmp"), 0o755); err != nil {
@@ -118,6 +123,27 @@ http {
 // also runs at cleanup.
 func (n *Nginx) Stop() {
 	n.stopped.Do(func() { n.p.stop(syscall.SIGTERM) })
+}
+
+// Down stops nginx as an origin restart does: connections are refused
+// until Up starts it again on the same port with the same config. Not
+// after Stop.
+func (n *Nginx) Down() { n.p.stop(syscall.SIGTERM) }
+
+// Up starts nginx again after Down.
+func (n *Nginx) Up(t testing.TB) {
+	t.Helper()
+	_, ps, _ := net.SplitHostPort(n.Addr) // our own loopback(port)
+	port, _ := strconv.Atoi(ps)
+	var err error
+	Poll(10*time.Second, func() bool {
+		var retry bool
+		retry, err = n.start(port, n.cfg)
+		return err == nil || !retry
+	})
+	if err != nil {
+		t.Fatalf("testbed: start nginx again on %s: %v", n.Addr, err)
+	}
 }
 
 func (n *Nginx) logs() string { return procLogs(n.p, n.errorLog()) }
