@@ -32,10 +32,10 @@ type Metrics struct {
 	refreshes, reloads, reloadErrors *metrics.Counter
 	// gapStale counts objects a fan-out gap left stale; gapRefreshes the
 	// background refreshes of such entries.
-	gapStale, gapRefreshes           *metrics.Counter
-	badPurgeHeaders                  *metrics.Counter
-	phpBusy, originBusy              *metrics.Counter
-	waf                              wafMetrics
+	gapStale, gapRefreshes *metrics.Counter
+	badPurgeHeaders        *metrics.Counter
+	phpBusy, originBusy    *metrics.Counter
+	waf                    wafMetrics
 }
 
 // requestCounters count requests by how the cache answered them.
