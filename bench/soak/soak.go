@@ -45,6 +45,10 @@ type soak struct {
 	failures         []string
 	idle             []net.Conn
 	httpc, tlsc, adm *http.Client
+	// cached maps a URL (node included) to when the copy a node answered
+	// it from stops being fresh (unix nanos): a 5xx for it before then is
+	// a failure, whatever was down.
+	cached sync.Map
 }
 
 func newSoak(c config) (*soak, error) {
@@ -202,11 +206,14 @@ func within(mark *atomic.Int64) bool { return time.Now().UnixNano() < mark.Load(
 
 // judge classifies one request's outcome: deliberate 5xx while the
 // component behind it is down are counted by cause, anything else that
-// failed is a failure.
-func (s *soak) judge(kind string, code int, err error, php bool) {
+// failed is a failure — a 5xx for a page the node held fresh included
+// (cached: a Redis or origin restart must not cost a cached page).
+func (s *soak) judge(kind string, code int, err error, php, cached bool) {
 	switch {
 	case err == nil && code < 500 && code != 0:
 		s.count(kind + " ok")
+	case err == nil && cached:
+		s.fail("%s: status %d for a page the node held fresh", kind, code)
 	case err == nil && (code == 502 || code == 503 || code == 504) && php && within(&s.phpDown):
 		s.count(kind + " " + strconv.Itoa(code) + " php-cgi killed")
 	case err == nil && (code == 502 || code == 503 || code == 504) && !php && within(&s.origin.down):
@@ -218,21 +225,48 @@ func (s *soak) judge(kind string, code int, err error, php bool) {
 	}
 }
 
-func (s *soak) get(c *http.Client, u, host string) (int, string, error) {
+// get fetches u; cached says the node held a fresh copy of it when the
+// request was sent (as far as its earlier answers tell).
+func (s *soak) get(c *http.Client, u, host string) (code int, body string, cached bool, err error) {
+	sent := time.Now()
+	if until, ok := s.cached.Load(u); ok {
+		cached = sent.UnixNano() < until.(int64)-int64(time.Second) // a second of slack for clocks and rounding
+	}
 	req, err := http.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
-		return 0, "", err
+		return 0, "", cached, err
 	}
 	if host != "" {
 		req.Host = host
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return 0, "", err
+		return 0, "", cached, err
 	}
 	b, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	return resp.StatusCode, string(b), err
+	s.noteCached(u, sent, resp)
+	return resp.StatusCode, string(b), cached, err
+}
+
+// noteCached remembers until when the node holds u fresh, from an answer
+// it stored or served from its cache: max-age less the copy's Age.
+func (s *soak) noteCached(u string, sent time.Time, resp *http.Response) {
+	cs := resp.Header.Get("Cache-Status")
+	if resp.StatusCode != 200 || !(strings.Contains(cs, "stored") || strings.Contains(cs, "; hit")) ||
+		strings.Contains(cs, "fwd=stale") {
+		return
+	}
+	_, v, ok := strings.Cut(resp.Header.Get("Cache-Control"), "max-age=")
+	if !ok {
+		return
+	}
+	maxAge, err := strconv.Atoi(strings.TrimRight(v, ", ;abcdefghijklmnopqrstuvwxyz-="))
+	if err != nil {
+		return
+	}
+	age, _ := strconv.Atoi(resp.Header.Get("Age"))
+	s.cached.Store(u, sent.Add(time.Duration(maxAge-age)*time.Second).UnixNano())
 }
 
 // run drives the traffic and the disruptions, then checks the end.
@@ -289,32 +323,32 @@ func (s *soak) pick(r *rand.Rand) *node { return s.nodes[r.IntN(2)] }
 
 func (s *soak) hit(r *rand.Rand) {
 	n := s.pick(r)
-	code, _, err := s.get(s.httpc, "http://"+n.addr+"/hit/"+strconv.Itoa(r.IntN(200)), "")
-	s.judge("hit", code, err, false)
+	code, _, cached, err := s.get(s.httpc, "http://"+n.addr+"/hit/"+strconv.Itoa(r.IntN(200)), "")
+	s.judge("hit", code, err, false, cached)
 }
 
 func (s *soak) tlsHit(r *rand.Rand) {
-	code, _, err := s.get(s.tlsc, "https://"+s.nodes[0].tls+"/hit/"+strconv.Itoa(r.IntN(200)), "")
-	s.judge("tls hit", code, err, false)
+	code, _, cached, err := s.get(s.tlsc, "https://"+s.nodes[0].tls+"/hit/"+strconv.Itoa(r.IntN(200)), "")
+	s.judge("tls hit", code, err, false, cached)
 }
 
 func (s *soak) miss(r *rand.Rand) {
-	code, _, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/miss?r="+strconv.Itoa(r.Int()), "")
-	s.judge("miss", code, err, false)
+	code, _, cached, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/miss?r="+strconv.Itoa(r.Int()), "")
+	s.judge("miss", code, err, false, cached)
 }
 
 func (s *soak) esi(r *rand.Rand) {
-	code, body, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/esi/"+strconv.Itoa(r.IntN(20)), "")
+	code, body, cached, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/esi/"+strconv.Itoa(r.IntN(20)), "")
 	if err == nil && code == 200 && strings.Contains(body, "<esi:") {
 		s.fail("esi page with markup: %.100q", body)
 		return
 	}
-	s.judge("esi", code, err, false)
+	s.judge("esi", code, err, false, cached)
 }
 
 func (s *soak) php(r *rand.Rand) {
-	code, _, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/hello.php", "php.test")
-	s.judge("php", code, err, true)
+	code, _, cached, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/hello.php", "php.test")
+	s.judge("php", code, err, true, cached)
 	time.Sleep(5 * time.Millisecond) // PHP's share of the load stays small
 }
 
@@ -348,7 +382,7 @@ func (s *soak) purge(ctx context.Context, r *rand.Rand) {
 			deadline = time.Now() // applied before the API answered
 		}
 		for {
-			code, body, err := s.get(s.httpc, "http://"+n.addr+page, "")
+			code, body, _, err := s.get(s.httpc, "http://"+n.addr+page, "")
 			if err == nil && code == 200 && strings.Contains(body, want) {
 				break
 			}
@@ -478,7 +512,7 @@ func (s *soak) keepIdle(ctx context.Context) {
 
 // disrupt runs a round of disruptions every cfg.every, spread out.
 func (s *soak) disrupt(ctx context.Context) {
-	steps := []func(){s.reload, s.restartOrigin, s.restartRedis, s.killPHP, s.rotateCert}
+	steps := []func(){s.reload, s.restartOrigin, s.restartRedis, s.killPHP, s.rotateCert, s.restartRedisDuringOrigin}
 	for ctx.Err() == nil {
 		for _, f := range steps {
 			if ctx.Err() != nil {
@@ -521,6 +555,19 @@ func (s *soak) restartRedis() {
 		s.fail("redis restart: %v", err)
 	}
 	s.count("redis restarts")
+}
+
+// restartRedisDuringOrigin restarts Redis (empty: a gap on every node)
+// while the origin is down: cached pages must keep answering.
+func (s *soak) restartRedisDuringOrigin() {
+	s.origin.down.Store(time.Now().Add(time.Hour).UnixNano())
+	s.origin.stop()
+	s.restartRedis()
+	if err := s.origin.start(); err != nil {
+		s.fail("origin restart: %v", err)
+	}
+	s.origin.down.Store(time.Now().Add(2 * time.Second).UnixNano())
+	s.count("redis restarts during origin restarts")
 }
 
 func (s *soak) killPHP() {
@@ -580,6 +627,28 @@ func (s *soak) metric(n *node, name string) float64 {
 	return -1
 }
 
+// metricSum adds up every series of n's metrics whose line starts with
+// prefix (a name and its opening brace: all its labels).
+func (s *soak) metricSum(n *node, prefix string) float64 {
+	resp, err := s.adm.Get("http://" + n.admin + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if !strings.HasPrefix(sc.Text(), prefix) {
+			continue
+		}
+		if i := strings.LastIndexByte(sc.Text(), ' '); i > 0 {
+			f, _ := strconv.ParseFloat(sc.Text()[i+1:], 64)
+			sum += f
+		}
+	}
+	return sum
+}
+
 func (s *soak) report(base, end sample) bool {
 	for i, n := range s.nodes {
 		if base.rss[i] > 0 && float64(end.rss[i]) > 1.10*float64(base.rss[i]) {
@@ -596,6 +665,10 @@ func (s *soak) report(base, end sample) bool {
 		if v := s.metric(n, `ramjet_reloads_total{result="error"}`); v > 0 {
 			s.fail("node %s: %v failed reloads", n.name, v)
 		}
+		s.mu.Lock()
+		s.counts["node "+n.name+" purge gaps"] = int(s.metricSum(n, "ramjet_purge_fanout_gaps_total{"))
+		s.counts["node "+n.name+" cache flushes"] = int(max(s.metric(n, "ramjet_purge_fanout_flushes_total"), 0))
+		s.mu.Unlock()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
