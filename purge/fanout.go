@@ -1,12 +1,14 @@
 package purge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,7 +22,9 @@ import (
 // documented defaults; URL and Node are required.
 type FanoutConfig struct {
 	// URL is the Redis URL, e.g. redis://127.0.0.1:6379/0 (go-redis
-	// ParseURL syntax, so rediss:// and ?dial_timeout= work too).
+	// ParseURL syntax, so rediss:// and ?dial_timeout= work too); with
+	// master_name=NAME it names Redis Sentinels instead (host and addr=
+	// parameters), which find the master and follow its failover.
 	URL string
 	// Node names this node in every entry it publishes, so that it can
 	// ignore its own echo. Unique per node; the caller computes the default
@@ -154,9 +158,9 @@ func NewFanout(cfg FanoutConfig, local Invalidator, log *slog.Logger, m *metrics
 	if cfg.Node == "" {
 		return nil, errors.New("purge: fanout needs a node name")
 	}
-	opt, err := redis.ParseURL(cfg.URL)
+	client, err := clientMaker(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("purge: redis url: %w", err)
+		return nil, err
 	}
 	if cfg.Stream == "" {
 		cfg.Stream = defaultStream
@@ -184,10 +188,10 @@ func NewFanout(cfg FanoutConfig, local Invalidator, log *slog.Logger, m *metrics
 		local: local,
 		log:   log.With("component", "purge-fanout", "node", cfg.Node),
 		epKey: cfg.Stream + ":epoch",
-		pub:   redis.NewClient(clientOptions(*opt, 4)),
+		pub:   client(4),
 		// go-redis gives the blocking XREAD a read timeout of its block
 		// plus 10s; every other command has ReadTimeout.
-		sub:  redis.NewClient(clientOptions(*opt, 2)),
+		sub:  client(2),
 		wake: make(chan struct{}, 1),
 	}
 	f.pubUp.Store(true)
@@ -207,6 +211,39 @@ func NewFanout(cfg FanoutConfig, local Invalidator, log *slog.Logger, m *metrics
 		return 0
 	})
 	return f, nil
+}
+
+// clientMaker returns what makes the fan-out's Redis clients for url,
+// each with its own pool of n connections: a plain client, or one that
+// finds the master through Redis Sentinel when the URL names it
+// (redis://sentinel:26379/0?master_name=NAME&addr=sentinel2:26379), and
+// follows a failover to the promoted replica, which has the stream and the
+// epoch key: a failover is no gap, but for the entries the replica had
+// not received yet (then the stream's last ID goes backwards: a gap).
+func clientMaker(url string) (func(n int) *redis.Client, error) {
+	if strings.Contains(url, "master_name=") {
+		fo, err := redis.ParseFailoverURL(url)
+		if err != nil {
+			return nil, fmt.Errorf("purge: redis sentinel url: %w", err)
+		}
+		return func(n int) *redis.Client { return redis.NewFailoverClient(failoverOptions(*fo, n)) }, nil
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("purge: redis url: %w", err)
+	}
+	return func(n int) *redis.Client { return redis.NewClient(clientOptions(*opt, n)) }, nil
+}
+
+// failoverOptions is clientOptions for a client through Sentinel.
+func failoverOptions(opt redis.FailoverOptions, pool int) *redis.FailoverOptions {
+	opt.MaxRetries = -1
+	opt.DialerRetries = 1
+	opt.DialTimeout = cmp.Or(opt.DialTimeout, 2*time.Second)
+	opt.ReadTimeout = cmp.Or(opt.ReadTimeout, 3*time.Second)
+	opt.WriteTimeout = cmp.Or(opt.WriteTimeout, 3*time.Second)
+	opt.PoolSize = pool
+	return &opt
 }
 
 // clientOptions sets what the fan-out relies on over what the URL says:

@@ -25,6 +25,8 @@ type Redis struct {
 	// aof: the instance keeps an append-only file in dir, fsynced on every
 	// write, so a restart is the same instance with its data.
 	aof bool
+	// extra are more arguments of redis-server (a replica's replicaof).
+	extra []string
 
 	mu   sync.Mutex // guards p, logs
 	p    *proc      // the running instance; nil while stopped
@@ -34,19 +36,19 @@ type Redis struct {
 // StartRedis starts redis-server on a port of its own and returns once it
 // answers PING. It is stopped at cleanup; its output is logged when the
 // test failed.
-func StartRedis(t testing.TB) *Redis { t.Helper(); return startRedis(t, false) }
+func StartRedis(t testing.TB) *Redis { t.Helper(); return startRedis(t, false, nil) }
 
 // StartPersistentRedis is StartRedis with an append-only file
 // (appendonly yes, appendfsync always): Restart brings back its data.
-func StartPersistentRedis(t testing.TB) *Redis { t.Helper(); return startRedis(t, true) }
+func StartPersistentRedis(t testing.TB) *Redis { t.Helper(); return startRedis(t, true, nil) }
 
-func startRedis(t testing.TB, aof bool) *Redis {
+func startRedis(t testing.TB, aof bool, extra []string) *Redis {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("testbed: redis-server not found (install the Debian package redis-server): %v", err)
 	}
-	r := &Redis{bin: bin, dir: t.TempDir(), aof: aof}
+	r := &Redis{bin: bin, dir: t.TempDir(), aof: aof, extra: extra}
 	t.Cleanup(func() {
 		r.Stop()
 		if t.Failed() {
@@ -72,10 +74,10 @@ func (r *Redis) start() (retry bool, err error) {
 	if r.aof {
 		aof = "yes"
 	}
-	p, err := startProc(procSpec{bin: r.bin, dir: r.dir, args: []string{
+	p, err := startProc(procSpec{bin: r.bin, dir: r.dir, args: append([]string{
 		"--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", aof, "--appendfsync", "always", "--dir", r.dir,
-	}})
+	}, r.extra...)})
 	if err != nil {
 		return false, err
 	}
