@@ -51,6 +51,9 @@ type Proxy struct {
 	bgMu     sync.Mutex
 	bgClosed bool
 	bg       sync.WaitGroup
+	// gapRefreshes holds a token per refresh in flight of an entry a
+	// fan-out gap left stale (refresh.go).
+	gapRefreshes chan struct{}
 }
 
 // generation is everything a config change replaces.
@@ -98,7 +101,8 @@ type Stores struct {
 func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
 	p := &Proxy{cache: st.Public, private: st.Private, idSeed: maphash.MakeSeed(), log: log,
 		metrics: newMetrics(st.Public), steps: newSteps(pipeline()),
-		logs: accesslog.NewFiles(accesslog.Config{Log: log}), stop: make(chan struct{})}
+		logs: accesslog.NewFiles(accesslog.Config{Log: log}), stop: make(chan struct{}),
+		gapRefreshes: make(chan struct{}, maxGapRefreshes)}
 	p.sites = newSiteStates(p.metrics.set, st.NewShare)
 	g, err := p.newGeneration(cfg, nil)
 	if err != nil {

@@ -10,13 +10,20 @@ import (
 // client already has the stale copy. The goroutine belongs to the Proxy
 // and Close waits for it.
 func (r *request) refresh(stale *cache.Entry) {
-	p, key := r.p, string(r.key)
-	fl, lead := p.flights.join(key)
-	if !lead {
-		return
+	p := r.p
+	gapped := r.s.cache.Gapped(stale)
+	if gapped && !p.takeGapRefresh() {
+		return // a later visitor of the page starts it
 	}
-	if !p.startBackground() {
-		p.flights.finish(key, fl, &result{})
+	key := string(r.key)
+	fl, lead := p.flights.join(key)
+	if !lead || !p.startBackground() {
+		if lead {
+			p.flights.finish(key, fl, &result{})
+		}
+		if gapped {
+			<-p.gapRefreshes
+		}
 		return
 	}
 	req := r.upstreamRequest()
@@ -26,8 +33,9 @@ func (r *request) refresh(stale *cache.Entry) {
 		defer p.bg.Done()
 		defer fasthttp.ReleaseRequest(req)
 		p.metrics.refreshes.Inc()
-		if f.s.cache.Gapped(stale) {
+		if gapped {
 			p.metrics.gapRefreshes.Inc()
+			defer func() { <-p.gapRefreshes }()
 		}
 		res := f.run()
 		if res.err != nil || res.staleOnError {
@@ -38,6 +46,23 @@ func (r *request) refresh(stale *cache.Entry) {
 			releaseResponse(res.resp)
 		}
 	}()
+}
+
+// maxGapRefreshes bounds the refreshes in flight of entries a fan-out gap
+// left stale: a gap makes every page of every site stale at once, and
+// their refreshes must not become the stampede the gap avoids. Past it, a
+// visitor gets the stale copy without starting a refresh; a later one
+// does (the gap's grace bounds the wait).
+const maxGapRefreshes = 16
+
+// takeGapRefresh takes a token for a gap's refresh, if one is free.
+func (p *Proxy) takeGapRefresh() bool {
+	select {
+	case p.gapRefreshes <- struct{}{}:
+		return true
+	default:
+		return false
+	}
 }
 
 // startBackground registers a background goroutine unless the proxy is
