@@ -123,3 +123,24 @@ func TestStockPluginHtaccessInProxyMode(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckHtaccessWarnsOfLiteSpeedRulesThatNeverRun: a LiteSpeed block
+// with no rewrite engine for its directory is named (a warning: nothing
+// is refused); the plugin's own file is ok.
+func TestCheckHtaccessWarnsOfLiteSpeedRulesThatNeverRun(t *testing.T) {
+	idle := testbed.PublicDir(t)
+	write(t, filepath.Join(idle, ".htaccess"), "<IfModule LiteSpeed>\nRewriteCond %{HTTP_USER_AGENT} Mobile\nRewriteRule .* - [E=Cache-Control:vary=ismobile]\n</IfModule>\n")
+	code, out := testbed.RunRamjet(t, 20*time.Second, "check", "--htaccess", idle)
+	if code != 0 || !strings.Contains(out, "warning: ") || !strings.Contains(out, "never run") {
+		t.Errorf("check of a LiteSpeed block without RewriteEngine: exit %d\n%s", code, out)
+	}
+	plugin := testbed.PublicDir(t)
+	src, err := os.ReadFile(filepath.Join("..", "..", "proxy", "htaccess", "testdata", "lscache79", "all.htaccess"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(plugin, ".htaccess"), string(src))
+	if code, out := testbed.RunRamjet(t, 20*time.Second, "check", "--htaccess", plugin); code != 0 || strings.Contains(out, "never run") {
+		t.Errorf("check of the plugin's own file: exit %d\n%s", code, out)
+	}
+}
