@@ -28,6 +28,7 @@ func CheckTree(root, name string) (Problems, error) {
 		name = ".htaccess"
 	}
 	var p Problems
+	engine := map[string]bool{} // a directory's rewrite engine, as its files left it
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			p.Errors = append(p.Errors, fmt.Sprintf("%s: %v", path, err))
@@ -49,9 +50,45 @@ func CheckTree(root, name string) (Problems, error) {
 		p.Closed = append(p.Closed, f.FailClosed()...)
 		p.Errors = append(p.Errors, f.missingUserFiles()...)
 		p.Warnings = append(p.Warnings, f.Warnings...)
+		if w := f.idleLiteSpeedRules(filepath.Dir(path), engine); w != "" {
+			p.Warnings = append(p.Warnings, w)
+		}
 		return nil
 	})
 	return p, err
+}
+
+// idleLiteSpeedRules warns when f's rules inside <IfModule LiteSpeed>
+// never run: the rewrite engine is off for its directory (not turned on
+// in the file, nor in a parent's, whose state a directory inherits), as
+// LiteSpeed, Apache and ramjet read it. engine holds the state of the
+// directories read so far (WalkDir reads a directory's .htaccess before
+// its subdirectories'); f's is added.
+func (f *File) idleLiteSpeedRules(dir string, engine map[string]bool) string {
+	on := false
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if v, ok := engine[d]; ok {
+			on = v
+			break
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	if rc := f.top.rewrite; rc != nil && rc.engineSet {
+		on = rc.engine
+	}
+	engine[dir] = on
+	if on || f.top.rewrite == nil {
+		return ""
+	}
+	for _, r := range f.top.rewrite.rules {
+		if r.litespeed {
+			return fmt.Sprintf("%s: the rules inside <IfModule LiteSpeed> never run (from %s): RewriteEngine is not on for this directory; add RewriteEngine on to the file",
+				f.Path, r.at)
+		}
+	}
+	return ""
 }
 
 // FailClosed lists the access rules of f that ramjet cannot evaluate,

@@ -36,12 +36,17 @@ func (p *parser) directive(sc scope, ln line) {
 }
 
 // proxyReads are what proxy mode reads outside <IfModule LiteSpeed>:
-// the LiteSpeed cache directives and the browser-cache block the
-// LiteSpeed Cache plugin writes (nginx would ignore it; Apache applies
-// it itself, and then its Expires header is left alone).
+// the LiteSpeed cache directives, the browser-cache block the LiteSpeed
+// Cache plugin writes (nginx would ignore it; Apache applies it itself,
+// and then its Expires header is left alone), and the directory's
+// rewrite state, which LiteSpeed takes from the whole file: the plugin
+// writes RewriteEngine on in its <IfModule mod_rewrite.c> block, not in
+// the LiteSpeed block whose rules need it. The other rewrite rules stay
+// the origin's.
 var proxyReads = map[string]bool{
 	"cachelookup": true, "cachekeymodify": true,
 	"expiresactive": true, "expiresbytype": true, "expiresdefault": true,
+	"rewriteengine": true, "rewritebase": true, "rewriteoptions": true,
 }
 
 // accessName: directives of the authentication and authorization
