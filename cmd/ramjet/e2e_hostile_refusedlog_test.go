@@ -5,12 +5,17 @@ package main_test
 // line or oversized header must leave a line a fail2ban jail counts.
 
 import (
+	"bufio"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // badRequestJail is what fail2ban's nginx-bad-request filter matches (its
@@ -65,5 +70,38 @@ hosts:
 				t.Errorf("%s line %d: %q is not counted for 127.0.0.1 by a fail2ban bad-request jail", filepath.Base(path), i, l)
 			}
 		}
+	}
+}
+
+// TestRefusedRequestOverTLSIsLogged: HTTP/1.1 on the TLS listener is read
+// by another server than the main listener's; what it refuses is logged
+// all the same.
+func TestRefusedRequestOverTLSIsLogged(t *testing.T) {
+	t.Parallel()
+	log := filepath.Join(t.TempDir(), "access.log")
+	p := newPKI(t)
+	rj := startTLSRamjet(t, p, startOrigin(t).URL, "--config", testbed.WriteConfig(t, "", "access_log:\n  path: "+log+"\n"))
+	c, err := tls.Dial("tcp", rj.TLSAddr, &tls.Config{RootCAs: p.ca.Pool(), ServerName: "localhost", NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("GET /tls bad HTTP/1.1\r\nHost: localhost\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("status %d, want 400", resp.StatusCode)
+	}
+	l := waitLines(t, log, 1)[0]
+	if m := badRequestJail.FindStringSubmatch(l); m == nil || m[1] != "127.0.0.1" || !strings.Contains(l, `"GET /tls bad HTTP/1.1" 400 `) {
+		t.Errorf("line %q, want a 400 of \"GET /tls bad HTTP/1.1\" from 127.0.0.1", l)
 	}
 }
