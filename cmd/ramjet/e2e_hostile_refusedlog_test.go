@@ -23,8 +23,9 @@ import (
 // widened to the 408 and 431 ramjet also answers.
 var badRequestJail = regexp.MustCompile(`^(\d+\.\d+\.\d+\.\d+) - \S+ \[[^\]]+\] "[^"]*" (400|408|431) \d+ "[^"]*" "[^"]*"$`)
 
-// TestRefusedRequestsAreLogged: a request line fasthttp cannot parse and a
-// header over max_header_bytes get 400 and 431 and a line each, with what
+// TestRefusedRequestsAreLogged: a request line fasthttp cannot parse, a
+// header over max_header_bytes and one that stops coming get 400, 431 and
+// 408 and a line each, with what
 // could be read of the request, in the log of the site their Host names,
 // or the default site's when there is none; a fail2ban jail counts them.
 func TestRefusedRequestsAreLogged(t *testing.T) {
@@ -33,6 +34,7 @@ func TestRefusedRequestsAreLogged(t *testing.T) {
 	shared, site := filepath.Join(dir, "access.log"), filepath.Join(dir, "site.log")
 	_, rj, _ := setup(t, fmt.Sprintf(`server:
   max_header_bytes: 4KiB
+  header_timeout: 1s
 access_log:
   path: %s
 hosts:
@@ -50,6 +52,7 @@ hosts:
 		{"a request line of four words", "GET /bad path HTTP/1.1\nHost: site.test\n\n", http.StatusBadRequest, site, "GET /bad path HTTP/1.1"},
 		{"a header over max_header_bytes", "GET /big HTTP/1.1\nHost: site.test\nX-Big: " + strings.Repeat("a", 8<<10) + "\n\n",
 			http.StatusRequestHeaderFieldsTooLarge, site, "GET /big HTTP/1.1"},
+		{"a header that stops coming", "GET /slow HTTP/1.1\nHost: site.test\nX-Half: ", http.StatusRequestTimeout, site, "GET /slow HTTP/1.1"},
 		{"a binary handshake on the plain port", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\n\n", http.StatusBadRequest, shared, `\x16\x03\x01\x02\x00\x01\x00\x01\xFC\x03\x03`},
 	}
 	want := map[string][]string{}
