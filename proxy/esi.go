@@ -104,6 +104,7 @@ func (r *request) serveAssembled(e *cache.Entry, doc *esi.Document, now int64, s
 		return
 	}
 	f := newFragmentFetcher(r)
+	f.inlines = newPageInlines(r, e, doc)
 	reports, err := esi.Assemble(context.Background(), ctx.Response.BodyWriter(), doc, f.fetch, esi.AssembleConfig{
 		MaxDepth: g.cfg.ESI.MaxDepth, Timeout: g.cfg.ESI.Timeout,
 	})
@@ -143,38 +144,3 @@ func gzipAssembled(ctx *fasthttp.RequestCtx, g *generation, e *cache.Entry) {
 }
 
 var gzipBufs = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
-
-// storeInlines keeps the bodies of a page's <esi:inline> blocks as the
-// fragments of their names (LiteSpeed), so later includes of the name hit.
-// Only public blocks with a lifetime in their cache-control are kept.
-func (p *Proxy) storeInlines(g *generation, pageKey, scope string, e *cache.Entry, now int64) {
-	doc, ok := e.Doc.(*esi.Document)
-	if !ok {
-		return
-	}
-	origin, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(pageKey, "http://"), "https://"), "/")
-	scheme := pageKey[:strings.Index(pageKey, "://")]
-	for _, seg := range doc.Segments {
-		inc := seg.Include
-		if inc == nil || inc.Inline == nil {
-			continue
-		}
-		cc := policy.ParseLSCacheControl([]byte(inc.CacheControl))
-		ttl := max(cc.MaxAge, cc.SMaxAge)
-		if cc.Private || cc.NoCache || cc.NoStore || ttl <= 0 {
-			continue
-		}
-		host, path, query := splitURL(origin, inc.Src)
-		if !strings.EqualFold(host, origin) || !strings.HasPrefix(path, "/") {
-			continue
-		}
-		s := g.router.route([]byte(host))
-		key := appendKey(nil, new([][]byte), &target{[]byte(scheme), []byte(host), []byte(path), []byte(query)}, keyDrop{site: s.drop})
-		f := &cache.Entry{Status: 200, Body: inc.Inline, Stored: now, Born: e.Born,
-			FreshUntil: now + int64(ttl)*int64(time.Second)}
-		f.StaleUntil, f.ErrorUntil = f.FreshUntil, f.FreshUntil
-		f.Tags = scopedTags(scope, policy.AppendTags(nil, []byte(inc.CacheTag)))
-		f.Tally = &s.state.tally
-		s.cache.Insert(s.cache.Hash(key), string(key), cache.VarySpec{}, f)
-	}
-}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -76,29 +77,69 @@ func TestESIFragmentTagPurgeRefreshesFragmentNotPage(t *testing.T) {
 	}
 }
 
-func TestESIInlineBodyBecomesTheNamedFragment(t *testing.T) {
-	var inlineFetches atomic.Int64
+// TestESIInlineServesOnlyItsOwnPagesIncludes: an inline body answers the
+// includes of its name in the page that carries it; another page's include
+// of the name, and the URL itself, come from the origin (issue 37).
+func TestESIInlineServesOnlyItsOwnPagesIncludes(t *testing.T) {
+	var blkFetches atomic.Int64
 	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/a":
 			w.Header().Set("X-LiteSpeed-Cache-Control", "public,max-age=300,esi=on")
-			io.WriteString(w, `A<esi:inline name="/blk" cache-control="public,max-age=60">[block]</esi:inline>A`)
+			io.WriteString(w, `A<esi:inline name="/blk" cache-control="public,max-age=60">[block]</esi:inline>|<esi:include src="/blk"/>A`)
 		case "/b":
 			w.Header().Set("X-LiteSpeed-Cache-Control", "public,max-age=300,esi=on")
 			io.WriteString(w, `B<esi:include src="/blk"/>B`)
 		case "/blk":
-			inlineFetches.Add(1)
+			blkFetches.Add(1)
+			w.Header().Set("Cache-Control", "public, max-age=300")
 			io.WriteString(w, "[from origin]")
 		}
 	})
 	cfg := testConfig(o.URL)
 	cfg.Default.ESI = true
 	_, base := startProxy(t, cfg)
-	if a := get(t, base+"/a"); a.body != "A[block]A" {
-		t.Fatalf("page with inline: %q", a.body)
+	for i := range 2 {
+		if a := get(t, base+"/a"); a.body != "A[block]|[block]A" || blkFetches.Load() != 0 {
+			t.Fatalf("page with inline, request %d: %q, origin fetched /blk %d times", i+1, a.body, blkFetches.Load())
+		}
 	}
-	if b := get(t, base+"/b"); b.body != "B[block]B" || inlineFetches.Load() != 0 {
-		t.Fatalf("include of the inline name: %q, origin fetched it %d times", b.body, inlineFetches.Load())
+	if b := get(t, base+"/b"); b.body != "B[from origin]B" || blkFetches.Load() != 1 {
+		t.Fatalf("another page's include of the inline name: %q, origin fetched /blk %d times", b.body, blkFetches.Load())
+	}
+	if blk := get(t, base+"/blk"); blk.body != "[from origin]" {
+		t.Fatalf("the inline's name as a page: %q", blk.body)
+	}
+}
+
+// TestESIInlineNeverReplacesAPage: a page that reflects a query parameter
+// into an <esi:inline> named after another URL of the site stores nothing
+// there: a fresh entry stays, a missing one is fetched from the origin.
+func TestESIInlineNeverReplacesAPage(t *testing.T) {
+	var serial atomic.Int64
+	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/search":
+			w.Header().Set("X-LiteSpeed-Cache-Control", "public,max-age=300,esi=on")
+			io.WriteString(w, "results for "+r.URL.Query().Get("q"))
+		default:
+			w.Header().Set("Cache-Control", "public, max-age=300")
+			fmt.Fprintf(w, "real %s %d", r.URL.Path, serial.Add(1))
+		}
+	})
+	cfg := testConfig(o.URL)
+	cfg.Default.ESI = true
+	_, base := startProxy(t, cfg)
+	fresh := get(t, base+"/profile")
+	for _, name := range []string{"/profile", "/missing"} {
+		attack := `<esi:inline name="` + name + `" cache-control="public,max-age=31536000">EVIL</esi:inline>`
+		get(t, base+"/search?q="+url.QueryEscape(attack))
+	}
+	if r := get(t, base+"/profile"); r.body != fresh.body || r.cacheStatus != "ramjet; hit" {
+		t.Fatalf("fresh page after the attack: %q (%s), want the stored %q", r.body, r.cacheStatus, fresh.body)
+	}
+	if r := get(t, base+"/missing"); !strings.HasPrefix(r.body, "real /missing ") {
+		t.Fatalf("missing page after the attack: %q, want the origin's", r.body)
 	}
 }
 

@@ -40,6 +40,9 @@ type fragmentFetcher struct {
 	authorized bool
 
 	host, base string // of the page: base is its directory
+	// inlines: the page's stored inline bodies, read by its own includes;
+	// nil when it has none.
+	inlines *pageInlines
 
 	mu       sync.Mutex // guards hdr and outcomes
 	hdr      fasthttp.RequestHeader
@@ -63,7 +66,13 @@ func newFragmentFetcher(r *request) *fragmentFetcher {
 }
 
 // fetch is the page's esi.Fetcher: one fragment through the pipeline.
-func (f *fragmentFetcher) fetch(ctx context.Context, inc *esi.Include, src string, _ int) ([]byte, error) {
+func (f *fragmentFetcher) fetch(ctx context.Context, inc *esi.Include, src string, depth int) ([]byte, error) {
+	if depth == 1 {
+		if body, ok := f.inlines.body(src); ok {
+			f.note(src, "inline")
+			return body, nil
+		}
+	}
 	host, path, query, own, err := f.resolve(src)
 	if err != nil {
 		f.note(src, "error")

@@ -49,6 +49,9 @@ type ServerConfig struct {
 	// PROXY header from its allowed networks, at the addresses the
 	// header names. nil takes connections at their own addresses.
 	ProxyProtocol *proxyproto.Config
+	// ErrorHandler answers the requests fasthttp cannot read (a Proxy's
+	// also logs them); nil answers them with ErrorHandler, unlogged.
+	ErrorHandler func(*fasthttp.RequestCtx, error)
 }
 
 // Server owns one listener and the goroutine serving it.
@@ -68,6 +71,9 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 	}
 	if cfg.MaxHeaderBytes <= 0 {
 		cfg.MaxHeaderBytes = 16 << 10
+	}
+	if cfg.ErrorHandler == nil {
+		cfg.ErrorHandler = errorHandler
 	}
 	readTimeout, headerReceived := ReadTimeouts(cfg.HeaderTimeout, cfg.ReadTimeout)
 	srv := &fasthttp.Server{
@@ -89,7 +95,7 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 		DisableHeaderNamesNormalizing: false,
 		CloseOnShutdown:               true,
 		Logger:                        fasthttpLogger{log},
-		ErrorHandler:                  errorHandler,
+		ErrorHandler:                  cfg.ErrorHandler,
 	}
 	return &Server{cfg: cfg, srv: srv, log: log, done: make(chan error, 1)}
 }

@@ -19,7 +19,9 @@ func (f *fill) store() result {
 	e := f.newEntry(body)
 	if f.d.ESI && f.s.ESI {
 		f.p.parseESI(f.g, e)
-		f.p.storeInlines(f.g, f.key, f.scope, e, f.now)
+		if !f.fragment { // a fragment's includes never read inlines (esiinline.go)
+			f.p.storeInlines(f.s, []byte(f.key), f.scope, e, f.now)
+		}
 	}
 	cookies := ownCookies(&f.resp.Header)
 	releaseResponse(f.resp)

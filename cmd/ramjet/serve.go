@@ -151,6 +151,7 @@ func (d *daemon) run() error {
 	sc := serverConfig(d.cfg)
 	sc.ProxyProtocol = d.proxyProtocol(d.cfg.Server.ProxyProtocol, "main")
 	sc.Metrics = d.proxy.Metrics().Set()
+	sc.ErrorHandler = d.proxy.ErrorHandler
 	main := proxy.NewServer(sc, d.proxy.ServeFastHTTP, d.log)
 	if err := main.Start(ctx); err != nil {
 		return err

@@ -141,8 +141,10 @@ func newStore(ctx context.Context, c conf.TLS, log *slog.Logger) (*certs.Store, 
 }
 
 // startH2 starts an HTTP/2 listener, its connection counts in p's
-// metrics beside the main listener's.
+// metrics beside the main listener's and the HTTP/1.1 requests it
+// refuses in p's access logs.
 func startH2(ctx context.Context, cfg h2.Config, h fasthttp.RequestHandler, p *proxy.Proxy, log *slog.Logger) (*h2.Server, error) {
+	cfg.ErrorHandler = p.ErrorHandler
 	s, err := h2.NewServer(cfg, h, log)
 	if err != nil {
 		return nil, err

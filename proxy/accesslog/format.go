@@ -66,7 +66,12 @@ type Record struct {
 	// URI is the request target as the client sent it, query included.
 	URI      []byte
 	Protocol []byte // "HTTP/1.1", "HTTP/2.0"
-	Status   int
+	// Line is the request line as received, for a request refused before
+	// it could be split into Method, URI and Protocol (which are then
+	// empty); with neither, the request is written "-", as nginx writes a
+	// request it read no line of.
+	Line   []byte
+	Status int
 	// Bytes is the length of the body sent; negative when not known (a
 	// stream without a length).
 	Bytes              int64
@@ -113,11 +118,7 @@ func appendCombined(dst []byte, rec *Record) []byte {
 	dst = append(dst, " - - ["...)
 	dst = appendTimeLocal(dst, rec.Time)
 	dst = append(dst, `] "`...)
-	dst = appendEscaped(dst, rec.Method)
-	dst = append(dst, ' ')
-	dst = appendEscaped(dst, rec.URI)
-	dst = append(dst, ' ')
-	dst = appendEscaped(dst, rec.Protocol)
+	dst = appendRequest(dst, rec)
 	dst = append(dst, `" `...)
 	dst = strconv.AppendInt(dst, int64(rec.Status), 10)
 	dst = append(dst, ' ')
@@ -130,6 +131,22 @@ func appendCombined(dst []byte, rec *Record) []byte {
 	dst = appendQuotedOrDash(dst, rec.Referer)
 	dst = append(dst, ' ')
 	return appendQuotedOrDash(dst, rec.UserAgent)
+}
+
+// appendRequest is nginx's $request: the request line, parsed, as
+// received, or "-".
+func appendRequest(dst []byte, rec *Record) []byte {
+	switch {
+	case len(rec.Method) == 0 && len(rec.Line) > 0:
+		return appendEscaped(dst, rec.Line)
+	case len(rec.Method) == 0 && len(rec.URI) == 0:
+		return append(dst, '-')
+	}
+	dst = appendEscaped(dst, rec.Method)
+	dst = append(dst, ' ')
+	dst = appendEscaped(dst, rec.URI)
+	dst = append(dst, ' ')
+	return appendEscaped(dst, rec.Protocol)
 }
 
 // appendRamjet adds ' "$cache_status" $request_time $origin_time $site'.
@@ -184,7 +201,11 @@ func appendJSON(dst []byte, rec *Record) []byte {
 	dst = append(dst, `","request_method":`...)
 	dst = appendJSONString(dst, rec.Method)
 	dst = append(dst, `,"request_uri":`...)
-	dst = appendJSONString(dst, rec.URI)
+	if len(rec.Method) == 0 && len(rec.URI) == 0 {
+		dst = appendJSONString(dst, rec.Line) // a line that could not be split
+	} else {
+		dst = appendJSONString(dst, rec.URI)
+	}
 	dst = append(dst, `,"server_protocol":`...)
 	dst = appendJSONString(dst, rec.Protocol)
 	dst = append(dst, `,"status":`...)

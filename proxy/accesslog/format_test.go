@@ -30,12 +30,21 @@ func TestFormatsWriteOneLineEach(t *testing.T) {
 	blocked := hitRecord()
 	blocked.Status, blocked.CacheStatus = 403, nil
 	blocked.WAF = &WAF{Outcome: "blocked", Score: 10, Rules: []int{942100, 942190}, Data: `ARGS:id=1" or 1=1`}
+	unsplit := Record{Time: testTime, Addr: net.IPv4(203, 0, 113, 7), Line: []byte("GARBAGE\x01"), Status: 400, Bytes: 12, OriginTime: -1}
+	noLine := unsplit
+	noLine.Line, noLine.Status = nil, 408
 	tests := []struct {
 		name string
 		f    Format
 		rec  Record
 		want string
 	}{
+		{"combined refused line as received", Combined, unsplit,
+			`203.0.113.7 - - [01/Dec/2026:18:16:05 +0100] "GARBAGE\x01" 400 12 "-" "-"`},
+		{"combined refused without a line", Combined, noLine,
+			`203.0.113.7 - - [01/Dec/2026:18:16:05 +0100] "-" 408 12 "-" "-"`},
+		{"json refused line as received", JSON, unsplit,
+			`{"time":"2026-12-01T18:16:05.123+01:00","remote_addr":"203.0.113.7","request_method":"","request_uri":"GARBAGE\u0001","server_protocol":"","status":400,"body_bytes_sent":12,"http_referer":"","http_user_agent":"","cache_status":"","request_time":0.000000,"origin_time":null,"site":"","waf":null}`},
 		{"combined hit", Combined, hitRecord(),
 			`203.0.113.7 - - [01/Dec/2026:18:16:05 +0100] "GET /page?utm_source=x&a=1 HTTP/1.1" 200 725 "https://example.com/" "curl/8.4.0"`},
 		{"combined without referer, agent or length", Combined, stream,

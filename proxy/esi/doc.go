@@ -17,7 +17,8 @@
 //     &#38; &#038; &#x26; forms) and whitespace-trimmed.
 //   - <esi:inline name=… …>body</esi:inline> (LiteSpeed) becomes an include
 //     point with Src = name and Inline = body. The body is written in place
-//     on assembly; the proxy may also store it as the fragment for name.
+//     on assembly; the proxy may also keep it for the includes of name in
+//     the same page.
 //   - <esi:remove>…</esi:remove> and <esi:comment …/> are removed.
 //   - <!--esi … --> : the opener and "-->" are removed and the inner content
 //     is processed as markup (ESI 1.0, Varnish).
