@@ -1,0 +1,89 @@
+package main_test
+
+// End-to-end tests of the forwarding fields a hostile client sends
+// (issues 27 and 37): what ramjet sets reaches the origin and PHP as its
+// only line, what only a trusted terminator may say goes nowhere from
+// anyone else, over HTTP/1.1, h2c and HTTP/3 alike; and a cached page
+// never carries the attacker's values to the next visitor.
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
+)
+
+// forgedFields is what an attacker sends with a request for a cacheable
+// page: a second line of every field ramjet sets (PHP behind nginx reads
+// the last), and the fields only a trusted terminator may send.
+var forgedFields = []string{
+	"X-Forwarded-Host: innocent.example", "X-Forwarded-Host: evil.example",
+	"X-Forwarded-Proto: https", "X-Forwarded-Proto: https",
+	"X-LSCACHE: on", "X-LSCACHE: crawler",
+	"X-LSCACHE-VARY-VALUE: ismobile",
+	"Surrogate-Capability: evil=\"Surrogate/1.0 ESI/1.0\"",
+	"Forwarded: for=6.6.6.6;host=evil.example;proto=https",
+	"X-Real-IP: 6.6.6.6",
+	"X-Forwarded-Port: 8443",
+	"X-Forwarded-Prefix: /evil",
+}
+
+// checkOriginFields fails for every field of the echo page e that is not
+// what ramjet alone says for a request to host over scheme.
+func checkOriginFields(t *testing.T, what string, e map[string]string, host, scheme string) {
+	t.Helper()
+	want := map[string]string{
+		"hdr.x-forwarded-host":     host,
+		"hdr.x-forwarded-proto":    scheme,
+		"hdr.x-lscache":            "on",
+		"hdr.x-lscache-vary-value": "",
+		"hdr.surrogate-capability": `ramjet="Surrogate/1.0 ESI/1.0"`,
+		"hdr.forwarded":            "",
+		"hdr.x-real-ip":            "",
+		"hdr.x-forwarded-port":     "",
+		"hdr.x-forwarded-prefix":   "",
+	}
+	for k, v := range want {
+		if e[k] != v {
+			t.Errorf("%s: the origin's PHP saw %s %q, want %q", what, k, e[k], v)
+		}
+	}
+}
+
+// TestHostileForwardingFieldsNeverReachTheOriginOrTheNextVisitor: an
+// attacker's duplicate X-Forwarded-Host (and the rest of forgedFields)
+// on a miss that fills the cache reaches PHP behind nginx as ramjet's
+// own values only, so the page the next visitor is served from the cache
+// was built from those too; over HTTP/1.1, h2c and HTTP/3.
+func TestHostileForwardingFieldsNeverReachTheOriginOrTheNextVisitor(t *testing.T) {
+	t.Parallel()
+	o := startOrigin(t)
+	h2cAddr := fmt.Sprintf("127.0.0.1:%d", testbed.FreePort(t))
+	rj := startH3Ramjet(t, newPKI(t), o.URL, "--config", testbed.WriteConfig(t, "", fmt.Sprintf(`h2c:
+  listen: %q
+`, h2cAddr)))
+	page := "?" + hq("Cache-Control: public, max-age=300")
+	for _, tt := range []struct {
+		proto, base, host, scheme string
+		c                         *http.Client
+	}{
+		{"h1", rj.URL, strings.TrimPrefix(rj.URL, "http://"), "http", newClient(t)},
+		{"h2c", "http://" + h2cAddr, h2cAddr, "http", h2cFrom(t, "127.0.0.1")},
+		{"h3", rj.HTTPS("localhost", ""), "localhost:" + rj.Port, "https", rj.h3Client(t, nil)},
+	} {
+		t.Run(tt.proto, func(t *testing.T) {
+			u := tt.base + "/e/" + nsFor(t) + page
+			attacker := get(t, tt.c, u, forgedFields...)
+			mustMissStored(t, attacker, "the attacker's request")
+			checkOriginFields(t, "the attacker's miss", attacker.Echo(), tt.host, tt.scheme)
+			visitor := get(t, tt.c, u)
+			mustFreshHit(t, visitor, "the next visitor")
+			if visitor.ID() != attacker.ID() {
+				t.Fatalf("the visitor got another origin answer (%s), not the cached one", visitor.ID())
+			}
+			checkOriginFields(t, "the page cached for the next visitor", visitor.Echo(), tt.host, tt.scheme)
+		})
+	}
+}
