@@ -87,3 +87,99 @@ func TestHostileForwardingFieldsNeverReachTheOriginOrTheNextVisitor(t *testing.T
 		})
 	}
 }
+
+// TestHostileForwardingFieldsNeverReachPHPInDocrootMode: ramjet is the
+// web server, PHP's HTTP_* come from the request's fields: a client's
+// forged ones are no more PHP's than a proxied origin's.
+func TestHostileForwardingFieldsNeverReachPHPInDocrootMode(t *testing.T) {
+	t.Parallel()
+	rj, _ := startPHP(t, "")
+	c := newClient(t)
+	u := rj.URL + "/fwdfields.php?ns=" + nsFor(t)
+	want := map[string]string{
+		"http_x_forwarded_host":     "", // ramjet's own say the client's connection: SERVER_NAME, HTTPS
+		"http_x_forwarded_proto":    "",
+		"http_x_lscache":            "on",
+		"http_x_lscache_vary_value": "",
+		"http_surrogate_capability": `ramjet="Surrogate/1.0 ESI/1.0"`,
+		"http_forwarded":            "",
+		"http_x_real_ip":            "",
+		"http_x_forwarded_port":     "",
+		"http_x_forwarded_prefix":   "",
+		"https":                     "",
+	}
+	attacker := get(t, c, u, forgedFields...)
+	mustMissStored(t, attacker, "the attacker's request")
+	visitor := get(t, c, u)
+	mustFreshHit(t, visitor, "the next visitor")
+	for what, r := range map[string]result{"the attacker's miss": attacker, "the page cached for the next visitor": visitor} {
+		e := r.Echo()
+		for k, v := range want {
+			if e[k] != v {
+				t.Errorf("%s: PHP saw %s %q, want %q", what, k, e[k], v)
+			}
+		}
+	}
+}
+
+// startTerminator is nginx on 127.0.0.1 in front of upstream as a TLS
+// terminator would be (README's sandwich), saying how its client came
+// in the fields only a trusted terminator may send.
+func startTerminator(t testing.TB, upstream string) *testbed.Nginx {
+	t.Helper()
+	return testbed.StartNginx(t, testbed.NginxConfig{Server: fmt.Sprintf(`		location / {
+			proxy_pass http://%s;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+			proxy_set_header Host $host;
+			proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+			proxy_set_header X-Real-IP $remote_addr;
+			proxy_set_header X-Forwarded-Port 443;
+			proxy_set_header Forwarded "for=$remote_addr;proto=https";
+		}
+`, upstream)})
+}
+
+// TestTrustedTerminatorsForwardingFieldsGoOn: the sandwich keeps
+// working. What a behind_tls listener's terminator, or a peer in
+// real_ip.from, says of its client (X-Real-IP, X-Forwarded-Port,
+// Forwarded) reaches the origin as it said it; the same fields from a
+// client connecting directly do not.
+func TestTrustedTerminatorsForwardingFieldsGoOn(t *testing.T) {
+	t.Parallel()
+	o := startOrigin(t)
+	h2cAddr := fmt.Sprintf("127.0.0.1:%d", testbed.FreePort(t))
+	rj := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", fmt.Sprintf(`h2c:
+  listen: %q
+  behind_tls: true
+real_ip:
+  from: ["%s/32"]
+`, h2cAddr, purgerAddr)))
+	n := startTerminator(t, h2cAddr)
+	claims := []string{"X-Real-IP: 6.6.6.6", "X-Forwarded-Port: 8443", "Forwarded: for=6.6.6.6;proto=https"}
+	for _, tt := range []struct {
+		name                   string
+		c                      *http.Client
+		base                   string
+		hdr                    []string
+		realIP, port, fwd, xfp string
+	}{
+		{"a behind_tls listener's terminator", clientFrom(t, outsideAddr), n.URL, nil,
+			outsideAddr, "443", "for=" + outsideAddr + ";proto=https", "https"},
+		{"a peer in real_ip.from", clientFrom(t, purgerAddr), rj.URL, claims,
+			"6.6.6.6", "8443", "for=6.6.6.6;proto=https", "http"},
+		{"anyone else", clientFrom(t, outsideAddr), rj.URL, claims, "", "", "", "http"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := get(t, tt.c, tt.base+"/e/"+nsFor(t), tt.hdr...)
+			mustStatus(t, r, http.StatusOK, "GET from "+tt.name)
+			e := r.Echo()
+			for k, v := range map[string]string{"hdr.x-real-ip": tt.realIP, "hdr.x-forwarded-port": tt.port,
+				"hdr.forwarded": tt.fwd, "hdr.x-forwarded-proto": tt.xfp} {
+				if e[k] != v {
+					t.Errorf("the origin saw %s %q, want %q", k, e[k], v)
+				}
+			}
+		})
+	}
+}
