@@ -183,3 +183,23 @@ real_ip:
 		})
 	}
 }
+
+// TestHostileForwardingFieldsNeverReachAnESIFragment: a fragment's
+// request is built from its page's, and told the same of the client: an
+// attacker's fields reach the fragment's PHP no more than the page's.
+func TestHostileForwardingFieldsNeverReachAnESIFragment(t *testing.T) {
+	t.Parallel()
+	_, rj, c := setup(t, "")
+	page := rj.URL + esiPage("", []string{incl("/e/" + nsFor(t) + "-frag")})
+	r := get(t, c, page, forgedFields...)
+	mustStatus(t, r, http.StatusOK, "the ESI page")
+	body := strings.ToLower(string(r.Body)) // echo.php writes the fields' names as PHP has them
+	if !strings.Contains(body, "hdr.x-forwarded-host: "+strings.TrimPrefix(rj.URL, "http://")+"\n") {
+		t.Fatalf("the fragment's echo is not in the page:\n%.2000s", body)
+	}
+	for _, forged := range []string{"evil", "6.6.6.6", "8443", "crawler", "ismobile", "hdr.x-forwarded-proto: https"} {
+		if strings.Contains(body, forged) {
+			t.Errorf("the fragment's PHP saw the attacker's %q:\n%.2000s", forged, body)
+		}
+	}
+}
