@@ -3,6 +3,7 @@ package proxy
 import (
 	"net/netip"
 	"net/textproto"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 
@@ -82,7 +83,7 @@ func setForwarding(h *fasthttp.RequestHeader, f *forwarding, host []byte) {
 // forwarding is what r's upstream requests are told about its client.
 func (r *request) forwarding() forwarding {
 	f := forwarding{client: r.client, claimed: r.claimed, tls: r.tls, trusted: r.trustedPeer()}
-	if name := r.g.cfg.RealIP.HeaderName(); !f.trusted && textproto.CanonicalMIMEHeaderKey(name) != fasthttp.HeaderXForwardedFor {
+	if name := r.g.cfg.RealIP.HeaderName(); !f.trusted && !strings.EqualFold(name, fasthttp.HeaderXForwardedFor) {
 		f.realIPHeader = name
 	}
 	return f

@@ -3,7 +3,7 @@ package main_test
 // End-to-end tests of the forwarding fields a hostile client sends
 // (issues 27 and 37): what ramjet sets reaches the origin and PHP as its
 // only line, what only a trusted terminator may say goes nowhere from
-// anyone else, over HTTP/1.1, h2c and HTTP/3 alike; and a cached page
+// anyone else, over HTTP/1.1, h2c, h2 and HTTP/3 alike; and a cached page
 // never carries the attacker's values to the next visitor.
 
 import (
@@ -56,7 +56,8 @@ func checkOriginFields(t *testing.T, what string, e map[string]string, host, sch
 // attacker's duplicate X-Forwarded-Host (and the rest of forgedFields)
 // on a miss that fills the cache reaches PHP behind nginx as ramjet's
 // own values only, so the page the next visitor is served from the cache
-// was built from those too; over HTTP/1.1, h2c and HTTP/3.
+// was built from those too; over HTTP/1.1, h2c, HTTP/2 over TLS and
+// HTTP/3.
 func TestHostileForwardingFieldsNeverReachTheOriginOrTheNextVisitor(t *testing.T) {
 	t.Parallel()
 	o := startOrigin(t)
@@ -71,6 +72,7 @@ func TestHostileForwardingFieldsNeverReachTheOriginOrTheNextVisitor(t *testing.T
 	}{
 		{"h1", rj.URL, strings.TrimPrefix(rj.URL, "http://"), "http", newClient(t)},
 		{"h2c", "http://" + h2cAddr, h2cAddr, "http", h2cFrom(t, "127.0.0.1")},
+		{"h2", rj.HTTPS("localhost", ""), "localhost:" + rj.Port, "https", rj.client(t, "h2")},
 		{"h3", rj.HTTPS("localhost", ""), "localhost:" + rj.Port, "https", rj.h3Client(t, nil)},
 	} {
 		t.Run(tt.proto, func(t *testing.T) {
