@@ -28,14 +28,12 @@ import (
 // each fragment's sub-request is copied from a snapshot of the page
 // request taken before assembly, behind a mutex.
 type fragmentFetcher struct {
-	p   *Proxy
-	g   *generation
-	tls bool
-	// client and claimed are the page's (request.client, .claimed).
-	client  netip.Addr
-	claimed int
-	fwd     forwarding // what the page's upstream requests say of its client
-	id      uint64     // the page client's private identity, its fragments' on its host
+	p      *Proxy
+	g      *generation
+	tls    bool
+	client netip.Addr // the page's (request.client)
+	fwd    forwarding // what the page's upstream requests say of its client
+	id     uint64     // the page client's private identity, its fragments' on its host
 	// authorized: the page's request carries Authorization, so do its
 	// fragments on its host.
 	authorized bool
@@ -50,7 +48,7 @@ type fragmentFetcher struct {
 
 func newFragmentFetcher(r *request) *fragmentFetcher {
 	ctx := r.ctx
-	f := &fragmentFetcher{p: r.p, g: r.g, tls: r.tls, client: r.client, claimed: r.claimed,
+	f := &fragmentFetcher{p: r.p, g: r.g, tls: r.tls, client: r.client,
 		debug: r.s.DebugHeaders, host: string(ctx.Host()), fwd: r.forwarding()}
 	base := string(pathOf(&ctx.Request))
 	f.base = base[:strings.LastIndexByte(base, '/')+1]

@@ -248,8 +248,8 @@ func appendForwardedFor(dst []byte, h *fasthttp.RequestHeader, claimed int, clie
 
 // setConnection tells a docroot the client's port and the address it
 // connected to (REMOTE_PORT, SERVER_ADDR), after setForwarded removed
-// whatever the client sent under those names; empty when unknown (a client a trusted proxy
-// named, a listener that is not TCP).
+// whatever the client sent under those names; empty when unknown (a
+// client a trusted proxy named, a listener that is not TCP).
 func (r *request) setConnection(h *fasthttp.RequestHeader) {
 	ctx := r.ctx
 	var port, addr [48]byte
