@@ -161,3 +161,31 @@ func TestReplaceFieldLeavesOneLine(t *testing.T) {
 		t.Errorf("fields %s, want %s", got, want)
 	}
 }
+
+// TestForwardingKeepsTheClientsFieldOrder: setting X-Forwarded-For over
+// the client's one line leaves the other fields in their order, so two
+// lines of one name reach the origin as the client sent them (fasthttp's
+// Del moves the last field into the deleted one's place).
+func TestForwardingKeepsTheClientsFieldOrder(t *testing.T) {
+	got := make(chan []string, 1)
+	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		got <- r.Header.Values("Accept-Language")
+	})
+	p := newTestProxy(t, testConfig(o.URL), nil)
+	ctx := requestCtx("GET", "order.test", "/order", false)
+	raw := "GET /order HTTP/1.1\r\nHost: order.test\r\nX-Forwarded-For: 6.6.6.6\r\nAccept-Language: fr\r\n" +
+		"X-Other: 1\r\nAccept-Language: en\r\n\r\n" // as on the wire: net/http's client sorts the names
+	if err := ctx.Request.Header.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {
+		t.Fatal(err)
+	}
+	p.ServeFastHTTP(ctx) // returns once the origin has answered
+	select {
+	case v := <-got:
+		if got, want := strings.Join(v, " | "), "fr | en"; got != want {
+			t.Errorf("origin got Accept-Language %q, want %q", got, want)
+		}
+	default:
+		t.Fatalf("the origin got no request: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+}

@@ -223,9 +223,7 @@ func (r *request) setForwarded(h *fasthttp.RequestHeader) {
 // setForwardedFor replaces every X-Forwarded-For line of h with the one
 // the origin gets (appendForwardedFor).
 func setForwardedFor(h *fasthttp.RequestHeader, claimed int, client netip.Addr) {
-	v := appendForwardedFor(nil, h, claimed, client)
-	h.Del(fasthttp.HeaderXForwardedFor)
-	h.SetBytesV(fasthttp.HeaderXForwardedFor, v)
+	replaceField(h, fasthttp.HeaderXForwardedFor, appendForwardedFor(nil, h, claimed, client))
 }
 
 // appendForwardedFor appends to dst the X-Forwarded-For the origin gets
