@@ -205,3 +205,24 @@ func TestHostileForwardingFieldsNeverReachAnESIFragment(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardingKeepsTheClientsFieldOrder: replacing the client's
+// X-Forwarded-For line leaves its other fields in their order: of two
+// Accept-Language lines PHP behind nginx reads the last one, the one the
+// client sent last (ramjet used to move it into X-Forwarded-For's place).
+func TestForwardingKeepsTheClientsFieldOrder(t *testing.T) {
+	t.Parallel()
+	_, rj, _ := setup(t, "")
+	r := rawRequest(t, rj.Addr, "GET /e/"+nsFor(t)+` HTTP/1.1
+Host: order.test
+X-Forwarded-For: 6.6.6.6
+Accept-Language: fr
+X-Other: 1
+Accept-Language: en
+
+`)
+	mustStatus(t, r, http.StatusOK, "GET")
+	if got := r.Echo()["hdr.accept-language"]; got != "en" {
+		t.Errorf("PHP read Accept-Language %q, want the client's last line, en", got)
+	}
+}
