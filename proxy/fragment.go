@@ -28,13 +28,12 @@ import (
 // each fragment's sub-request is copied from a snapshot of the page
 // request taken before assembly, behind a mutex.
 type fragmentFetcher struct {
-	p   *Proxy
-	g   *generation
-	tls bool
-	// client and claimed are the page's (request.client, .claimed).
-	client  netip.Addr
-	claimed int
-	id      uint64 // the page client's private identity, its fragments' on its host
+	p      *Proxy
+	g      *generation
+	tls    bool
+	client netip.Addr // the page's (request.client)
+	fwd    forwarding // what the page's upstream requests say of its client
+	id     uint64     // the page client's private identity, its fragments' on its host
 	// authorized: the page's request carries Authorization, so do its
 	// fragments on its host.
 	authorized bool
@@ -52,8 +51,8 @@ type fragmentFetcher struct {
 
 func newFragmentFetcher(r *request) *fragmentFetcher {
 	ctx := r.ctx
-	f := &fragmentFetcher{p: r.p, g: r.g, tls: r.tls, client: r.client, claimed: r.claimed,
-		debug: r.s.DebugHeaders, host: string(ctx.Host())}
+	f := &fragmentFetcher{p: r.p, g: r.g, tls: r.tls, client: r.client,
+		debug: r.s.DebugHeaders, host: string(ctx.Host()), fwd: r.forwarding()}
 	base := string(pathOf(&ctx.Request))
 	f.base = base[:strings.LastIndexByte(base, '/')+1]
 	ctx.Request.Header.CopyTo(&f.hdr)
@@ -185,9 +184,7 @@ func (fr *fragment) upstreamRequest(sub *fasthttp.Request) *fasthttp.Request {
 	req.Header.SetMethod(fasthttp.MethodGet)
 	// As the page's request would be forwarded (setForwarded), on the
 	// miss path only: most fragments are hits.
-	setForwardedFor(&req.Header, fr.f.claimed, fr.f.client)
-	req.Header.SetBytesV("X-Forwarded-Proto", schemeOf(fr.f.tls))
-	req.Header.Set("X-Forwarded-Host", fr.f.host)
+	setForwarding(&req.Header, &fr.f.fwd, []byte(fr.f.host))
 	if dl, ok := fr.ctx.Deadline(); ok {
 		// The assembler waits for every fetch it started: give up with it.
 		req.SetTimeout(time.Until(dl))

@@ -31,20 +31,34 @@ type upstream interface {
 // runs a script that waited for a worker; a fill others may wait on has
 // none. htKey (0: none) is the client's docrootKey.
 func doUpstream(s *site, client phppool.Client, htKey uint64, req *fasthttp.Request, resp *fasthttp.Response) error {
-	if s.LSCacheHeader {
-		req.Header.Set("X-LSCACHE", "on")
-	}
-	// Edge Architecture: what this surrogate can do, so an application
-	// may target Surrogate-Control at it and send ESI only when on.
-	if s.ESI {
-		req.Header.SetBytesV("Surrogate-Capability", capabilityESI)
-	} else {
-		req.Header.SetBytesV("Surrogate-Capability", capabilityPlain)
-	}
+	setSiteFields(s, &req.Header)
 	if d, ok := s.up.(*docroot.Handler); ok {
 		return d.DoForKey(client, htKey, req, resp)
 	}
 	return s.up.Do(req, resp)
+}
+
+// setSiteFields gives h the fields ramjet sets for the site, each the
+// only line of its name, and removes a client's own: X-LSCACHE only as
+// the site asks (a client's would switch the LiteSpeed Cache plugin on),
+// the .htaccess rules' vary value only as stageRewrite set it (a forged
+// "ismobile" would put a mobile page under the desktop key).
+func setSiteFields(s *site, h *fasthttp.RequestHeader) {
+	if s.LSCacheHeader {
+		replaceField(h, hdrLSCache, lscacheOn)
+	} else {
+		removeField(h, hdrLSCache)
+	}
+	if s.ht == nil {
+		removeField(h, HeaderVaryValue)
+	}
+	// Edge Architecture: what this surrogate can do, so an application
+	// may target Surrogate-Control at it and send ESI only when on.
+	if s.ESI {
+		replaceField(h, hdrCapability, capabilityESI)
+	} else {
+		replaceField(h, hdrCapability, capabilityPlain)
+	}
 }
 
 // upstreamRequest is the request a fill of r sends upstream: the client's
@@ -59,6 +73,7 @@ func (r *request) upstreamRequest() *fasthttp.Request {
 var (
 	capabilityESI   = []byte(policy.Device + `="Surrogate/1.0 ESI/1.0"`)
 	capabilityPlain = []byte(policy.Device + `="Surrogate/1.0"`)
+	lscacheOn       = []byte("on")
 )
 
 // hopByHop headers concern one connection and never cross the proxy.
@@ -196,22 +211,19 @@ var hopByHopCanonical = func() (out [len(hopByHop)]string) {
 	return out
 }()
 
-// setForwarded tells the origin who asked, and how: X-Forwarded-For is
-// the client's address (r.remoteIP, never a trusted proxy's) after the
-// hops nobody vouched for, X-Forwarded-Proto and -Host the scheme and host
-// the client used.
+// setForwarded tells the origin who asked, and how (setForwarding):
+// X-Forwarded-For is the client's address (r.remoteIP, never a trusted
+// proxy's) after the hops nobody vouched for, X-Forwarded-Proto and -Host
+// the scheme and host the client used.
 func (r *request) setForwarded(h *fasthttp.RequestHeader) {
-	setForwardedFor(h, r.claimed, r.client)
-	h.SetBytesV("X-Forwarded-Proto", requestScheme(r.ctx))
-	h.SetBytesV("X-Forwarded-Host", r.ctx.Host())
+	f := r.forwarding()
+	setForwarding(h, &f, r.ctx.Host())
 }
 
 // setForwardedFor replaces every X-Forwarded-For line of h with the one
 // the origin gets (appendForwardedFor).
 func setForwardedFor(h *fasthttp.RequestHeader, claimed int, client netip.Addr) {
-	v := appendForwardedFor(nil, h, claimed, client)
-	h.Del(fasthttp.HeaderXForwardedFor)
-	h.SetBytesV(fasthttp.HeaderXForwardedFor, v)
+	replaceField(h, fasthttp.HeaderXForwardedFor, appendForwardedFor(nil, h, claimed, client))
 }
 
 // appendForwardedFor appends to dst the X-Forwarded-For the origin gets
@@ -233,9 +245,9 @@ func appendForwardedFor(dst []byte, h *fasthttp.RequestHeader, claimed int, clie
 }
 
 // setConnection tells a docroot the client's port and the address it
-// connected to (REMOTE_PORT, SERVER_ADDR), replacing whatever the client
-// sent under those names; empty when unknown (a client a trusted proxy
-// named, a listener that is not TCP).
+// connected to (REMOTE_PORT, SERVER_ADDR), after setForwarded removed
+// whatever the client sent under those names; empty when unknown (a
+// client a trusted proxy named, a listener that is not TCP).
 func (r *request) setConnection(h *fasthttp.RequestHeader) {
 	ctx := r.ctx
 	var port, addr [48]byte
