@@ -167,3 +167,51 @@ func TestDocrootHtaccessBehindSymlinkToOutsideIsNotRead(t *testing.T) {
 	mustNotLeak(t, r, "a file under a symlinked directory")
 	mustStatus(t, r, 403, "a file under a symlinked directory")
 }
+
+// phpOffTree is a docroot whose .htaccess files deny .php in uploads/
+// or switch PHP off in the ways sites and security plugins do.
+func phpOffTree(t *testing.T) string {
+	t.Helper()
+	root := filepath.Join(testbed.PublicDir(t), "www")
+	const script = "<?php echo 'RAN'; // SOURCE"
+	for name, body := range map[string]string{
+		"ok.php":              "<?php echo 'ok';",
+		"uploads/.htaccess":   "<FilesMatch \"\\.php$\">\nRequire all denied\n</FilesMatch>\n",
+		"uploads/index.php":   script,
+		"off/.htaccess":       "php_flag engine off\n",
+		"off/index.php":       script,
+		"off/x.php":           script,
+		"admin/.htaccess":     "php_admin_flag engine off\n",
+		"admin/x.php":         script,
+		"handler/.htaccess":   "<FilesMatch \\.php$>\nSetHandler none\n</FilesMatch>\n",
+		"handler/x.php":       script,
+		"removed/.htaccess":   "RemoveHandler .php\n",
+		"removed/x.php":       script,
+		"wordfence/.htaccess": "<IfModule mod_php7.c>\nphp_flag engine 0\n</IfModule>\nAddHandler cgi-script .php .phtml .pl\nOptions -ExecCGI\n",
+		"wordfence/x.php":     script,
+	} {
+		write(t, filepath.Join(root, name), body)
+	}
+	return root
+}
+
+// TestDocrootIndexMeetsFilesRulesAndPHPOffIsNeverRun: an uploaded
+// uploads/index.php denied by <FilesMatch "\.php$"> is denied at
+// /uploads/ too (as Apache denies it), and a script where the site
+// switched PHP off (php_flag engine off, SetHandler none, RemoveHandler,
+// Wordfence's block) answers 403: never run, never its source.
+func TestDocrootIndexMeetsFilesRulesAndPHPOffIsNeverRun(t *testing.T) {
+	root := phpOffTree(t)
+	rj := htaccessRamjet(t, root)
+	c := &http.Client{Timeout: 10 * time.Second}
+	mustStatus(t, get(t, c, rj.URL+"/ok.php"), 200, "a script where PHP is on")
+	for _, p := range []string{"/uploads/", "/uploads/index.php", "/off/", "/off/x.php", "/admin/x.php",
+		"/handler/x.php", "/removed/x.php", "/wordfence/x.php"} {
+		r := get(t, c, rj.URL+p)
+		if r.Status != 403 || strings.Contains(string(r.Body), "RAN") || strings.Contains(string(r.Body), "SOURCE") {
+			t.Errorf("%s: %d %.100q, want 403 and neither output nor source", p, r.Status, r.Body)
+		}
+	}
+	ap := htaccessApache(t, root)
+	mustStatus(t, get(t, c, ap.URL+"/uploads/"), 403, "Apache's answer for the denied index")
+}

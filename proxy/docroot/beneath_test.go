@@ -18,22 +18,14 @@ func beneathTree(t *testing.T) (root, outside string) {
 		t.Fatal(err)
 	}
 	root, outside = filepath.Join(base, "www"), filepath.Join(base, "outside")
-	for name, body := range map[string]string{
+	writeFiles(t, base, map[string]string{
 		"www/a/file.txt":      "inside",
 		"www/race/secret.txt": "inside",
 		"www/race/run.php":    "<?php",
 		"outside/secret.txt":  "OUTSIDE",
 		"outside/run.php":     "<?php",
 		"outside/file.txt":    "OUTSIDE",
-	} {
-		p := filepath.Join(base, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	for name, to := range map[string]string{
 		"in.txt":    "a/file.txt",
 		"in-dir":    "a",
@@ -48,6 +40,20 @@ func beneathTree(t *testing.T) (root, outside string) {
 		}
 	}
 	return root, outside
+}
+
+// writeFiles writes files (name: contents) under base.
+func writeFiles(t *testing.T, base string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(base, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // swapDir replaces root/race by a symlink to outside.

@@ -28,6 +28,9 @@ type target struct {
 	scriptName string      // URL path of the script (SCRIPT_NAME)
 	pathInfo   string      // PATH_INFO
 	location   string      // redirect target path
+	// url is the URL path served when it is not the one requested: a
+	// directory's index, the front controller ("" otherwise).
+	url string
 }
 
 // resolve maps a decoded URL path to what serves it. fasthttp has already
@@ -130,13 +133,14 @@ func (h *Handler) index(dir string, names []string) (target, bool) {
 				continue
 			}
 			if t := h.script(p, ""); t.kind == kindPHP {
+				t.url = p
 				return t, true
 			}
 			continue
 		}
 		file, info, k := h.confine(p)
 		if k == kindStatic && info.Mode().IsRegular() {
-			return target{kind: kindStatic, file: file, info: info}, true
+			return target{kind: kindStatic, file: file, info: info, url: p}, true
 		}
 	}
 	return target{}, false
@@ -148,7 +152,11 @@ func (h *Handler) front(otherwise kind) target {
 	if h.cfg.FrontController == "" || h.php == nil {
 		return target{kind: otherwise}
 	}
-	return h.script(h.cfg.FrontController, "")
+	t := h.script(h.cfg.FrontController, "")
+	if t.kind == kindPHP {
+		t.url = h.cfg.FrontController
+	}
+	return t
 }
 
 // confine returns the file a URL path names, with symlinks resolved, and
