@@ -25,6 +25,10 @@ func swapTree(t *testing.T) (root, outside string) {
 	write(t, filepath.Join(outside, "secret.txt"), "OUTSIDE\n")
 	write(t, filepath.Join(outside, "run.php"), "<?php echo 'OUTSIDE-PHP';")
 	write(t, filepath.Join(outside, ".htaccess"), "ErrorDocument 403 \"OUTSIDE-HTACCESS\nErrorDocument 404 \"OUTSIDE-HTACCESS\n")
+	// An absolute symlink to a file inside, as sites have them.
+	if err := os.Symlink(filepath.Join(root, "race/secret.txt"), filepath.Join(root, "abs.txt")); err != nil {
+		t.Fatal(err)
+	}
 	return root, outside
 }
 
@@ -83,11 +87,12 @@ func TestDocrootSymlinkSwapBetweenRequestsServesNothingOutside(t *testing.T) {
 			mustStatus(t, r, 200, "the file before the swap")
 			r = get(t, c, rj.URL+"/race/run.php")
 			mustStatus(t, r, 200, "the script before the swap")
+			mustStatus(t, get(t, c, rj.URL+"/abs.txt"), 200, "an absolute symlink inside, before the swap")
 			if err := swapOut(root, outside); err != nil {
 				t.Fatal(err)
 			}
 			// A query makes a new cache key; the lookup is the same path's.
-			for _, p := range []string{"/race/secret.txt?after", "/race/run.php?after", "/race/none"} {
+			for _, p := range []string{"/race/secret.txt?after", "/race/run.php?after", "/race/none", "/abs.txt?after"} {
 				r = get(t, c, rj.URL+p)
 				mustNotLeak(t, r, p+" after the swap")
 				if r.Status == 200 {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -17,7 +19,7 @@ import (
 // swapped for a symlink between a check and the open (a tenant's
 // `mv d d.real; ln -s /etc d`) cannot lead outside. openat2 with
 // RESOLVE_BENEATH follows a symlink only while it stays beneath the root
-// (an absolute one never does); where the kernel has no openat2 (before
+// (an absolute one never does: see resolved); where the kernel has no openat2 (before
 // 5.6, or a seccomp filter that refuses it) the standard library's
 // os.Root walks the path from the same directory one component at a
 // time with O_NOFOLLOW, to the same effect.
@@ -103,6 +105,14 @@ func (r *rootDir) openat2(rel string, flags int) (int, error) {
 // root) for reading, never blocking on a FIFO; the caller checks what
 // it opened.
 func (r *rootDir) open(rel string) (*os.File, error) {
+	f, err := r.openOnce(rel)
+	if again, ok := r.resolved(rel, err); ok {
+		return r.openOnce(again)
+	}
+	return f, err
+}
+
+func (r *rootDir) openOnce(rel string) (*os.File, error) {
 	const flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY
 	if r.fsys != nil {
 		return r.fsys.OpenFile(rel, flags, 0)
@@ -123,6 +133,14 @@ func (r *rootDir) open(rel string) (*os.File, error) {
 // stat resolves rel beneath the root: the file's real path (read back
 // from the opened descriptor) and its FileInfo.
 func (r *rootDir) stat(rel string) (string, fs.FileInfo, error) {
+	real, info, err := r.statOnce(rel)
+	if again, ok := r.resolved(rel, err); ok {
+		return r.statOnce(again)
+	}
+	return real, info, err
+}
+
+func (r *rootDir) statOnce(rel string) (string, fs.FileInfo, error) {
 	var f *os.File
 	if r.fsys != nil {
 		var err error
@@ -151,6 +169,24 @@ func (r *rootDir) stat(rel string) (string, fs.FileInfo, error) {
 		return "", nil, &fs.PathError{Op: "stat", Path: rel, Err: errOutside}
 	}
 	return real, info, nil
+}
+
+// resolved is where a path the kernel refused is tried once more:
+// RESOLVE_BENEATH (and os.Root) refuse every absolute symlink, also one
+// pointing inside the docroot, as sites have them. The path with its
+// symlinks resolved, when it lies inside the root, is opened beneath it
+// again — so what it names is still confined at the open, whatever
+// changed since it was resolved.
+func (r *rootDir) resolved(rel string, err error) (string, bool) {
+	if err == nil || notFound(err) {
+		return "", false
+	}
+	real, eerr := filepath.EvalSymlinks(filepath.Join(r.path, rel))
+	if eerr != nil || !within(real, r.path) {
+		return "", false
+	}
+	again := relative(strings.TrimPrefix(real, r.path))
+	return again, again != rel
 }
 
 // errOutside: a file's real path is not under the docroot's.
@@ -204,6 +240,9 @@ func (r *rootDir) regularAt(rel, real string) bool {
 		return err == nil && p == real && info.Mode().IsRegular()
 	}
 	fd, err := r.openat2(rel, unix.O_PATH)
+	if again, ok := r.resolved(rel, err); ok {
+		fd, err = r.openat2(again, unix.O_PATH)
+	}
 	if err != nil {
 		return false
 	}

@@ -32,6 +32,7 @@ func beneathTree(t *testing.T) (root, outside string) {
 		"out.txt":   "../outside/file.txt",
 		"out-dir":   "../outside",
 		"abs-in":    filepath.Join(root, "a/file.txt"),
+		"abs-out":   filepath.Join(outside, "file.txt"),
 		"a/up.txt":  "../a/file.txt",
 		"a/far.txt": "../../outside/file.txt",
 	} {
@@ -68,10 +69,10 @@ func swapDir(t *testing.T, root, outside string) {
 }
 
 // TestOpenBeneathFollowsOnlyLinksThatStayInside, with openat2 and with
-// the component walk that stands in for it on older kernels: a relative
-// symlink that stays beneath the root is followed; one that leads out,
-// an absolute one (as RESOLVE_BENEATH refuses them) and a directory
-// swapped for a link to outside are not.
+// the component walk that stands in for it on older kernels: a symlink
+// that stays beneath the root is followed (an absolute one too, though
+// RESOLVE_BENEATH refuses those: resolved); one that leads out and a
+// directory swapped for a link to outside are not.
 func TestOpenBeneathFollowsOnlyLinksThatStayInside(t *testing.T) {
 	for _, walk := range []bool{false, true} {
 		name := "openat2"
@@ -100,7 +101,8 @@ func TestOpenBeneathFollowsOnlyLinksThatStayInside(t *testing.T) {
 				{"out.txt", ""},
 				{"out-dir/file.txt", ""},
 				{"a/far.txt", ""},
-				{"abs-in", ""},
+				{"abs-in", "a/file.txt"},
+				{"abs-out", ""},
 				{"race/secret.txt", ""},
 				{"race", ""},
 			} {
