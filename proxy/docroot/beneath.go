@@ -51,13 +51,24 @@ func openRootDir(path string, walk bool) (*rootDir, error) {
 			return nil, fmt.Errorf("docroot: %w", err)
 		}
 		r.fsys = fsys
-		return r, nil
+		return r.check()
 	}
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("docroot: open %s: %w", path, err)
 	}
 	r.dir = os.NewFile(uintptr(fd), path)
+	return r.check()
+}
+
+// check resolves the root itself as every request will, so that a
+// system where that cannot work (no /proc to read an open file's path
+// from) is an error of the configuration, not a 403 for every request.
+func (r *rootDir) check() (*rootDir, error) {
+	if _, _, err := r.stat("."); err != nil {
+		r.close()
+		return nil, fmt.Errorf("docroot: %s: %w", r.path, err)
+	}
 	return r, nil
 }
 
