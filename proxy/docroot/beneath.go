@@ -18,11 +18,11 @@ import (
 // what a path resolves to is decided at the open itself: a directory
 // swapped for a symlink between a check and the open (a tenant's
 // `mv d d.real; ln -s /etc d`) cannot lead outside. openat2 with
-// RESOLVE_BENEATH follows a symlink only while it stays beneath the root
-// (an absolute one never does: see resolved); where the kernel has no openat2 (before
-// 5.6, or a seccomp filter that refuses it) the standard library's
-// os.Root walks the path from the same directory one component at a
-// time with O_NOFOLLOW, to the same effect.
+// RESOLVE_BENEATH follows a symlink only while it stays beneath the
+// root (an absolute one never does: see resolved); where the kernel has
+// no openat2 (before 5.6, or a seccomp filter that refuses it) the
+// standard library's os.Root walks the path from the same directory one
+// component at a time with O_NOFOLLOW, to the same effect.
 type rootDir struct {
 	path string   // the docroot, absolute, symlinks resolved
 	dir  *os.File // opened once: the anchor of every open beneath it
@@ -66,7 +66,7 @@ func openRootDir(path string, walk bool) (*rootDir, error) {
 // from) is an error of the configuration, not a 403 for every request.
 func (r *rootDir) check() (*rootDir, error) {
 	if _, _, err := r.stat("."); err != nil {
-		r.close()
+		_ = r.close() // the error to report is the check's
 		return nil, fmt.Errorf("docroot: %s: %w", r.path, err)
 	}
 	return r, nil
