@@ -137,7 +137,7 @@ func New(cfg Config, php PHP, fallback Upstream) (*Handler, error) {
 		}
 		t, err := htaccess.NewTree(hc)
 		if err != nil {
-			dir.close() // nothing was opened beneath it yet
+			_ = dir.close() // nothing was opened beneath it yet
 			return nil, fmt.Errorf("docroot: %w", err)
 		}
 		h.tree = t
