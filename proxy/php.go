@@ -74,6 +74,9 @@ func (p *Proxy) buildDocroots(g *generation, old *generation) error {
 		g.docroots = append(g.docroots, h)
 	}
 	if err := errors.Join(errs...); err != nil {
+		for _, h := range g.docroots {
+			_ = h.Close(context.Background()) // never served: only its directory to release
+		}
 		g.closeNewPools()
 		return err
 	}

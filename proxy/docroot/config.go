@@ -84,8 +84,9 @@ var (
 // Handler serves requests from one docroot.
 type Handler struct {
 	cfg      Config
-	root     string // absolute, cleaned
-	realRoot string // root with symlinks resolved
+	root     string   // absolute, cleaned
+	realRoot string   // root with symlinks resolved
+	dir      *rootDir // realRoot, opened for the life of the handler (Close)
 	php      PHP
 	fallback Upstream
 	running  inflight // requests in Do and the PHP exchanges streaming their output
@@ -124,10 +125,19 @@ func New(cfg Config, php PHP, fallback Upstream) (*Handler, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{cfg: cfg, root: root, realRoot: real, php: php, fallback: fallback, log: cfg.Log}
+	dir, err := openRootDir(real, false)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{cfg: cfg, root: root, realRoot: real, dir: dir, php: php, fallback: fallback, log: cfg.Log}
 	if cfg.Htaccess && !cfg.PHPOnly {
-		t, err := htaccess.NewTree(htaccess.Config{Root: real, Log: cfg.Log})
+		hc := htaccess.Config{Root: real, Log: cfg.Log}
+		if !cfg.FollowSymlinks {
+			hc.Open = dir.open
+		}
+		t, err := htaccess.NewTree(hc)
 		if err != nil {
+			_ = dir.close() // nothing was opened beneath it yet
 			return nil, fmt.Errorf("docroot: %w", err)
 		}
 		h.tree = t
@@ -142,10 +152,13 @@ func New(cfg Config, php PHP, fallback Upstream) (*Handler, error) {
 func (h *Handler) Htaccess() *htaccess.Tree { return h.tree }
 
 // Close waits until no request is inside Do and no PHP exchange is still
-// streaming its output, or until ctx ends. The handler keeps serving what
-// still arrives: it owns no process, only the work it started.
+// streaming its output, or until ctx ends, then closes the docroot's
+// directory: what still arrives after that finds no file (404). It owns
+// no process, only the work it started and that directory. It may be
+// called again.
 func (h *Handler) Close(ctx context.Context) error {
-	return h.running.wait(ctx)
+	err := h.running.wait(ctx)
+	return errors.Join(err, h.dir.close())
 }
 
 // Do answers req as the origin would: a static file, a PHP script, the

@@ -7,7 +7,10 @@
 // It owns the mapping from a request path to a file and its confinement:
 // a script or file always resolves inside the docroot (no "..", no
 // symlink escape unless allowed), only existing files ending in ".php" are
-// executed, and dotfiles are denied.
+// executed, and dotfiles are denied. Files, scripts and .htaccess files
+// are opened beneath a handle on the docroot (openat2 RESOLVE_BENEATH,
+// beneath.go) that the Handler holds until Close: what a lookup found is
+// never opened again by its name alone.
 //
 // Handler has the origin's shape (Do(req, resp)), so the proxy caches,
 // coalesces and assembles ESI over it unchanged. It must not import proxy

@@ -17,9 +17,10 @@ import (
 // evaluation is one request's .htaccess evaluation and its input,
 // pooled: a request that the memo answers allocates nothing for it.
 type evaluation struct {
-	o    htaccess.Outcome
-	hr   htaccess.Request
-	line []byte // THE_REQUEST
+	o           htaccess.Outcome
+	hr          htaccess.Request
+	line        []byte // THE_REQUEST
+	path, query []byte // where an evaluation again takes the request
 }
 
 var evaluations = sync.Pool{New: func() any { return new(evaluation) }}
@@ -51,22 +52,19 @@ func (h *Handler) serveHtaccess(c phppool.Client, key uint64, req *fasthttp.Requ
 	defer evaluations.Put(ev)
 	o := &ev.o
 	h.evaluate(ev, key, req)
-	if o.Status != 0 {
-		h.answerOutcome(req, resp, o)
-		return nil
+	t, done, err := h.htTarget(ev, key, req, resp)
+	if done {
+		return err
 	}
-	if len(o.Proxy) > 0 {
-		return h.proxyRule(req, resp, o)
-	}
-	var t target
-	if index, ok := o.DirectoryIndex(); ok && bytes.HasSuffix(o.Path, []byte{'/'}) {
-		t = h.resolveIndex(string(o.Path), index)
-	} else {
-		t = h.lookupBytes(o.Path)
-	}
-	var err error
 	switch t.kind {
 	case kindPHP:
+		if cause, off := o.PHPOff(); off {
+			// Apache would serve the source or refuse it: never run it,
+			// never show it (fail closed, as for access rules).
+			h.log.Debug("htaccess: PHP is off here: 403", "path", t.scriptName, "rule", cause)
+			h.errorPage(req, resp, o, fasthttp.StatusForbidden)
+			return nil
+		}
 		err = h.servePHP(c, req, resp, &t, o)
 	case kindStatic:
 		err = h.serveStatic(req, resp, &t)
@@ -103,9 +101,64 @@ func (h *Handler) serveHtaccess(c phppool.Client, key uint64, req *fasthttp.Requ
 	return err
 }
 
+// maxSubRounds bounds the paths a request is evaluated again for (an
+// index that is a directory's again, rules that rewrite it back).
+const maxSubRounds = 4
+
+// htTarget resolves what the evaluation in ev serves, or answers what
+// it decided instead (done). A directory's index and the front
+// controller are another path than the one evaluated: as Apache's
+// mod_dir does with an internal redirect, that path is evaluated in its
+// turn — its <Files> sections, access and rewrite rules, PHP switches —
+// and its outcome replaces the first, exactly as a direct request's.
+func (h *Handler) htTarget(ev *evaluation, key uint64, req *fasthttp.Request, resp *fasthttp.Response) (t target, done bool, err error) {
+	o := &ev.o
+	for range maxSubRounds {
+		if o.Status != 0 {
+			h.answerOutcome(req, resp, o)
+			return t, true, nil
+		}
+		if len(o.Proxy) > 0 {
+			return t, true, h.proxyRule(req, resp, o)
+		}
+		if index, ok := o.DirectoryIndex(); ok && bytes.HasSuffix(o.Path, []byte{'/'}) {
+			t = h.resolveIndex(string(o.Path), index)
+		} else {
+			t = h.lookupBytes(o.Path)
+		}
+		if t.url == "" {
+			return t, false, nil
+		}
+		key = subKey(key, t.url)
+		h.evaluateAt(ev, key, req, t.url)
+	}
+	h.log.Warn("htaccess: a directory index or front controller kept leading elsewhere", "path", string(req.URI().Path()))
+	h.errorPage(req, resp, o, fasthttp.StatusInternalServerError)
+	return t, true, nil
+}
+
+// subKey is the memo key of req evaluated again at path: a hash of both
+// (0 stays 0: nothing remembered).
+func subKey(key uint64, path string) uint64 {
+	if key == 0 {
+		return 0
+	}
+	const prime = 1099511628211 // FNV-1a's
+	for i := 0; i < len(path); i++ {
+		key = (key ^ uint64(path[i])) * prime
+	}
+	return key | 1
+}
+
 // evaluate runs the .htaccess files on req into ev.o, or takes what
 // they decided for a request with the same key from the tree's memo.
 func (h *Handler) evaluate(ev *evaluation, key uint64, req *fasthttp.Request) {
+	h.evaluateAt(ev, key, req, "")
+}
+
+// evaluateAt is evaluate for req taken to path ("": its own) with the
+// query the previous evaluation left, as an internal redirect is.
+func (h *Handler) evaluateAt(ev *evaluation, key uint64, req *fasthttp.Request, path string) {
 	var token htaccess.MemoToken
 	if key != 0 {
 		var ok bool
@@ -114,7 +167,14 @@ func (h *Handler) evaluate(ev *evaluation, key uint64, req *fasthttp.Request) {
 		}
 	}
 	ev.line = htRequest(&ev.hr, req, ev.line)
+	rewritten := false
+	if path != "" {
+		ev.path = append(ev.path[:0], path...)
+		ev.query = append(ev.query[:0], ev.o.Query...)
+		ev.hr.Path, ev.hr.Query, rewritten = ev.path, ev.query, ev.o.Rewritten
+	}
 	h.tree.Eval(&ev.hr, &ev.o)
+	ev.o.Rewritten = ev.o.Rewritten || rewritten
 	ev.hr = htaccess.Request{} // nothing of req kept in the pool
 	if key != 0 {
 		h.tree.RememberServe(key, token, &ev.o)

@@ -45,6 +45,11 @@ func (h *Handler) servePHP(c phppool.Client, req *fasthttp.Request, resp *fastht
 	if err != nil {
 		return err
 	}
+	if !h.scriptStillThere(t) {
+		cleanup()
+		refuse(resp, kindNotFound)
+		return nil
+	}
 	params := h.params(req, t, length)
 	if o != nil {
 		params.ps = appendHtaccessParams(params.ps, req, o)

@@ -28,6 +28,9 @@ type target struct {
 	scriptName string      // URL path of the script (SCRIPT_NAME)
 	pathInfo   string      // PATH_INFO
 	location   string      // redirect target path
+	// url is the URL path served when it is not the one requested: a
+	// directory's index, the front controller ("" otherwise).
+	url string
 }
 
 // resolve maps a decoded URL path to what serves it. fasthttp has already
@@ -130,13 +133,14 @@ func (h *Handler) index(dir string, names []string) (target, bool) {
 				continue
 			}
 			if t := h.script(p, ""); t.kind == kindPHP {
+				t.url = p
 				return t, true
 			}
 			continue
 		}
 		file, info, k := h.confine(p)
 		if k == kindStatic && info.Mode().IsRegular() {
-			return target{kind: kindStatic, file: file, info: info}, true
+			return target{kind: kindStatic, file: file, info: info, url: p}, true
 		}
 	}
 	return target{}, false
@@ -148,32 +152,54 @@ func (h *Handler) front(otherwise kind) target {
 	if h.cfg.FrontController == "" || h.php == nil {
 		return target{kind: otherwise}
 	}
-	return h.script(h.cfg.FrontController, "")
+	t := h.script(h.cfg.FrontController, "")
+	if t.kind == kindPHP {
+		t.url = h.cfg.FrontController
+	}
+	return t
 }
 
 // confine returns the file a URL path names, with symlinks resolved, and
 // kindStatic when it exists inside the docroot; kindForbidden when it (or
-// a symlink on the way) leads outside and FollowSymlinks is off.
+// a symlink on the way) leads outside and FollowSymlinks is off. What it
+// finds is remembered for a second (lookups): serving opens the file
+// again beneath the root (openStatic, scriptStillThere), never by this
+// name alone.
 func (h *Handler) confine(urlPath string) (string, fs.FileInfo, kind) {
 	full := filepath.Join(h.root, filepath.FromSlash(urlPath))
 	if !within(full, h.root) {
 		return "", nil, kindForbidden
 	}
-	real := full
-	if !h.cfg.FollowSymlinks {
-		var err error
-		if real, err = filepath.EvalSymlinks(full); err != nil {
+	if h.cfg.FollowSymlinks {
+		info, err := os.Stat(full)
+		if err != nil {
 			return "", nil, kindNotFound
 		}
-		if !within(real, h.realRoot) {
-			return "", nil, kindForbidden
-		}
+		return full, info, kindStatic
 	}
-	info, err := os.Stat(real)
-	if err != nil {
+	real, info, err := h.dir.stat(relative(urlPath))
+	switch {
+	case err == nil:
+		return real, info, kindStatic
+	case notFound(err):
 		return "", nil, kindNotFound
 	}
-	return real, info, kindStatic
+	return "", nil, kindForbidden
+}
+
+// relative is a URL path ("/a/b", checked by checkSegments) as a path
+// beneath the root ("a/b"; "." for the root).
+func relative(urlPath string) string {
+	rel := strings.Trim(urlPath, "/")
+	if rel == "" {
+		return "."
+	}
+	return rel
+}
+
+// relativeFile is a real path under the root as a path beneath it.
+func (h *Handler) relativeFile(file string) string {
+	return relative(strings.TrimPrefix(file, h.realRoot))
 }
 
 // within reports whether path is root or below it.

@@ -27,7 +27,7 @@ func (h *Handler) serveStatic(req *fasthttp.Request, resp *fasthttp.Response, t 
 		resp.Header.Set("X-LiteSpeed-Cache-Control", "no-cache")
 		return nil
 	}
-	f, info, err := openRegular(t.file)
+	f, info, err := h.openStatic(t.file)
 	if err != nil {
 		refuse(resp, kindNotFound)
 		return nil
@@ -59,9 +59,18 @@ func (h *Handler) serveStatic(req *fasthttp.Request, resp *fasthttp.Response, t 
 	return writeFile(req, resp, f, start, n)
 }
 
-// openRegular opens a regular file and stats the open file.
-func openRegular(name string) (*os.File, os.FileInfo, error) {
-	f, err := os.Open(name)
+// openStatic opens a regular file (a target's, with symlinks resolved)
+// and stats the open file. Unless the site follows symlinks anywhere, it
+// is opened beneath the docroot: a directory on its way swapped for a
+// symlink since the lookup cannot lead outside.
+func (h *Handler) openStatic(name string) (*os.File, os.FileInfo, error) {
+	var f *os.File
+	var err error
+	if h.cfg.FollowSymlinks {
+		f, err = os.Open(name)
+	} else {
+		f, err = h.dir.open(h.relativeFile(name))
+	}
 	if err != nil {
 		return nil, nil, err
 	}

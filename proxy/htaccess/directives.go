@@ -204,6 +204,10 @@ var directives = map[string]handler{
 	"php_flag":           phpHandler(false),
 	"php_admin_value":    phpHandler(true),
 	"php_admin_flag":     phpHandler(true),
+	"sethandler":         dirSethandler,
+	"addhandler":         dirAddhandler,
+	"removehandler":      dirRemovehandler,
+	"removetype":         dirRemovehandler,
 }
 
 func dirOrder(p *parser, sc scope, ln line, args []string, raw string) error {
@@ -380,6 +384,9 @@ func dirAddtype(p *parser, sc scope, ln line, args []string, raw string) error {
 	for _, ext := range args[1:] {
 		sc.sec.types = append(sc.sec.types, typeMap{ext: "." + strings.ToLower(strings.TrimPrefix(ext, ".")), mime: args[0]})
 	}
+	if namesPHP(args[1:]) {
+		p.setSwitch(&sc.sec.handler, ln, isPHPHandler(args[0]), ln.text)
+	}
 	return nil
 }
 
@@ -481,6 +488,10 @@ func phpHandler(admin bool) handler {
 	return func(p *parser, sc scope, ln line, args []string, raw string) error {
 		if len(args) != 2 {
 			return fmt.Errorf("php_value and php_flag take a name and a value")
+		}
+		if strings.EqualFold(args[0], "engine") {
+			p.phpEngine(sc, ln, args) // honoured: a directory PHP must not run in
+			return nil
 		}
 		sc.sec.php = append(sc.sec.php, phpSetting{admin: admin, name: args[0], value: args[1]})
 		p.warn(ln.n, "php_value", "php_value/php_flag: php-cgi takes no per-request settings; put them in .user.ini: ignored")

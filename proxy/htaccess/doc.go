@@ -14,7 +14,9 @@
 // merger); Require replaces the parent's (AuthMerging Off). Unknown
 // directives are ignored with one warning per file, except access-control
 // ones, which fail closed: a directory whose access rules ramjet cannot
-// evaluate answers 403, never what they were meant to protect.
+// evaluate answers 403, never what they were meant to protect. So do the
+// directives that switch PHP off for a script (Outcome.PHPOff): the
+// docroot refuses it rather than run it or show its source.
 //
 // The proxy evaluates the requested URL's rules before its cache
 // (Request.OneRound, as LiteSpeed's CacheLookup) through a memo

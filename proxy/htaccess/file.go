@@ -73,6 +73,8 @@ type section struct {
 	setEnv    []envAssign
 	setEnvIf  []*setEnvIf
 	php       []phpSetting
+	engine    phpSwitch  // php_flag engine
+	handler   phpSwitch  // SetHandler, AddHandler, RemoveHandler, AddType, RemoveType for .php
 	cache     *cacheConf // LiteSpeed's CacheLookup, CacheKeyModify
 
 	// failClosed says why the scope answers 403: an access-control

@@ -13,6 +13,9 @@ func FuzzParse(f *testing.F) {
 	f.Add("<Files x>\n<RequireAll>\nRequire not ip 1.2\n</RequireAll>\n</Files>\n", false)
 	f.Add("RewriteRule \"a b\" 'c d' [E=\"x:y,z\",CO=a:b:c:1:/:1:1]\n", false)
 	f.Add("<If \"x\">\nRequire all denied\n</If>\nOrder allow,deny\nAllow from 10.1 env=!X\n", false)
+	f.Add("<IfModule mod_php7.c>\nphp_flag engine 0\n</IfModule>\nAddHandler cgi-script .php .pl\nOptions -ExecCGI\n", false)
+	f.Add("<FilesMatch \"\\.php$\">\nSetHandler none\n</FilesMatch>\nRemoveHandler .php\nRemoveType\nphp_value engine\n", false)
+	f.Add("SetHandler\nAddHandler x\nAddType text/plain .PHP\nphp_admin_flag engine off\n", true)
 	f.Fuzz(func(t *testing.T, src string, proxyOnly bool) {
 		p := Parse("f", []byte(src), proxyOnly)
 		for _, e := range p.Errs {
@@ -32,6 +35,7 @@ func FuzzEval(f *testing.F) {
 	f.Add("RewriteEngine On\nRewriteRule ^(.*)$ ../../$1 [L]\n", "/etc/passwd", "", "")
 	f.Add("RewriteEngine On\nRewriteRule ^(.*)$ /%2e%2e/$1?x [QSA,N]\n", "/a/b", "y=2", "")
 	f.Add("RewriteEngine On\nRewriteCond %{QUERY_STRING} (.*)\nRewriteRule (.*) /x/%1/$1 [B,R=301]\n", "/a b", "c&d", "")
+	f.Add("<Files *.php>\nSetHandler none\n</Files>\nphp_flag engine on\n", "/sub/f.php", "", "")
 	f.Fuzz(func(t *testing.T, rules, path, query, ua string) {
 		tr, _ := newTree(t, map[string]string{".htaccess": rules, "sub/.htaccess": rules, "sub/f.txt": "x"})
 		if !strings.HasPrefix(path, "/") {
@@ -41,6 +45,9 @@ func FuzzEval(f *testing.F) {
 		r := request("GET /", hdr{"User-Agent": ua})
 		r.Path, r.Query = []byte(path), []byte(query)
 		tr.Eval(r, o)
+		if cause, off := o.PHPOff(); off && cause == "" {
+			t.Fatal("PHP switched off without a cause")
+		}
 		if o.Rounds() > maxRounds+2 {
 			t.Fatalf("%d rounds", o.Rounds())
 		}

@@ -186,7 +186,18 @@ func knownModule(m string) bool {
 		"dir", "core", "version", "http2":
 		return true
 	}
-	return false
+	return phpModule(m)
+}
+
+// phpModule: mod_php (php_module, mod_php7.c, php5_module …) and
+// LiteSpeed's lsapi_module count as present, so that a php_flag engine
+// off inside their <IfModule> is read: the site meant PHP off there.
+func phpModule(m string) bool {
+	if m == "lsapi" {
+		return true
+	}
+	v, ok := strings.CutPrefix(m, "php")
+	return ok && strings.Trim(v, "0123456789") == ""
 }
 
 func isLiteSpeed(m string) bool { return strings.EqualFold(m, "litespeed") }

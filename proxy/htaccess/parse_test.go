@@ -51,8 +51,8 @@ RewriteEngine On
 <IfModule !mod_rewrite.c>
 Deny from all
 </IfModule>
-<IfModule mod_php7.c>
-php_value x 1
+<IfModule mod_perl.c>
+PerlSetVar x 1
 Bogus directive
 </IfModule>
 <IfDefine SOMETHING>

@@ -3,6 +3,7 @@ package htaccess
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -30,6 +31,11 @@ type Config struct {
 	// Log receives each file's errors and warnings, once per version of
 	// the file; nil discards them.
 	Log *slog.Logger
+	// Open opens a directory's file by its path relative to Root
+	// ("a/.htaccess"), confined to Root (the docroot opens it beneath
+	// its directory, so a swapped symlink cannot lead outside); nil
+	// opens Root joined with it.
+	Open func(rel string) (*os.File, error)
 }
 
 // Tree reads the per-directory files under a root as requests need
@@ -101,6 +107,11 @@ func NewTree(cfg Config) (*Tree, error) {
 		return nil, fmt.Errorf("htaccess: %s is not a directory", cfg.Root)
 	}
 	t := &Tree{cfg: cfg, root: strings.TrimSuffix(real, "/"), dirs: map[string]*dirState{}, born: cfg.Now(), ownClock: ownClock}
+	if t.cfg.Open == nil {
+		t.cfg.Open = func(rel string) (*os.File, error) {
+			return os.OpenFile(t.root+"/"+rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		}
+	}
 	t.stats.interval = cfg.StatInterval
 	t.passwords.interval = cfg.StatInterval
 	return t, nil
@@ -125,11 +136,18 @@ func (t *Tree) dir(urlDir []byte, now time.Time) *dirState {
 	return t.refresh(string(urlDir), d, now)
 }
 
-// refresh stats the directory's file and parses it if it changed.
+// refresh opens the directory's file and parses it if it changed. The
+// file is stat'ed and read through one descriptor: what is parsed is
+// what was checked.
 func (t *Tree) refresh(urlDir string, old *dirState, now time.Time) *dirState {
 	name := t.root + urlDir + t.cfg.Name
 	d := &dirState{checked: now}
-	st, err := os.Stat(name)
+	f, err := t.cfg.Open(urlDir[1:] + t.cfg.Name)
+	var st fs.FileInfo
+	if err == nil {
+		defer f.Close()
+		st, err = f.Stat()
+	}
 	switch {
 	case err == nil && st.Mode().IsRegular():
 		d.ver = versionOf(st)
@@ -137,7 +155,7 @@ func (t *Tree) refresh(urlDir string, old *dirState, now time.Time) *dirState {
 			d.file, d.effFrom, d.eff = old.file, old.effFrom, old.eff
 			break
 		}
-		d.file = t.load(name, st)
+		d.file = t.load(name, f, st)
 		d.file.urlDir = urlDir
 		t.memo.changed(d.file)
 	case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
@@ -147,9 +165,13 @@ func (t *Tree) refresh(urlDir string, old *dirState, now time.Time) *dirState {
 		}
 	default:
 		// Apache answers 403 when it cannot read a directory's
-		// .htaccess: so does ramjet (as an error of the directory).
+		// .htaccess: so does ramjet (as an error of the directory),
+		// also for one that leads outside the root.
 		d.file = &File{Path: name, Errs: []error{&Error{File: name, Msg: "cannot read: " + err.Error()}}}
 		d.file.failRead, d.file.urlDir = true, urlDir
+		if old == nil || old.file == nil || !old.file.failRead {
+			t.memo.changed(d.file)
+		}
 	}
 	t.mu.Lock()
 	if len(t.dirs) >= maxDirs {
@@ -164,11 +186,11 @@ func (t *Tree) refresh(urlDir string, old *dirState, now time.Time) *dirState {
 // would take longer ones, but nobody writes them.
 const maxFileSize = 1 << 20
 
-func (t *Tree) load(name string, st fs.FileInfo) *File {
+func (t *Tree) load(name string, r io.Reader, st fs.FileInfo) *File {
 	if st.Size() > maxFileSize {
 		return &File{Path: name, Errs: []error{&Error{File: name, Line: 1, Msg: "file larger than 1 MiB"}}}
 	}
-	src, err := os.ReadFile(name)
+	src, err := io.ReadAll(io.LimitReader(r, maxFileSize))
 	if err != nil {
 		f := &File{Path: name, Errs: []error{&Error{File: name, Msg: "cannot read: " + err.Error()}}}
 		f.failRead = true
