@@ -14,6 +14,7 @@ import (
 const (
 	badCookieChars = "()<>@,;:\\\"/[]?={}"
 	badParamChars  = "&=#;"
+	badPathChars   = "?#"
 )
 
 // validate checks s under path. For a host, base is the Defaults it was
@@ -38,6 +39,7 @@ func (s *Site) validate(p *problems, path string, base *Site) {
 	p.patterns(path+".bypass_cookies", s.BypassCookies, b.BypassCookies, base != nil, badCookieChars)
 	p.patterns(path+".vary_cookies", s.VaryCookies, b.VaryCookies, base != nil, badCookieChars)
 	p.patterns(path+".drop_query_params", s.DropQueryParams, b.DropQueryParams, base != nil, badParamChars)
+	p.paths(path+".default_ttl_with_cookies", s.DefaultTTLWithCookies, b.DefaultTTLWithCookies, base != nil)
 	var bd *Docroot
 	if base != nil {
 		bd = &base.Docroot
@@ -78,6 +80,20 @@ func (p *problems) patterns(path string, list, base []string, inherited bool, ba
 			p.add(ip, fmt.Sprintf("%q: \"*\" may only end a pattern", pat))
 		case strings.ContainsAny(pat, bad) || strings.ContainsFunc(pat, isSpaceOrCtl):
 			p.add(ip, fmt.Sprintf("%q contains a character not allowed in a name", pat))
+		}
+	}
+}
+
+// paths checks path patterns as patterns, each starting with "/" and
+// without a query or fragment.
+func (p *problems) paths(path string, list, base []string, inherited bool) {
+	p.patterns(path, list, base, inherited, badPathChars)
+	if inherited && slices.Equal(list, base) {
+		return
+	}
+	for i, pat := range list {
+		if pat != "" && pat[0] != '/' {
+			p.add(path+"["+strconv.Itoa(i)+"]", fmt.Sprintf("%q must start with \"/\"", pat))
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package proxy
 
-import "github.com/valyala/fasthttp"
+import (
+	"slices"
+
+	"github.com/valyala/fasthttp"
+)
 
 // Cookies are read through fasthttp's parsed cookie list: after the first
 // request on a connection it is reused, so reading it does not allocate,
@@ -59,4 +63,16 @@ var anonymousPrefixes = [...]string{
 	"cmplz_",                  // Complianz consent
 	"cookielawinfo-checkbox-", // CookieYes (GDPR Cookie Consent) consent
 	"bb_forum_view",           // LSCache's list
+}
+
+// sessionCookie reports whether h carries a cookie that may identify its
+// sender: a non-empty one that is not anonymous and does not select the
+// variant (varying: those key the answer by their value).
+func sessionCookie(h *fasthttp.RequestHeader, varying []string) bool {
+	for name, value := range h.Cookies() {
+		if len(value) > 0 && !anonymousCookie(name) && !slices.Contains(varying, string(name)) {
+			return true
+		}
+	}
+	return false
 }

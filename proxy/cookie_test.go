@@ -52,3 +52,24 @@ func TestPrefixedSessionCookiesTellUsersApart(t *testing.T) {
 		t.Errorf("analytics cookies changed the identity: %x != %x", a, b)
 	}
 }
+
+func TestSessionCookieIsAnyButAnonymousAndVaryingOnes(t *testing.T) {
+	tests := []struct {
+		cookie  string
+		session bool
+	}{
+		{"", false},
+		{"_ga=GA1.2; __utma=1; _fbp=fb", false},
+		{"lang=de; _ga=GA1.2", false}, // lang selects the variant
+		{"PHPSESSID=abc; _ga=GA1.2", true},
+		{"__Host-sid=abc", true},
+		{"PHPSESSID=", false}, // empty: no session
+	}
+	for _, tt := range tests {
+		var h fasthttp.RequestHeader
+		h.Set("Cookie", tt.cookie)
+		if got := sessionCookie(&h, []string{"lang"}); got != tt.session {
+			t.Errorf("sessionCookie(%q) = %v, want %v", tt.cookie, got, tt.session)
+		}
+	}
+}

@@ -27,3 +27,46 @@ func TestPrivatePagesOfPrefixedSessionCookiesStayApart(t *testing.T) {
 		}
 	}
 }
+
+// A site's default_ttl never stores, for the next visitor, the answer to
+// a request that carried a session cookie: only analytics cookies, the
+// vary cookies and the paths listed in default_ttl_with_cookies let it.
+// An answer with freshness of its own is stored as before.
+func TestDefaultTTLNeverStoresASessionsAnswer(t *testing.T) {
+	t.Parallel()
+	o, rj, c := setup(t, "defaults:\n  default_ttl: 60s\n  default_ttl_with_cookies: [\"/e/assets-*\"]\n")
+	tests := []struct {
+		name, path, cookie string
+		query              string
+		stored             bool
+	}{
+		{"session cookie", "/e/ttl-session", "PHPSESSID=alice-session", "", false},
+		{"__Host- session cookie", "/e/ttl-host", "__Host-sid=alice-session; _ga=GA1.2.3", "", false},
+		{"analytics cookies only", "/e/ttl-analytics", "_ga=GA1.2.3; __utma=1.2; _fbp=fb.1.2", "", true},
+		{"a path the site lists", "/e/assets-logo", "PHPSESSID=alice-session", "", true},
+		{"the answer's own freshness", "/e/ttl-own", "PHPSESSID=alice-session", hq("Cache-Control: max-age=60"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := rj.URL + tt.path + "?" + tt.query
+			first := get(t, c, u, "Cookie: "+tt.cookie)
+			anon := get(t, c, u)
+			if !tt.stored {
+				if cs := first.CacheStatus(); cs.Stored || cs.Detail != "cookie" {
+					t.Errorf("session request: Cache-Status %q, want not stored, detail=cookie", cs.Raw)
+				}
+				// Not remembered as uncacheable: the anonymous answer is stored.
+				mustMissStored(t, anon, "anonymous request after the session's")
+				if strings.Contains(anon.Echo()["hdr.cookie"], "alice") {
+					t.Fatalf("the anonymous visitor got the session's page")
+				}
+				return
+			}
+			mustMissStored(t, first, "request with "+tt.cookie)
+			mustFreshHit(t, anon, "anonymous request")
+			if n := o.waitRequests(t, tt.path, 1); n != 1 {
+				t.Errorf("origin saw %d requests, want 1", n)
+			}
+		})
+	}
+}
