@@ -1,7 +1,9 @@
 package main_test
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -68,5 +70,43 @@ func TestDefaultTTLNeverStoresASessionsAnswer(t *testing.T) {
 				t.Errorf("origin saw %d requests, want 1", n)
 			}
 		})
+	}
+}
+
+// Made-up values of LSCache's vary cookie, hundreds of them, push out
+// neither the plain variant every anonymous visitor gets nor one the
+// application's visitors use: a URL keeps its variants by use.
+func TestMadeUpVaryCookiesKeepThePlainAndUsedVariants(t *testing.T) {
+	t.Parallel()
+	_, rj, c := setup(t, "")
+	u := rj.URL + "/e/flood?" + hq("X-LiteSpeed-Cache-Control: public, max-age=300")
+	const commenter = "Cookie: _lscache_vary=commenter"
+	plain, comm := get(t, c, u), get(t, c, u, commenter)
+	for range 3 {
+		mustFreshHit(t, get(t, c, u), "anonymous")
+		mustFreshHit(t, get(t, c, u, commenter), "commenter")
+	}
+	const workers, each = 4, 75 // 300 values, the cap is 32
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				r, err := tryDo(c, "GET", u, nil, fmt.Sprintf("Cookie: _lscache_vary=made-up-%d-%d", w, i))
+				if err != nil || r.Status != 200 {
+					t.Errorf("made-up value %d-%d: %v %d", w, i, err, r.Status)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if r := get(t, c, u); r.ID() != plain.ID() {
+		t.Errorf("anonymous visitor after the flood: %s, want the plain variant stored before it", r.Header.Get("Cache-Status"))
+	}
+	if r := get(t, c, u, commenter); r.ID() != comm.ID() {
+		t.Errorf("commenter after the flood: %s, want their variant stored before it", r.Header.Get("Cache-Status"))
+	}
+	if n, _ := metric(t, c, rj, "ramjet_cache_variants_dropped_total"); n < workers*each-32 {
+		t.Errorf("ramjet_cache_variants_dropped_total = %v, want the refused made-up values counted", n)
 	}
 }
