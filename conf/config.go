@@ -174,6 +174,12 @@ type Site struct {
 	BypassCookies   []string `yaml:"bypass_cookies"`   // any of these cookies bypasses the cache
 	VaryCookies     []string `yaml:"vary_cookies"`     // values of these cookies join the cache key
 	DropQueryParams []string `yaml:"drop_query_params"`
+
+	// AnonymousCookies name cookies that identify nobody (the site's own
+	// analytics or consent cookies), beyond the built-in list: left out
+	// of the private identity, and no bar to DefaultTTL.
+	AnonymousCookies []string `yaml:"anonymous_cookies"`
+
 	// LSCacheHeader sends "X-LSCACHE: on" upstream, which makes the
 	// LiteSpeed Cache WordPress plugin emit its cache headers.
 	LSCacheHeader bool    `yaml:"lscache_header"`

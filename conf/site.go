@@ -38,6 +38,7 @@ func (s *Site) validate(p *problems, path string, base *Site) {
 	}
 	p.patterns(path+".bypass_cookies", s.BypassCookies, b.BypassCookies, base != nil, badCookieChars)
 	p.patterns(path+".vary_cookies", s.VaryCookies, b.VaryCookies, base != nil, badCookieChars)
+	p.patterns(path+".anonymous_cookies", s.AnonymousCookies, b.AnonymousCookies, base != nil, badCookieChars)
 	p.patterns(path+".drop_query_params", s.DropQueryParams, b.DropQueryParams, base != nil, badParamChars)
 	p.paths(path+".default_ttl_with_cookies", s.DefaultTTLWithCookies, b.DefaultTTLWithCookies, base != nil)
 	var bd *Docroot

@@ -128,6 +128,8 @@ func TestValidateRejectsBadValues(t *testing.T) {
 			`defaults.vary_cookies[0]: "a=b" contains a character not allowed in a name`},
 		{"param with ampersand", func(c *Config) { c.Defaults.DropQueryParams = []string{"a&b"} },
 			`defaults.drop_query_params[0]: "a&b" contains a character not allowed in a name`},
+		{"anonymous cookie with separator", func(c *Config) { c.Defaults.AnonymousCookies = []string{"a;b"} },
+			`defaults.anonymous_cookies[0]: "a;b" contains a character not allowed in a name`},
 		{"relative default_ttl_with_cookies path", func(c *Config) { c.Defaults.DefaultTTLWithCookies = []string{"static/*"} },
 			`defaults.default_ttl_with_cookies[0]: "static/*" must start with "/"`},
 		{"default_ttl_with_cookies path with a query", func(c *Config) { c.Defaults.DefaultTTLWithCookies = []string{"/a?b"} },

@@ -99,6 +99,10 @@ type Site struct {
 	BypassCookies []string
 	// VaryCookies become part of every cache key of the site.
 	VaryCookies []string
+	// AnonymousCookies identify nobody, beyond anonymousCookie's list
+	// (a trailing "*" matches by prefix): left out of the private
+	// identity, and no bar to DefaultTTL.
+	AnonymousCookies []string
 	// DropQueryParams are left out of the cache key ("utm_*" by prefix).
 	DropQueryParams []string
 	// LSCacheHeader sends "X-LSCACHE: on" upstream: the LiteSpeed Cache
@@ -187,6 +191,7 @@ type site struct {
 	bypass      *patterns
 	drop        *patterns
 	cookieTTL   *patterns // DefaultTTLWithCookies
+	anonymous   *patterns // AnonymousCookies
 	varyCookies []string
 	hsts        []byte // HSTS, kept as bytes for the hit path
 	altSvc      []byte // Config.AltSvc when the site's AltSvc is on
@@ -229,6 +234,7 @@ func compileSite(s Site) *site {
 		bypass:      newPatterns(s.BypassCookies),
 		drop:        newPatterns(s.DropQueryParams),
 		cookieTTL:   newPatterns(s.DefaultTTLWithCookies),
+		anonymous:   newPatterns(s.AnonymousCookies),
 		varyCookies: s.VaryCookies,
 		wafPage:     blockPage(s.WAF.Page),
 	}

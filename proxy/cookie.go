@@ -66,11 +66,12 @@ var anonymousPrefixes = [...]string{
 }
 
 // sessionCookie reports whether h carries a cookie that may identify its
-// sender: a non-empty one that is not anonymous and does not select the
-// variant (varying: those key the answer by their value).
-func sessionCookie(h *fasthttp.RequestHeader, varying []string) bool {
+// sender: a non-empty one that is neither anonymous (anonymousCookie's or
+// the site's own) nor selects the variant (varying: those key the answer
+// by their value).
+func sessionCookie(h *fasthttp.RequestHeader, varying []string, site *patterns) bool {
 	for name, value := range h.Cookies() {
-		if len(value) > 0 && !anonymousCookie(name) && !slices.Contains(varying, string(name)) {
+		if len(value) > 0 && !anonymousCookie(name) && !site.match(name) && !slices.Contains(varying, string(name)) {
 			return true
 		}
 	}

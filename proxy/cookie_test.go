@@ -37,7 +37,7 @@ func TestPrefixedSessionCookiesTellUsersApart(t *testing.T) {
 	id := func(cookie string) uint64 {
 		var h fasthttp.RequestHeader
 		h.Set("Cookie", cookie)
-		return p.identity(&h, ip)
+		return p.identity(&h, ip, newPatterns([]string{"ab_test", "consent_*"}))
 	}
 	for _, name := range []string{"__Host-sid", "__Secure-sid", "__sess"} {
 		a, b := id("_ga=GA1.1; "+name+"=alice"), id("_ga=GA1.1; "+name+"=bob")
@@ -45,8 +45,8 @@ func TestPrefixedSessionCookiesTellUsersApart(t *testing.T) {
 			t.Errorf("%s: identities %x and %x, want two different non-zero ones", name, a, b)
 		}
 	}
-	if got := id("_ga=GA1.1; __utma=1; _fbp=fb.1"); got != 0 {
-		t.Errorf("analytics cookies only: identity %x, want none", got)
+	if got := id("_ga=GA1.1; __utma=1; _fbp=fb.1; ab_test=b; consent_v2=yes"); got != 0 {
+		t.Errorf("analytics and the site's anonymous cookies only: identity %x, want none", got)
 	}
 	if a, b := id("sid=s; _ga=GA1.1"), id("sid=s; _ga=GA1.2; _gid=x"); a != b {
 		t.Errorf("analytics cookies changed the identity: %x != %x", a, b)
@@ -63,12 +63,13 @@ func TestSessionCookieIsAnyButAnonymousAndVaryingOnes(t *testing.T) {
 		{"lang=de; _ga=GA1.2", false}, // lang selects the variant
 		{"PHPSESSID=abc; _ga=GA1.2", true},
 		{"__Host-sid=abc", true},
-		{"PHPSESSID=", false}, // empty: no session
+		{"PHPSESSID=", false},              // empty: no session
+		{"ab_test=b; consent_v2=1", false}, // the site's own anonymous ones
 	}
 	for _, tt := range tests {
 		var h fasthttp.RequestHeader
 		h.Set("Cookie", tt.cookie)
-		if got := sessionCookie(&h, []string{"lang"}); got != tt.session {
+		if got := sessionCookie(&h, []string{"lang"}, newPatterns([]string{"ab_test", "consent_*"})); got != tt.session {
 			t.Errorf("sessionCookie(%q) = %v, want %v", tt.cookie, got, tt.session)
 		}
 	}

@@ -55,13 +55,14 @@ func (r *request) bypassed() bool {
 // address can never share a private entry.
 
 // identity is the private-cache identity of a client at ip sending h, 0
-// when it has none. Cookie order does not matter. It does not allocate.
-func (p *Proxy) identity(h *fasthttp.RequestHeader, ip net.IP) uint64 {
+// when it has none; site names the site's own anonymous cookies (nil:
+// none). Cookie order does not matter. It does not allocate.
+func (p *Proxy) identity(h *fasthttp.RequestHeader, ip net.IP, site *patterns) uint64 {
 	var id uint64
 	var mh maphash.Hash
 	mh.SetSeed(p.idSeed)
 	for name, value := range h.Cookies() {
-		if anonymousCookie(name) || len(value) == 0 {
+		if len(value) == 0 || anonymousCookie(name) || site.match(name) {
 			continue
 		}
 		mh.Reset()

@@ -39,7 +39,7 @@ func (f *fill) sessionAnswer() bool {
 	if f.s.cookieTTL.match(f.req.URI().Path()) {
 		return false
 	}
-	return sessionCookie(&f.req.Header, varySpec(f.s, &f.d, f.ls).Cookies)
+	return sessionCookie(&f.req.Header, varySpec(f.s, &f.d, f.ls).Cookies, f.s.anonymous)
 }
 
 // storePrivate keeps an LSCache private response for its user only, with

@@ -31,12 +31,13 @@ func TestPrivatePagesOfPrefixedSessionCookiesStayApart(t *testing.T) {
 }
 
 // A site's default_ttl never stores, for the next visitor, the answer to
-// a request that carried a session cookie: only analytics cookies, the
-// vary cookies and the paths listed in default_ttl_with_cookies let it.
+// a request that carried a session cookie: only analytics cookies (and
+// the site's anonymous_cookies), the vary cookies and the paths listed in
+// default_ttl_with_cookies let it.
 // An answer with freshness of its own is stored as before.
 func TestDefaultTTLNeverStoresASessionsAnswer(t *testing.T) {
 	t.Parallel()
-	o, rj, c := setup(t, "defaults:\n  default_ttl: 60s\n  default_ttl_with_cookies: [\"/e/assets-*\"]\n")
+	o, rj, c := setup(t, "defaults:\n  default_ttl: 60s\n  default_ttl_with_cookies: [\"/e/assets-*\"]\n  anonymous_cookies: [\"ab_*\"]\n")
 	tests := []struct {
 		name, path, cookie string
 		query              string
@@ -45,6 +46,7 @@ func TestDefaultTTLNeverStoresASessionsAnswer(t *testing.T) {
 		{"session cookie", "/e/ttl-session", "PHPSESSID=alice-session", "", false},
 		{"__Host- session cookie", "/e/ttl-host", "__Host-sid=alice-session; _ga=GA1.2.3", "", false},
 		{"analytics cookies only", "/e/ttl-analytics", "_ga=GA1.2.3; __utma=1.2; _fbp=fb.1.2", "", true},
+		{"the site's anonymous cookies", "/e/ttl-ab", "ab_home=b; _ga=GA1.2.3", "", true},
 		{"a path the site lists", "/e/assets-logo", "PHPSESSID=alice-session", "", true},
 		{"the answer's own freshness", "/e/ttl-own", "PHPSESSID=alice-session", hq("Cache-Control: max-age=60"), true},
 	}

@@ -159,6 +159,7 @@ func site(names []string, s conf.Site, log conf.AccessLog) proxy.Site {
 		HtaccessRoot:    s.HtaccessRoot,
 		// Apart: a name this long would realign every line above.
 		DefaultTTLWithCookies: s.DefaultTTLWithCookies,
+		AnonymousCookies:      s.AnonymousCookies,
 	}
 }
 
