@@ -14,7 +14,6 @@ import (
 const (
 	badCookieChars = "()<>@,;:\\\"/[]?={}"
 	badParamChars  = "&=#;"
-	badPathChars   = "?#"
 )
 
 // validate checks s under path. For a host, base is the Defaults it was
@@ -88,13 +87,17 @@ func (p *problems) patterns(path string, list, base []string, inherited bool, ba
 // paths checks path patterns as patterns, each starting with "/" and
 // without a query or fragment.
 func (p *problems) paths(path string, list, base []string, inherited bool) {
-	p.patterns(path, list, base, inherited, badPathChars)
+	p.patterns(path, list, base, inherited, "")
 	if inherited && slices.Equal(list, base) {
 		return
 	}
 	for i, pat := range list {
-		if pat != "" && pat[0] != '/' {
-			p.add(path+"["+strconv.Itoa(i)+"]", fmt.Sprintf("%q must start with \"/\"", pat))
+		ip := path + "[" + strconv.Itoa(i) + "]"
+		switch {
+		case pat != "" && pat[0] != '/':
+			p.add(ip, fmt.Sprintf("%q must start with \"/\"", pat))
+		case strings.ContainsAny(pat, "?#"):
+			p.add(ip, fmt.Sprintf("%q: a path has no query or fragment", pat))
 		}
 	}
 }
