@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/valyala/fasthttp"
 
@@ -34,12 +35,15 @@ func (f *fill) store() result {
 // lifetime went to a request with a session cookie: it may be that user's
 // own page, so it is not stored for others (Varnish passes every request
 // with cookies), unless the site lists its path in DefaultTTLWithCookies.
-// The path is the origin's: decoded, dot segments resolved.
+// The path is the origin's: decoded, dot segments resolved. An answer
+// that varies on the whole Cookie header is only ever served to the same
+// cookies.
 func (f *fill) sessionAnswer() bool {
 	if f.s.cookieTTL.match(f.req.URI().Path()) {
 		return false
 	}
-	return sessionCookie(&f.req.Header, varySpec(f.s, &f.d, f.ls).Cookies, f.s.anonymous)
+	vary := varySpec(f.s, &f.d, f.ls)
+	return !slices.Contains(vary.Headers, "cookie") && sessionCookie(&f.req.Header, vary.Cookies, f.s.anonymous)
 }
 
 // storePrivate keeps an LSCache private response for its user only, with

@@ -73,6 +73,13 @@ func TestDefaultTTLNeverStoresASessionsAnswer(t *testing.T) {
 			}
 		})
 	}
+	// An answer that varies on Cookie is stored for those cookies only.
+	u := rj.URL + "/e/ttl-vary?" + hq("Vary: Cookie")
+	mustMissStored(t, get(t, c, u, "Cookie: PHPSESSID=alice-session"), "Vary: Cookie, session request")
+	mustFreshHit(t, get(t, c, u, "Cookie: PHPSESSID=alice-session"), "Vary: Cookie, same session")
+	if r := get(t, c, u); strings.Contains(r.Echo()["hdr.cookie"], "alice") || r.CacheStatus().Hit {
+		t.Fatalf("Vary: Cookie, anonymous request: %s with the session's page", r.Header.Get("Cache-Status"))
+	}
 }
 
 // Made-up values of LSCache's vary cookie, hundreds of them, push out
