@@ -85,6 +85,28 @@ func TestAVariantAskedForAgainGetsIn(t *testing.T) {
 	}
 }
 
+// Counts halve for the variants a full object keeps even while every
+// newcomer is refused: the refused insert stores nothing.
+func TestAgingReachesKeptVariantsWhileNewcomersAreRefused(t *testing.T) {
+	clk := newFakeClock()
+	c := newTestCache(t, Config{Size: 64 << 20, Clock: clk.Now, MaxVariants: 2})
+	for _, v := range []string{"a\x00", "b\x00"} {
+		for range 4 {
+			ask(c, clk, v)
+		}
+	}
+	clk.Advance(time.Duration(halfLife))
+	if ask(c, clk, "x\x00") { // 1 against 4/2
+		t.Fatal("x admitted against variants used twice as often")
+	}
+	clk.Advance(time.Duration(halfLife))
+	ask(c, clk, "x\x00") // 1/2+1 = 1 against 4/2/2 = 1: refused
+	if !ask(c, clk, "x\x00") {
+		t.Fatalf("x asked for twice in a half-life refused against variants used once; kept %q",
+			variants(c.Lookup(c.Hash([]byte("/a")), []byte("/a"))))
+	}
+}
+
 func TestPlainVariantIsOneNULPerSelectingValue(t *testing.T) {
 	spec := VarySpec{Headers: []string{"accept-language"}, Cookies: []string{"_lscache_vary"}}
 	for v, want := range map[string]bool{"\x00\x00": true, "\x00": false, "\x00\x00\x00": false, "de\x00\x00": false, "\x00x\x00": false} {

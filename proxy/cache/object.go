@@ -90,6 +90,9 @@ func (o *Object) withVariant(vary VarySpec, e *Entry, maxVariants int, now int64
 		return newObject(o.Key, vary, e, uses, others, seen), 0
 	}
 	if halvings := seen.age(now); halvings > 0 {
+		for i := range o.uses { // the stored object's too: e may be refused
+			o.uses[i].Store(o.uses[i].Load() >> halvings)
+		}
 		for i := range others {
 			others[i].uses >>= halvings
 		}
