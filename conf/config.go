@@ -165,6 +165,12 @@ type Site struct {
 	Cache      bool     `yaml:"cache"`
 	ESI        bool     `yaml:"esi"`         // process ESI in responses that ask for it
 	DefaultTTL Duration `yaml:"default_ttl"` // TTL without freshness headers; 0 = not cached
+	// DefaultTTLWithCookies lists the request paths (exact, or prefixes
+	// ending in "*") where DefaultTTL and heuristic freshness also store
+	// the answer to a request carrying cookies other than analytics ones
+	// (or the vary cookies): elsewhere such an answer may be someone's
+	// own page and is not stored without freshness of its own.
+	DefaultTTLWithCookies []string `yaml:"default_ttl_with_cookies"`
 	// Heuristic gives a response without explicit freshness but with a
 	// Last-Modified 10 % of its age as lifetime (RFC 9111 4.2.2), at most
 	// a day, before DefaultTTL applies. Off by default.
@@ -175,6 +181,12 @@ type Site struct {
 	BypassCookies   []string `yaml:"bypass_cookies"`   // any of these cookies bypasses the cache
 	VaryCookies     []string `yaml:"vary_cookies"`     // values of these cookies join the cache key
 	DropQueryParams []string `yaml:"drop_query_params"`
+
+	// AnonymousCookies name cookies that identify nobody (the site's own
+	// analytics or consent cookies), beyond the built-in list: left out
+	// of the private identity, and no bar to DefaultTTL.
+	AnonymousCookies []string `yaml:"anonymous_cookies"`
+
 	// LSCacheHeader sends "X-LSCACHE: on" upstream, which makes the
 	// LiteSpeed Cache WordPress plugin emit its cache headers.
 	LSCacheHeader bool    `yaml:"lscache_header"`

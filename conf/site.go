@@ -37,7 +37,9 @@ func (s *Site) validate(p *problems, path string, base *Site) {
 	}
 	p.patterns(path+".bypass_cookies", s.BypassCookies, b.BypassCookies, base != nil, badCookieChars)
 	p.patterns(path+".vary_cookies", s.VaryCookies, b.VaryCookies, base != nil, badCookieChars)
+	p.patterns(path+".anonymous_cookies", s.AnonymousCookies, b.AnonymousCookies, base != nil, badCookieChars)
 	p.patterns(path+".drop_query_params", s.DropQueryParams, b.DropQueryParams, base != nil, badParamChars)
+	p.paths(path+".default_ttl_with_cookies", s.DefaultTTLWithCookies, b.DefaultTTLWithCookies, base != nil)
 	var bd *Docroot
 	if base != nil {
 		bd = &base.Docroot
@@ -78,6 +80,24 @@ func (p *problems) patterns(path string, list, base []string, inherited bool, ba
 			p.add(ip, fmt.Sprintf("%q: \"*\" may only end a pattern", pat))
 		case strings.ContainsAny(pat, bad) || strings.ContainsFunc(pat, isSpaceOrCtl):
 			p.add(ip, fmt.Sprintf("%q contains a character not allowed in a name", pat))
+		}
+	}
+}
+
+// paths checks path patterns as patterns, each starting with "/" and
+// without a query or fragment.
+func (p *problems) paths(path string, list, base []string, inherited bool) {
+	p.patterns(path, list, base, inherited, "")
+	if inherited && slices.Equal(list, base) {
+		return
+	}
+	for i, pat := range list {
+		ip := path + "[" + strconv.Itoa(i) + "]"
+		switch {
+		case pat != "" && pat[0] != '/':
+			p.add(ip, fmt.Sprintf("%q must start with \"/\"", pat))
+		case strings.ContainsAny(pat, "?#"):
+			p.add(ip, fmt.Sprintf("%q: a path has no query or fragment", pat))
 		}
 	}
 }

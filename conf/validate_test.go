@@ -132,6 +132,12 @@ func TestValidateRejectsBadValues(t *testing.T) {
 			`defaults.vary_cookies[0]: "a=b" contains a character not allowed in a name`},
 		{"param with ampersand", func(c *Config) { c.Defaults.DropQueryParams = []string{"a&b"} },
 			`defaults.drop_query_params[0]: "a&b" contains a character not allowed in a name`},
+		{"anonymous cookie with separator", func(c *Config) { c.Defaults.AnonymousCookies = []string{"a;b"} },
+			`defaults.anonymous_cookies[0]: "a;b" contains a character not allowed in a name`},
+		{"relative default_ttl_with_cookies path", func(c *Config) { c.Defaults.DefaultTTLWithCookies = []string{"static/*"} },
+			`defaults.default_ttl_with_cookies[0]: "static/*" must start with "/"`},
+		{"default_ttl_with_cookies path with a query", func(c *Config) { c.Defaults.DefaultTTLWithCookies = []string{"/a?b"} },
+			`defaults.default_ttl_with_cookies[0]: "/a?b": a path has no query or fragment`},
 		{"host name upper case", func(c *Config) { c.Hosts = []Host{{Names: []string{"A.test"}, Site: c.Defaults}} },
 			`hosts[0].names[0]: "A.test" must be lower case`},
 	}

@@ -77,6 +77,11 @@ type Site struct {
 	// DefaultTTL applies to responses without freshness information;
 	// 0 leaves them uncached.
 	DefaultTTL time.Duration
+	// DefaultTTLWithCookies are the request paths ("/static/*" by
+	// prefix) where DefaultTTL and Heuristic also apply to a request
+	// with a session cookie; elsewhere they apply only to requests whose
+	// cookies identify nobody (anonymousCookie) or select the variant.
+	DefaultTTLWithCookies []string
 	// Heuristic turns on heuristic freshness for responses with a
 	// Last-Modified and no explicit freshness (RFC 9111 4.2.2).
 	Heuristic bool
@@ -94,6 +99,10 @@ type Site struct {
 	BypassCookies []string
 	// VaryCookies become part of every cache key of the site.
 	VaryCookies []string
+	// AnonymousCookies identify nobody, beyond anonymousCookie's list
+	// (a trailing "*" matches by prefix): left out of the private
+	// identity, and no bar to DefaultTTL.
+	AnonymousCookies []string
 	// DropQueryParams are left out of the cache key ("utm_*" by prefix).
 	DropQueryParams []string
 	// LSCacheHeader sends "X-LSCACHE: on" upstream: the LiteSpeed Cache
@@ -181,6 +190,8 @@ type site struct {
 	up          upstream // the origin, or the site's docroot
 	bypass      *patterns
 	drop        *patterns
+	cookieTTL   *patterns // DefaultTTLWithCookies
+	anonymous   *patterns // AnonymousCookies
 	varyCookies []string
 	hsts        []byte // HSTS, kept as bytes for the hit path
 	altSvc      []byte // Config.AltSvc when the site's AltSvc is on
@@ -222,6 +233,8 @@ func compileSite(s Site) *site {
 		hsts:        []byte(s.HSTS),
 		bypass:      newPatterns(s.BypassCookies),
 		drop:        newPatterns(s.DropQueryParams),
+		cookieTTL:   newPatterns(s.DefaultTTLWithCookies),
+		anonymous:   newPatterns(s.AnonymousCookies),
 		varyCookies: s.VaryCookies,
 		wafPage:     blockPage(s.WAF.Page),
 	}

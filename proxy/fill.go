@@ -228,6 +228,9 @@ func (f *fill) run() result {
 	if f.private {
 		f.d.Private, f.d.Store = f.d.Private || f.d.Store, false
 	}
+	if f.d.Store && f.d.Implicit && f.sessionAnswer() {
+		f.d.Store, f.d.Reason = false, policy.ReasonCookie
+	}
 	switch {
 	case f.d.Private && f.d.TTL > 0 && f.id != 0 && f.p.private != nil:
 		return f.storePrivate()

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"hash/maphash"
 	"net"
 
@@ -50,28 +49,20 @@ func (r *request) bypassed() bool {
 }
 
 // The private cache keeps per-user copies, as LSCache's does: a user is
-// their session cookies (cookies that identify nobody are ignored), their
+// their session cookies (anonymousCookie's are left out), their
 // credentials and their address. A client with no session has no identity
 // and gets no private caching, so two anonymous visitors behind one
 // address can never share a private entry.
 
-// ignoredIdentityCookie lists cookies LSCache leaves out of the private
-// identity: analytics, test and the vary cookie itself.
-func ignoredIdentityCookie(name []byte) bool {
-	return bytes.HasPrefix(name, []byte("__")) || bytes.HasPrefix(name, []byte("_ga")) ||
-		bytes.Equal(name, []byte("has_js")) || bytes.Equal(name, []byte("_lscache_vary")) ||
-		bytes.Equal(name, []byte("wordpress_test_cookie")) || bytes.Equal(name, []byte("ls_smartpush")) ||
-		bytes.HasPrefix(name, []byte("bb_forum_view"))
-}
-
 // identity is the private-cache identity of a client at ip sending h, 0
-// when it has none. Cookie order does not matter. It does not allocate.
-func (p *Proxy) identity(h *fasthttp.RequestHeader, ip net.IP) uint64 {
+// when it has none; site names the site's own anonymous cookies (nil:
+// none). Cookie order does not matter. It does not allocate.
+func (p *Proxy) identity(h *fasthttp.RequestHeader, ip net.IP, site *patterns) uint64 {
 	var id uint64
 	var mh maphash.Hash
 	mh.SetSeed(p.idSeed)
 	for name, value := range h.Cookies() {
-		if ignoredIdentityCookie(name) || len(value) == 0 {
+		if len(value) == 0 || anonymousCookie(name) || site.match(name) {
 			continue
 		}
 		mh.Reset()

@@ -175,7 +175,11 @@ func (r *request) setClient(a netip.Addr, port uint16) {
 // identity is the client's private-cache identity, 0 when it has none.
 func (r *request) identity() uint64 {
 	if !r.idDone {
-		r.id, r.idDone = r.p.identity(r.header(), r.remoteIP()), true
+		var site *patterns
+		if r.s != nil {
+			site = r.s.anonymous
+		}
+		r.id, r.idDone = r.p.identity(r.header(), r.remoteIP(), site), true
 	}
 	return r.id
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/valyala/fasthttp"
 
@@ -30,6 +31,21 @@ func (f *fill) store() result {
 	f.s.cache.Insert(f.h, f.key, vary, e)
 	f.p.metrics.stored.Inc()
 	return result{entry: e, status: storedStatus(f.fwd), stored: true, setCookies: cookies}
+}
+
+// sessionAnswer reports whether an answer that has only the site's
+// lifetime went to a request with a session cookie: it may be that user's
+// own page, so it is not stored for others (Varnish passes every request
+// with cookies), unless the site lists its path in DefaultTTLWithCookies.
+// The path is the origin's: decoded, dot segments resolved. An answer
+// that varies on the whole Cookie header is only ever served to the same
+// cookies.
+func (f *fill) sessionAnswer() bool {
+	if f.s.cookieTTL.match(f.req.URI().Path()) {
+		return false
+	}
+	vary := varySpec(f.s, &f.d, f.ls)
+	return !slices.Contains(vary.Headers, "cookie") && sessionCookie(&f.req.Header, vary.Cookies, f.s.anonymous)
 }
 
 // storePrivate keeps an LSCache private response for its user only, with
@@ -128,8 +144,9 @@ func (f *fill) storeRevalidated() result {
 // (usually transient), nor the misses of private includes (the URL may
 // well be cacheable for everyone else).
 func (f *fill) rememberUncacheable(code int) {
-	if f.g.cfg.HitForPass <= 0 || code >= 500 || f.private || f.d.Reason == policy.ReasonAuthorization {
-		return // an answer for one user's credentials says nothing of the URL's
+	if f.g.cfg.HitForPass <= 0 || code >= 500 || f.private ||
+		f.d.Reason == policy.ReasonAuthorization || f.d.Reason == policy.ReasonCookie {
+		return // an answer for one user's credentials or session says nothing of the URL's
 	}
 	if f.passUntil-f.now > int64(f.g.cfg.HitForPass)/2 {
 		return // marked a moment ago: renewing it on every request costs a store write each

@@ -157,6 +157,9 @@ func site(names []string, s conf.Site, log conf.AccessLog) proxy.Site {
 		HSTS:            s.HSTS,
 		AltSvc:          s.AltSvc,
 		HtaccessRoot:    s.HtaccessRoot,
+		// Apart: a name this long would realign every line above.
+		DefaultTTLWithCookies: s.DefaultTTLWithCookies,
+		AnonymousCookies:      s.AnonymousCookies,
 	}
 }
 

@@ -78,11 +78,12 @@ func (c *Cache) Lookup(h uint64, key []byte) *Object {
 	return o
 }
 
-// Insert stores e as the variant of key selected by vary. A new entry's
-// tags are interned here, so the same new entry must not be inserted by
-// two goroutines at once; a stored entry is never changed. Concurrent
-// inserts of one key may lose a variant; that costs a later miss, never a
-// wrong answer, because every entry carries its own variant.
+// Insert stores e as the variant of key selected by vary, unless the key
+// holds MaxVariants variants used more than e (admission.go). A new
+// entry's tags are interned here, so the same new entry must not be
+// inserted by two goroutines at once; a stored entry is never changed.
+// Concurrent inserts of one key may lose a variant; that costs a later
+// miss, never a wrong answer, because every entry carries its own variant.
 func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
 	if e.tags == nil && len(e.Tags) > 0 {
 		e.tags = make([]*tagState, len(e.Tags))
@@ -94,15 +95,17 @@ func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
 	if !ok || old.Key != key || old.PassUntil > 0 {
 		old = &Object{Key: key}
 	}
-	n := old.withVariant(vary, e, c.maxVariants)
-	if dropped := old.capped(n, e.Variant); dropped > 0 {
+	n, dropped := old.withVariant(vary, e, c.maxVariants, c.Now(), maphash.String(c.seed, e.Variant))
+	if dropped > 0 {
 		c.variantsDropped.Add(uint64(dropped))
 	}
-	c.store.Set(h, n)
+	if n != nil {
+		c.store.Set(h, n)
+	}
 }
 
-// VariantsDropped counts the variants dropped because a URL had
-// MaxVariants already (a request header with endless values would
+// VariantsDropped counts the variants dropped or refused because a URL
+// had MaxVariants already (a request header with endless values would
 // otherwise grow one object without bound).
 func (c *Cache) VariantsDropped() uint64 { return c.variantsDropped.Load() }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -253,8 +254,8 @@ func TestInsertBoundsVariants(t *testing.T) {
 		wantKept    int
 	}{
 		{name: "zero means 32", maxVariants: 0, inserted: 40, wantKept: 32},
-		{name: "one keeps the newest", maxVariants: 1, inserted: 3, wantKept: 1},
-		{name: "two keeps the two newest", maxVariants: 2, inserted: 5, wantKept: 2},
+		{name: "one keeps the first, used no less", maxVariants: 1, inserted: 3, wantKept: 1},
+		{name: "two keep the first two", maxVariants: 2, inserted: 5, wantKept: 2},
 		{name: "under the bound keeps all", maxVariants: 8, inserted: 5, wantKept: 5},
 	}
 	for _, tt := range tests {
@@ -271,9 +272,9 @@ func TestInsertBoundsVariants(t *testing.T) {
 			if len(o.Variants) != tt.wantKept {
 				t.Fatalf("kept %d variants %q, want %d", len(o.Variants), variants(o), tt.wantKept)
 			}
-			for i := tt.inserted - tt.wantKept; i < tt.inserted; i++ {
+			for i := range tt.wantKept { // each asked for once: a newcomer is not used more
 				if o.Variant(fmt.Append(nil, "v", i)) == nil {
-					t.Errorf("recent variant v%d dropped; kept %q", i, variants(o))
+					t.Errorf("variant v%d dropped for one used no more; kept %q", i, variants(o))
 				}
 			}
 		})
@@ -686,20 +687,26 @@ func TestConcurrentInsertLookupNeverAnswersWrong(t *testing.T) {
 	wg.Wait()
 }
 
-// A URL at MaxVariants keeps the newest variants and counts the ones it
-// had to drop.
+// A URL at MaxVariants refuses a newcomer asked for no more than the
+// variants it keeps, admits one asked for again in place of the least
+// used (the oldest of equals), and counts both.
 func TestVariantsPastTheCapAreDroppedAndCounted(t *testing.T) {
 	c := newTestCache(t, Config{Size: 1 << 20, MaxVariants: 3})
 	vary := VarySpec{Headers: []string{"accept-language"}}
 	for i := range 5 {
 		insert(c, "/a", vary, testEntry(fmt.Sprint("v", i), 10, time.Hour))
 	}
-	insert(c, "/a", vary, testEntry("v4", 10, time.Hour)) // replacing one is not a drop
 	o := c.Lookup(c.Hash([]byte("/a")), []byte("/a"))
-	if got := variants(o); len(got) != 3 || got[0] != "v4" {
-		t.Fatalf("variants %v, want the 3 newest, newest first", got)
+	if got := variants(o); !slices.Equal(got, []string{"v2", "v1", "v0"}) {
+		t.Fatalf("variants %v, want the 3 first, newest first", got)
 	}
-	if n := c.VariantsDropped(); n != 2 {
-		t.Fatalf("VariantsDropped = %d, want 2", n)
+	insert(c, "/a", vary, testEntry("v1", 10, time.Hour)) // replacing one is not a drop
+	insert(c, "/a", vary, testEntry("v4", 10, time.Hour)) // asked for a second time
+	o = c.Lookup(c.Hash([]byte("/a")), []byte("/a"))
+	if got := variants(o); !slices.Equal(got, []string{"v4", "v1", "v2"}) {
+		t.Fatalf("variants %v, want v4 in place of v0", got)
+	}
+	if n := c.VariantsDropped(); n != 3 {
+		t.Fatalf("VariantsDropped = %d, want 3 (v3 and v4 refused, v0 dropped)", n)
 	}
 }

@@ -12,7 +12,8 @@ type Field struct {
 // Entry is one stored response variant. It is immutable once stored.
 type Entry struct {
 	// Variant is the serialised vary values of the request that stored
-	// it; empty when the response does not vary.
+	// it, each followed by a NUL (NULs only: the plain variant, which a
+	// full object never drops); empty when the response does not vary.
 	Variant string
 	Status  int
 	// Header holds the headers written on every hit, without hop-by-hop,

@@ -97,6 +97,7 @@ func (o *Object) softened(now int64) *Object {
 		}
 		n.Variants[i] = &c
 	}
+	o.copyUses(n)
 	n.account()
 	return n
 }

@@ -63,6 +63,11 @@ type Decision struct {
 	// Keep is how long past its last serving window a copy with
 	// validators is kept to be revalidated instead of fetched again.
 	Keep time.Duration
+	// Implicit: the lifetime is the site's (DefaultTTL or heuristic
+	// freshness), not the response's. The caller refuses such a response
+	// to a request that carried a session (ReasonCookie), which policy
+	// cannot see.
+	Implicit bool
 
 	// Private is an LSCache private response: Store=false (the shared
 	// cache must not keep it), Reason "private", and TTL, stale windows and
@@ -91,6 +96,7 @@ const (
 	ReasonSetCookie     = "set-cookie"    // Set-Cookie and !CacheSetCookie
 	ReasonNoTTL         = "no-ttl"        // no freshness information and no applicable DefaultTTL
 	ReasonExpired       = "expired"       // no freshness left after Age (includes max-age=0, invalid Expires)
+	ReasonCookie        = "cookie"        // Implicit lifetime, request with a session cookie (set by the caller)
 )
 
 // Decide decides whether and how the response described by in is stored.
@@ -119,6 +125,7 @@ func Decide(in *Input) Decision {
 		d.TTL = 0
 	}
 	d.MustRevalidate, d.Shared = r.noStale, r.shared
+	d.Implicit = !r.hasLifetime && !r.revalidateAlways
 	d.StaleWhileRevalidate, d.StaleIfError = r.stale(in.Grace)
 	if in.Validators {
 		d.Keep = keepWindow

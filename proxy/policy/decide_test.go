@@ -314,3 +314,27 @@ func FuzzValidTargetedNeverPanics(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) { validTargeted([]byte(s)) })
 }
+
+// Implicit marks the lifetimes the site gave, which a caller must not
+// apply to a request that carried a session.
+func TestDecideMarksTheSitesLifetimeImplicit(t *testing.T) {
+	lm := b(testNow.Add(-10 * time.Hour).Format(http.TimeFormat))
+	tests := []struct {
+		name     string
+		in       Input
+		implicit bool
+	}{
+		{"DefaultTTL", Input{DefaultTTL: time.Hour}, true},
+		{"heuristic", Input{Heuristic: true, LastModified: lm}, true},
+		{"max-age", Input{CacheControl: b("max-age=60"), DefaultTTL: time.Hour}, false},
+		{"Expires", Input{Expires: b(testNow.Add(time.Hour).Format(http.TimeFormat)), DefaultTTL: time.Hour}, false},
+		{"LSCache max-age", Input{LSCacheControl: b("public, max-age=60"), DefaultTTL: time.Hour}, false},
+		{"no-cache with a validator", Input{CacheControl: b("no-cache"), Validators: true, DefaultTTL: time.Hour}, false},
+	}
+	for _, tt := range tests {
+		d := Decide(input(tt.in))
+		if !d.Store || d.Implicit != tt.implicit {
+			t.Errorf("%s: Store %v (%q), Implicit %v, want stored, Implicit %v", tt.name, d.Store, d.Reason, d.Implicit, tt.implicit)
+		}
+	}
+}
