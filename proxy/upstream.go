@@ -69,10 +69,14 @@ var hopByHop = [...]string{
 
 // fillOnly are dropped from a request that may fill the cache: the cache
 // wants the whole identity body, and answers validators, ranges and
-// encodings itself.
+// encodings itself. A fill sends no body (a request with one is passed,
+// stageIdentity), so it sends no Content-Length either: one copied from
+// the client's request (a fragment's: its page's, a POST's) would have
+// the origin wait for a body that never comes, and every request
+// coalesced on the fill with it (Transfer-Encoding is hop-by-hop).
 var fillOnly = []string{
 	"Accept-Encoding", "If-None-Match", "If-Modified-Since", "If-Match",
-	"If-Unmodified-Since", "If-Range", "Range",
+	"If-Unmodified-Since", "If-Range", "Range", "Content-Length",
 }
 
 // newUpstreamRequest copies the client's request for the origin: Host kept,

@@ -1,0 +1,158 @@
+package main_test
+
+// End-to-end tests of what a cache fill sends upstream (issue 27): a GET
+// or HEAD with a body is passed with its body, never coalesced nor
+// stored, over HTTP/1.1 and HTTP/2 alike; a fill carries no framing
+// field of a body it does not send.
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
+)
+
+// bodyOrigin is a Go origin that notes when a request's header arrives,
+// then reads its whole body and answers a cacheable echo-style body:
+// "id: N" (one per answer) and "body: LEN" (what it read).
+type bodyOrigin struct {
+	*httptest.Server
+	seq     atomic.Int64
+	mu      sync.Mutex     // guards arrived
+	arrived map[string]int // path -> requests whose header came
+}
+
+func startBodyOrigin(t *testing.T) *bodyOrigin {
+	t.Helper()
+	o := &bodyOrigin{arrived: map[string]int{}}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		o.arrived[r.URL.Path]++
+		o.mu.Unlock()
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return // the upstream request went away
+		}
+		w.Header().Set("Cache-Control", "max-age=60")
+		fmt.Fprintf(w, "id: %d\nbody: %d\ncontent-length: %s\n\n", o.seq.Add(1), len(b), r.Header.Get("Content-Length"))
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+func (o *bodyOrigin) arrivals(path string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.arrived[path]
+}
+
+const bypassSeries = `ramjet_requests_total{cache="bypass"}`
+
+// TestGetWithBodyIsPassedAndStallsNobody: a GET with a body (declared,
+// chunked, HTTP/2 DATA with or without a length; whole, or still on its
+// way) is its own request upstream, with its body. A visitor of the same
+// URL meanwhile is answered at once from a fill of its own. Before, the
+// body's GET led a fill that declared the body without sending it: the
+// origin waited for it until origin.header_timeout (30 s), and so did
+// every request coalesced on the fill. Nothing of the body's answer is
+// stored: the URL's entry stays the plain GET's.
+func TestGetWithBodyIsPassedAndStallsNobody(t *testing.T) {
+	o := startBodyOrigin(t)
+	h2cAddr := fmt.Sprintf("127.0.0.1:%d", testbed.FreePort(t))
+	rj := startRamjet(t, o.URL, "--h2c-listen", h2cAddr)
+	plain := newClient(t)
+	plain.Timeout = 10 * time.Second // well under the 30 s a stalled fill holds its followers
+	h1, h2 := newClient(t), h2cFrom(t, "127.0.0.1")
+	tests := []struct {
+		name   string
+		client *http.Client
+		base   string
+		// slow: the body has no declared length (chunked over HTTP/1.1,
+		// DATA over HTTP/2) and is sent only once the plain GET was
+		// answered; else it is "hello" with its length (ramjet reads a
+		// small declared body whole before it begins).
+		slow bool
+	}{
+		{"HTTP/1.1 Content-Length", h1, rj.URL, false},
+		{"HTTP/1.1 chunked, body still on its way", h1, rj.URL, true},
+		{"HTTP/2 content-length", h2, "http://" + h2cAddr, false},
+		{"HTTP/2 DATA without a length, still on its way", h2, "http://" + h2cAddr, true},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := fmt.Sprintf("/bodyget%d", i)
+			bypassed := metricValue(t, rj.AdminURL, bypassSeries)
+			pr, pw := io.Pipe()
+			defer pw.CloseWithError(io.ErrUnexpectedEOF) // a failed test leaves the body unsent
+			var body io.Reader = strings.NewReader("hello")
+			if tt.slow {
+				body = pr
+			}
+			type answer struct {
+				r   result
+				err error
+			}
+			done := make(chan answer, 1)
+			go func() {
+				r, err := tryDo(tt.client, http.MethodGet, tt.base+path, body)
+				done <- answer{r, err}
+			}()
+			// The body's GET is in: passed (counted), or at the origin.
+			if !testbed.Poll(10*time.Second, func() bool {
+				return o.arrivals(path) > 0 || metricValue(t, rj.AdminURL, bypassSeries) > bypassed
+			}) {
+				t.Fatal("the GET with a body reached neither the pass nor the origin")
+			}
+			first, err := tryDo(plain, http.MethodGet, rj.URL+path, nil)
+			if err != nil {
+				t.Fatalf("a plain GET while another client's GET with a body is in: %v", err)
+			}
+			mustMissStored(t, first, "a plain GET while another client's GET with a body is in")
+			if got := first.Echo()["body"]; got != "0" {
+				t.Errorf("the plain GET's fill sent a body of %s bytes", got)
+			}
+			if tt.slow {
+				io.WriteString(pw, "hello")
+				pw.Close()
+			}
+			a := <-done
+			if a.err != nil {
+				t.Fatalf("the GET with a body: %v", a.err)
+			}
+			mustStatus(t, a.r, http.StatusOK, "the GET with a body")
+			if cs := a.r.Header.Get("Cache-Status"); cs != "ramjet; fwd=bypass; detail=request-body" {
+				t.Errorf("the GET with a body: Cache-Status %q, want ramjet; fwd=bypass; detail=request-body", cs)
+			}
+			if got := a.r.Echo()["body"]; got != "5" {
+				t.Errorf("the origin read %s bytes of the GET's body, want 5", got)
+			}
+			again := get(t, plain, rj.URL+path)
+			mustFreshHit(t, again, "a plain GET after the body's")
+			if again.ID() != first.ID() {
+				t.Errorf("the entry is answer %s, want the plain GET's %s", again.ID(), first.ID())
+			}
+		})
+	}
+}
+
+// TestFragmentOfAPostedPageIsFilledWithoutItsBody: the fragments of an
+// ESI page answered to a POST are GETs that carry nothing of the POST's
+// body: before, they took its Content-Length along, and the origin
+// waited for a body that never came until the fragment timed out.
+func TestFragmentOfAPostedPageIsFilledWithoutItsBody(t *testing.T) {
+	_, rj, c := setup(t, "")
+	page := rj.URL + esiPage("", []string{incl("/esi/frag.php?name=postfrag&cc=public")})
+	r, err := tryDo(c, http.MethodPost, page, strings.NewReader("comment=hello"), "Content-Type: application/x-www-form-urlencoded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustIntactPage(t, r, 1, "POST of an ESI page")
+	mustFrag(t, r, "postfrag", "the POSTed page's fragment")
+}
