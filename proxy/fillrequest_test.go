@@ -5,7 +5,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/valyala/fasthttp"
 )
 
 // A GET or HEAD with a body is passed with its body: the origin reads
@@ -46,6 +49,35 @@ func TestGetWithBodyIsPassedWithItsBody(t *testing.T) {
 	}
 }
 
+// A fill asks for the URL its key describes; a pass for the one the
+// client sent.
+func TestFillSendsTheKeysTarget(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" "+r.RequestURI)
+		mu.Unlock()
+		w.Header().Set("Cache-Control", "max-age=60")
+	})
+	_, base := startProxy(t, testConfig(o.URL))
+	const raw = "/a%62c%2fd?utm_source=x&b=2&&a=1#frag"
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		req, err := http.NewRequest(method, base, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL.Opaque, req.URL.RawQuery = "/a%62c%2fd", "utm_source=x&b=2&&a=1"
+		roundTrip(t, req)
+	}
+	want := []string{"GET /abc%2Fd?a=1&b=2", "POST /a%62c%2fd?utm_source=x&b=2&&a=1"}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("origin saw\n%s\nwant\n%s\n(for %s)", strings.Join(got, "\n"), strings.Join(want, "\n"), raw)
+	}
+}
+
 // The fragments of an ESI page answered to a POST are fetched without
 // the POST's Content-Length: the origin would wait for a body that never
 // comes.
@@ -77,4 +109,28 @@ func TestFragmentFillCarriesNoContentLength(t *testing.T) {
 	if cl := <-fragLength; cl != "" {
 		t.Fatalf("the fragment's fill sent Content-Length %q", cl)
 	}
+}
+
+// What a fill sends is keyed as the request it was made for: a fill's
+// target, asked for again, finds the same entry.
+func FuzzKeyTargetKeysAlike(f *testing.F) {
+	for _, s := range []string{"/", "/a%62c?b=2&utm_x=1&a=1", "/a%2fb?%41=1", "http://h/p?q#f", "/a?&&", "/%zz%4"} {
+		f.Add(s)
+	}
+	drop := newPatterns([]string{"utm_*", "gclid"})
+	key := func(uri string) (string, string) {
+		r := &request{req: &fasthttp.Request{}}
+		r.req.Header.SetRequestURI(uri)
+		r.req.Header.SetHost("h")
+		t := target{scheme: schemeHTTP, host: []byte("h")}
+		t.path, t.query = splitTarget(r.req)
+		r.setKey(&t, keyDrop{site: drop})
+		return string(r.key), string(r.keyTarget())
+	}
+	f.Fuzz(func(t *testing.T, target string) {
+		k, sent := key(target)
+		if again, _ := key(sent); again != k {
+			t.Fatalf("%q is keyed %q; the fill sends %q, keyed %q", target, k, sent, again)
+		}
+	})
 }

@@ -48,12 +48,17 @@ func doUpstream(s *site, client phppool.Client, htKey uint64, req *fasthttp.Requ
 }
 
 // upstreamRequest is the request a fill of r sends upstream: the client's
-// request as newUpstreamRequest makes it, or a fragment's sub-request.
+// request as newUpstreamRequest makes it, or a fragment's sub-request,
+// for the target its key describes.
 func (r *request) upstreamRequest() *fasthttp.Request {
+	var req *fasthttp.Request
 	if r.frag != nil {
-		return r.frag.upstreamRequest(r.req)
+		req = r.frag.upstreamRequest(r.req)
+	} else {
+		req = r.newUpstreamRequest(true, 0)
 	}
-	return r.newUpstreamRequest(true, 0)
+	req.SetRequestURIBytes(r.keyTarget())
+	return req
 }
 
 var (

@@ -3,13 +3,17 @@ package main_test
 // End-to-end tests of what a cache fill sends upstream (issue 27): a GET
 // or HEAD with a body is passed with its body, never coalesced nor
 // stored, over HTTP/1.1 and HTTP/2 alike; a fill carries no framing
-// field of a body it does not send.
+// field of a body it does not send; and a fill asks for exactly the URL
+// its cache key describes (tracking parameters dropped, unreserved
+// escapes decoded), while a pass goes as the client sent it.
 
 import (
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -155,4 +159,70 @@ func TestFragmentOfAPostedPageIsFilledWithoutItsBody(t *testing.T) {
 	}
 	mustIntactPage(t, r, 1, "POST of an ESI page")
 	mustFrag(t, r, "postfrag", "the POSTed page's fragment")
+}
+
+// TestFillAsksForTheURLItsKeyDescribes: a fill sends the URL its cache key
+// describes: tracking parameters and click IDs dropped, the rest in the
+// key's order, unreserved escapes decoded, reserved ones kept (upper
+// case). So a page that reflects a tracking parameter shows no visitor's
+// value to the others, and the entry of /e/fwdkey-abc is what the origin
+// answers for /e/fwdkey-abc, not for a spelling it may route elsewhere.
+// A pass (POST) goes as the client sent it: nothing of it is stored.
+func TestFillAsksForTheURLItsKeyDescribes(t *testing.T) {
+	t.Parallel()
+	_, rj, c := setup(t, "")
+	cc := hq("Cache-Control: max-age=60")
+	alice := get(t, c, rj.URL+"/e/fwdkey-%61bc?utm_source=alice&b=2&gclid=g&"+cc+"&a=1&msclkid=m&_hsenc=h")
+	mustMissStored(t, alice, "alice's visit")
+	if got, want := alice.Echo()["uri"], "/e/fwdkey-abc?a=1&b=2&"+cc; got != want {
+		t.Errorf("the fill asked for %q, want the key's URL %q", got, want)
+	}
+	bob := get(t, c, rj.URL+"/e/fwdkey-abc?"+cc+"&b=2&a=1&utm_source=bob&srsltid=s&ttclid=t")
+	mustFreshHit(t, bob, "bob's visit of the same page")
+	if bob.ID() != alice.ID() || strings.Contains(string(bob.Body), "alice") {
+		t.Errorf("bob got answer %s (alice's is %s): %q", bob.ID(), alice.ID(), bob.Body)
+	}
+	for _, tt := range []struct{ name, target, want string }{
+		{"reserved escape kept, upper-cased", "/e/fwdkey%2fx?" + cc, "/e/fwdkey%2Fx?" + cc},
+		{"only tracking parameters: no query", "/e/fwdkey-q?utm_medium=x&wbraid=w&gbraid=g&mc_cid=c&mc_eid=e", "/e/fwdkey-q"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := get(t, c, rj.URL+tt.target)
+			mustStatus(t, r, http.StatusOK, tt.target)
+			if got := r.Echo()["uri"]; got != tt.want {
+				t.Errorf("%s: the fill asked for %q, want %q", tt.target, got, tt.want)
+			}
+		})
+	}
+	post := do(t, c, http.MethodPost, rj.URL+"/e/fwdkey-%61bc?utm_source=carol&b=2")
+	mustStatus(t, post, http.StatusOK, "POST")
+	if got, want := post.Echo()["uri"], "/e/fwdkey-%61bc?utm_source=carol&b=2"; got != want {
+		t.Errorf("the POST (a pass) reached the origin as %q, want it as sent, %q", got, want)
+	}
+}
+
+// TestPHPIsAskedForTheURLTheKeyDescribes: in docroot mode the URL a fill
+// hands PHP (REQUEST_URI, QUERY_STRING, $_GET) is the key's, as an
+// origin's would be.
+func TestPHPIsAskedForTheURLTheKeyDescribes(t *testing.T) {
+	rj, root := startPHP(t, "")
+	script := "<?php\nheader('Cache-Control: public, max-age=60');\n" +
+		`echo "id: ", hrtime(true), "\nuri: ", $_SERVER['REQUEST_URI'], "\nquery: ", $_SERVER['QUERY_STRING'], "\nget: ", implode(',', array_keys($_GET)), "\n\n";` + "\n"
+	if err := os.WriteFile(filepath.Join(root, "fillkey-uri.php"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t)
+	alice := get(t, c, rj.URL+"/fillkey-%75ri.php?utm_source=alice&b=2&fbclid=f&a=1")
+	mustMissStored(t, alice, "alice's visit")
+	want := map[string]string{"uri": "/fillkey-uri.php?a=1&b=2", "query": "a=1&b=2", "get": "a,b"}
+	for k, v := range want {
+		if got := alice.Echo()[k]; got != v {
+			t.Errorf("PHP's %s: %q, want %q", k, got, v)
+		}
+	}
+	bob := get(t, c, rj.URL+"/fillkey-uri.php?a=1&b=2&utm_source=bob")
+	mustFreshHit(t, bob, "bob's visit")
+	if bob.ID() != alice.ID() || strings.Contains(string(bob.Body), "alice") {
+		t.Errorf("bob got %q, want alice's answer %s without her parameter", bob.Body, alice.ID())
+	}
 }
