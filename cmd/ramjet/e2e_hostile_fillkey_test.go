@@ -226,3 +226,22 @@ func TestPHPIsAskedForTheURLTheKeyDescribes(t *testing.T) {
 		t.Errorf("bob got %q, want alice's answer %s without her parameter", bob.Body, alice.ID())
 	}
 }
+
+// TestGetWithBodyOverHTTP3IsPassed: over HTTP/3 as well, a GET with a
+// declared body goes upstream with it, uncached (before, its fill
+// declared the body without sending it and timed out).
+func TestGetWithBodyOverHTTP3IsPassed(t *testing.T) {
+	o := startBodyOrigin(t)
+	rj := startH3Ramjet(t, newPKI(t), o.URL)
+	c := rj.h3Client(t, nil)
+	c.Timeout = 10 * time.Second
+	u := rj.HTTPS("localhost", "/bodyget-h3")
+	r, err := tryDo(c, http.MethodGet, u, strings.NewReader("hello"))
+	if err != nil {
+		t.Fatalf("GET with a body over HTTP/3: %v", err)
+	}
+	if cs := r.Header.Get("Cache-Status"); cs != "ramjet; fwd=bypass; detail=request-body" || r.Echo()["body"] != "5" {
+		t.Fatalf("GET with a body over HTTP/3: Cache-Status %q, the origin read %s bytes; want a pass with the 5", cs, r.Echo()["body"])
+	}
+	mustMissStored(t, get(t, c, u), "a plain GET after it")
+}
