@@ -43,12 +43,13 @@ func stageIdentity(r *request) verdict {
 }
 
 // hasBody reports a request that comes with content: a length above 0,
-// or -1, chunked (HTTP/1.1) or DATA of no declared length (HTTP/2 and
-// HTTP/3). A GET or HEAD with a body is passed, as nginx forwards it:
-// its own request upstream with its body, never coalesced (nobody else
-// waits on a client's upload) nor stored (its answer may depend on the
-// body the key does not hold). Varnish drops the body and caches; that
-// would have the application answer a request the client did not send.
+// or -1, chunked (HTTP/1.1) or DATA of no declared length (HTTP/2; over
+// HTTP/3 such a GET has none, h3's setBody). A GET or HEAD with a body
+// is passed, as nginx forwards it: its own request upstream with its
+// body, never coalesced (nobody else waits on a client's upload) nor
+// stored (its answer may depend on the body the key does not hold).
+// Varnish drops the body and caches; that would have the application
+// answer a request the client did not send.
 func hasBody(h *fasthttp.RequestHeader) bool {
 	n := h.ContentLength()
 	return n > 0 || n == -1
