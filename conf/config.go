@@ -359,10 +359,13 @@ func Default() *Config {
 			ESI:   true,
 			BypassCookies: []string{"wordpress_logged_in_*", "wp-postpass_*", "comment_author_*",
 				"woocommerce_items_in_cart", "woocommerce_cart_hash"},
-			DropQueryParams: []string{"utm_*", "gclid", "fbclid", "_ga"},
-			LSCacheHeader:   true,
-			AltSvc:          true,
-			WAF:             defaultWAF(),
+			// Analytics and ad click IDs: a page filled without them
+			// (the fill drops them too) is the same for every visitor.
+			DropQueryParams: []string{"utm_*", "gclid", "fbclid", "_ga", "msclkid", "srsltid", "gbraid", "wbraid",
+				"dclid", "ttclid", "twclid", "yclid", "igshid", "mc_cid", "mc_eid", "_hsenc", "_hsmi"},
+			LSCacheHeader: true,
+			AltSvc:        true,
+			WAF:           defaultWAF(),
 			Docroot: Docroot{
 				Serve:           "all",
 				Index:           []string{"index.php", "index.html"},

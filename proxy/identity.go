@@ -9,8 +9,9 @@ import (
 )
 
 // stageIdentity decides whether the request goes through the cache at
-// all: other methods than GET and HEAD, caching off for the site and
-// bypass cookies pass uncached. Credentials do not: a response to a
+// all: other methods than GET and HEAD, caching off for the site, bypass
+// cookies and a GET or HEAD with a body pass uncached. Credentials do
+// not: a response to a
 // request with Authorization is stored only when it says it may be shared
 // (public, s-maxage, must-revalidate; RFC 9111 3.5), and the private
 // identity includes them. Fragments are never
@@ -28,6 +29,8 @@ func stageIdentity(r *request) verdict {
 		r.pass, n = csMethod, r.c.method
 	case r.bypassed():
 		r.pass, n = csBypass, r.c.bypass
+	case hasBody(h):
+		r.pass, n = csBody, r.c.bypass
 	default:
 		return proceed
 	}
@@ -36,6 +39,19 @@ func stageIdentity(r *request) verdict {
 	}
 	r.tally(n, outPass)
 	return proceed
+}
+
+// hasBody reports a request that comes with content: a length above 0,
+// or -1, chunked (HTTP/1.1) or DATA of no declared length (HTTP/2; over
+// HTTP/3 such a GET has none, h3's setBody). A GET or HEAD with a body
+// is passed, as nginx forwards it: its own request upstream with its
+// body, never coalesced (nobody else waits on a client's upload) nor
+// stored (its answer may depend on the body the key does not hold).
+// Varnish drops the body and caches; that would have the application
+// answer a request the client did not send.
+func hasBody(h *fasthttp.RequestHeader) bool {
+	n := h.ContentLength()
+	return n > 0 || n == -1
 }
 
 // bypassed reports whether the request must skip the cache both ways:

@@ -17,10 +17,25 @@ func stageKey(r *request) verdict {
 	if lc := r.lsCache(); lc != nil {
 		drop.rules = lc.DropQuery
 	}
-	r.key = appendKey(r.key[:0], &r.params, &t, drop)
+	r.setKey(&t, drop)
 	r.h = r.s.cache.Hash(r.key)
 	return proceed
 }
+
+// setKey makes t, less what drop leaves out, the request's key.
+func (r *request) setKey(t *target, drop keyDrop) {
+	r.key = appendKey(r.key[:0], &r.params, t, drop)
+	r.pathAt = len(t.scheme) + len("://") + len(t.host)
+}
+
+// keyTarget is the origin-form target the request's key describes: its
+// path with unreserved characters decoded, its query without the dropped
+// parameters, the rest in the key's order. A fill sends exactly this, so
+// that what is stored under the key is the answer to the key's URL: a
+// page that reflects a tracking parameter cannot hand one visitor's value
+// to everyone, and an origin that routes on the raw path cannot have the
+// canonical URL's entry filled with another resource's answer.
+func (r *request) keyTarget() []byte { return r.key[r.pathAt:] }
 
 // pathOf is the request path as the client sent it (not decoded).
 func pathOf(req *fasthttp.Request) []byte {

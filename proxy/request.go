@@ -69,7 +69,10 @@ type request struct {
 	id     uint64
 	idDone bool
 
-	key     []byte // primary cache key
+	key []byte // primary cache key
+	// pathAt is where the key's target starts: key[pathAt:] is the
+	// normalised path and query a fill sends upstream (keyTarget).
+	pathAt  int
 	variant []byte // the values the entry's vary spec selects
 	pkey    []byte // private cache key
 	params  [][]byte
@@ -144,7 +147,7 @@ func (r *request) release() {
 	r.key, r.variant, r.pkey, r.params = r.key[:0], r.variant[:0], r.pkey[:0], r.params[:0]
 	r.g, r.s, r.ctx, r.req, r.frag, r.inline = nil, nil, nil, nil, nil, false
 	r.pass, r.id, r.idDone, r.stale, r.fwd, r.coalesce, r.authorized = nil, 0, false, nil, "", false, false
-	r.fragAuthorized, r.passUntil, r.htHash = false, 0, 0
+	r.fragAuthorized, r.passUntil, r.htHash, r.pathAt = false, 0, 0, 0
 	r.res = result{}
 	r.endWAF()
 	if r.fragState.f != nil {

@@ -24,6 +24,7 @@ var (
 	csValidated     = []byte("ramjet; fwd=stale; fwd-status=304")
 	csBypass        = []byte("ramjet; fwd=bypass")
 	csMethod        = []byte("ramjet; fwd=method")
+	csBody          = []byte("ramjet; fwd=bypass; detail=request-body")
 	csHitForPass    = []byte("ramjet; fwd=uri-miss")
 
 	hdrCacheStatus     = []byte("Cache-Status")

@@ -62,12 +62,17 @@ func setSiteFields(s *site, h *fasthttp.RequestHeader) {
 }
 
 // upstreamRequest is the request a fill of r sends upstream: the client's
-// request as newUpstreamRequest makes it, or a fragment's sub-request.
+// request as newUpstreamRequest makes it, or a fragment's sub-request,
+// for the target its key describes.
 func (r *request) upstreamRequest() *fasthttp.Request {
+	var req *fasthttp.Request
 	if r.frag != nil {
-		return r.frag.upstreamRequest(r.req)
+		req = r.frag.upstreamRequest(r.req)
+	} else {
+		req = r.newUpstreamRequest(true, 0)
 	}
-	return r.newUpstreamRequest(true, 0)
+	req.SetRequestURIBytes(r.keyTarget())
+	return req
 }
 
 var (
@@ -84,10 +89,14 @@ var hopByHop = [...]string{
 
 // fillOnly are dropped from a request that may fill the cache: the cache
 // wants the whole identity body, and answers validators, ranges and
-// encodings itself.
+// encodings itself. A fill sends no body (a request with one is passed,
+// stageIdentity), so it sends no Content-Length either: one copied from
+// the client's request (a fragment's: its page's, a POST's) would have
+// the origin wait for a body that never comes, and every request
+// coalesced on the fill with it (Transfer-Encoding is hop-by-hop).
 var fillOnly = []string{
 	"Accept-Encoding", "If-None-Match", "If-Modified-Since", "If-Match",
-	"If-Unmodified-Since", "If-Range", "Range",
+	"If-Unmodified-Since", "If-Range", "Range", "Content-Length",
 }
 
 // newUpstreamRequest copies the client's request for the origin: Host kept,
