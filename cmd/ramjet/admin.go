@@ -52,18 +52,29 @@ func (d *daemon) adminHandler() fasthttp.RequestHandler {
 // start, like the admin listener) and the sites' own tokens, which a
 // reload replaces.
 func (d *daemon) newAPI(cfg *conf.Config) (*purge.API, error) {
-	var sites []purge.SiteToken
+	tokens, err := d.purgeTokens(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return purge.NewAPI(purge.APIConfig{Token: tokens.Operator, Allow: prefixes(d.cfg.Purge.AdminAllow),
+		Sites: tokens.Sites, ScopeOf: d.proxy.ScopeOf}, d.hub), nil
+}
+
+// purgeTokens are the tokens that purge, in the admin API and in PURGE
+// requests: the operator's (fixed at start, like the admin listener) and
+// cfg's sites' own (token files read now).
+func (d *daemon) purgeTokens(cfg *conf.Config) (purge.Tokens, error) {
+	t := purge.Tokens{Operator: d.cfg.Admin.Token}
 	for i := range cfg.Hosts {
 		tok, err := cfg.Hosts[i].SiteToken()
 		if err != nil {
-			return nil, fmt.Errorf("hosts[%d]: %w", i, err)
+			return t, fmt.Errorf("hosts[%d]: %w", i, err)
 		}
 		if tok != "" {
-			sites = append(sites, purge.SiteToken{Token: tok, Site: proxy.SiteScope(cfg.Hosts[i].Names)})
+			t.Sites = append(t.Sites, purge.SiteToken{Token: tok, Site: proxy.SiteScope(cfg.Hosts[i].Names)})
 		}
 	}
-	return purge.NewAPI(purge.APIConfig{Token: d.cfg.Admin.Token, Allow: prefixes(d.cfg.Purge.AdminAllow),
-		Sites: sites, ScopeOf: d.proxy.ScopeOf}, d.hub), nil
+	return t, nil
 }
 
 // serveReopenLogs reopens the access log files and says whether every

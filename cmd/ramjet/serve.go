@@ -354,6 +354,10 @@ func (d *daemon) apply(cfg *conf.Config, raw []byte) error {
 // commit (wafsInUse) drops what no generation needs.
 func (d *daemon) proxyConfig(cfg *conf.Config, raw []byte) (proxy.Config, error) {
 	pc := proxyConfig(cfg)
+	var err error
+	if pc.PurgeTokens, err = d.purgeTokens(cfg); err != nil {
+		return pc, err
+	}
 	start := time.Now()
 	sets, err := attachWAF(&pc, cfg, d.wafs)
 	if err != nil {
