@@ -56,6 +56,11 @@ type Purge struct {
 	Node string `yaml:"node"`
 	// Stream is the Redis stream key.
 	Stream string `yaml:"stream"`
+	// RedisKeys sign this node's fan-out entries (the first) and verify
+	// the others' (any); RedisKeysFile holds them one per line instead.
+	// None: entries are neither signed nor checked (fanoutkeys.go).
+	RedisKeys     []string `yaml:"redis_keys"`
+	RedisKeysFile string   `yaml:"redis_keys_file"`
 }
 
 // Admin is the admin listener (metrics, healthz).

@@ -234,6 +234,7 @@ func (u *Purge) validate(p *problems) {
 	if u.Stream == "" || strings.ContainsFunc(u.Stream, isSpaceOrCtl) {
 		p.add("purge.stream", "must be a non-empty key without spaces")
 	}
+	u.validateKeys(p)
 }
 
 // ParsePrefix reads a network as CIDR ("10.0.0.0/8") or a single address.

@@ -104,6 +104,9 @@ type Fanout struct {
 	// while it runs.
 	cur cursor
 
+	keys atomic.Pointer[keyring] // sign with the first, verify with any
+	rej  rejections              // owned by the subscriber goroutine
+
 	m fanoutMetrics
 }
 
@@ -115,7 +118,7 @@ type pending struct {
 type fanoutMetrics struct {
 	lag                         *metrics.Histogram
 	flushes, published, applied *metrics.Counter
-	dropped                     *metrics.Counter
+	dropped, unverified         *metrics.Counter
 }
 
 // NewFanout validates cfg and prepares the Redis clients; it does not
@@ -162,12 +165,15 @@ func NewFanout(cfg FanoutConfig, local Invalidator, log *slog.Logger, m *metrics
 		wake: make(chan struct{}, 1),
 	}
 	f.pubUp.Store(true)
+	f.SetKeys(nil) // until the caller's SetKeys: unsigned
 	f.m = fanoutMetrics{
 		lag:       m.GetOrCreateHistogram("ramjet_purge_fanout_lag_seconds"),
 		flushes:   m.GetOrCreateCounter("ramjet_purge_fanout_flushes_total"),
 		published: m.GetOrCreateCounter("ramjet_purge_fanout_published_total"),
 		applied:   m.GetOrCreateCounter("ramjet_purge_fanout_applied_total"),
 		dropped:   m.GetOrCreateCounter("ramjet_purge_fanout_dropped_total"),
+		// entries ignored because no key verifies them (sign.go)
+		unverified: m.GetOrCreateCounter("ramjet_purge_fanout_unverified_total"),
 	}
 	m.GetOrCreateGauge("ramjet_purge_fanout_queue", func() float64 { return float64(f.queued()) })
 	m.GetOrCreateGauge("ramjet_redis_connected", func() float64 {
@@ -415,7 +421,7 @@ func (f *Fanout) xadd(ctx context.Context, batch []pending, args *[]any) error {
 			continue
 		}
 		// XAdd copies Values into the command, so args is reused.
-		*args = append((*args)[:0], "node", f.cfg.Node, "cmd", body, "ts", p.ts)
+		*args = f.entryValues(*args, p, body)
 		pipe.XAdd(ctx, &redis.XAddArgs{
 			Stream: f.cfg.Stream,
 			MaxLen: f.cfg.MaxLen,

@@ -7,9 +7,11 @@ package main_test
 // signed, so whoever can write to Redis cannot purge the nodes.
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
@@ -86,4 +88,126 @@ func purgeTenants(t *testing.T, o *origin, purge func(t *testing.T, rj *testbed.
 	ids := cacheTenantPages(t, c, rj, ns)
 	purge(t, rj, ns)
 	checkTenantFates(t, c, rj, ns, ids, gone...)
+}
+
+const (
+	fanoutKeyOld = "fanout-key-old-0123456789"
+	fanoutKeyNew = "fanout-key-new-0123456789"
+)
+
+// keyedCluster starts Redis, an origin and two nodes whose config files
+// (one directory each, so that each reloads on its own) hold keys.
+func keyedCluster(t *testing.T, keys ...string) (*cluster, []string) {
+	t.Helper()
+	cl := &cluster{redis: testbed.StartRedis(t), origin: startOrigin(t), c: newClient(t)}
+	var dirs []string
+	for i := range 2 {
+		dir := t.TempDir()
+		cfg := testbed.WriteConfig(t, dir, keysYAML(keys...))
+		cl.nodes = append(cl.nodes, startRamjet(t, cl.origin.URL, "--config", cfg, "--redis", cl.redis.URL, "--node", fmt.Sprintf("node%d", i+1)))
+		dirs = append(dirs, dir)
+	}
+	for i, rj := range cl.nodes {
+		waitRedisState(t, cl.c, rj, 10*time.Second, fmt.Sprintf("of node%d at start", i+1), func(s string) bool { return s == "connected" })
+	}
+	return cl, dirs
+}
+
+func keysYAML(keys ...string) string {
+	return "purge:\n  redis_keys: [" + strings.Join(keys, ", ") + "]\n"
+}
+
+// fence is a page cached on every node, for a purge from one node to
+// prove that another has read everything published before it.
+type fence struct {
+	p   page
+	ids []string
+}
+
+func (cl *cluster) cacheFence(t *testing.T, ns, name string) fence {
+	t.Helper()
+	p := page{path: name, tags: []string{ns + "-" + name}}
+	return fence{p: p, ids: cl.cacheOnAll(t, ns, p)}
+}
+
+// purgeReaches purges f's tag through node from and waits until node to
+// no longer serves it.
+func (cl *cluster) purgeReaches(t *testing.T, ns string, f fence, from, to int) {
+	t.Helper()
+	mustStatus(t, adminPost(t, cl.c, cl.nodes[from], "tag="+f.p.tags[0], "", ""), http.StatusOK, "admin purge")
+	if _, _, ok := awaitChange(t, cl.c, cl.nodes[to].URL+f.p.uri(ns), f.ids[to], 5*time.Second, siteHost); !ok {
+		t.Fatalf("node%d's purge of %s did not reach node%d", from+1, f.p.path, to+1)
+	}
+}
+
+// Whoever can write to Redis (a tenant's PHP, with Redis on loopback and
+// no password) but lacks the keys purges nothing: its entries are counted
+// and logged, no node flushes, and the signed purges after them still
+// arrive.
+func TestFanoutIgnoresForgedEntries(t *testing.T) {
+	t.Parallel()
+	cl, _ := keyedCluster(t, fanoutKeyOld)
+	ns := nsFor(t)
+	bystander := page{path: "bystander", tags: []string{ns + "-kept"}}
+	ids := cl.cacheOnAll(t, ns, bystander)
+	to1, to0 := cl.cacheFence(t, ns, "to1"), cl.cacheFence(t, ns, "to0")
+	everything := `{"targets":[{"kind":6}]}`
+	cl.redis.Do(t, "XADD", "ramjet:purge", "*", "node", "intruder", "cmd", everything, "ts", "1")
+	cl.redis.Do(t, "XADD", "ramjet:purge", "*", "node", "node1", "cmd", everything, "ts", "1", "mac", strings.Repeat("ab", 32))
+	// A signed purge published after the forged entries arrives: every
+	// node has read past them.
+	cl.purgeReaches(t, ns, to1, 0, 1)
+	cl.purgeReaches(t, ns, to0, 1, 0)
+	for i, rj := range cl.nodes {
+		mustFate(t, cl.c, rj.URL+bystander.uri(ns), ids[i], kept, fmt.Sprintf("node%d: a page no signed purge named", i+1), siteHost)
+		if v, _ := metric(t, cl.c, rj, "ramjet_purge_fanout_unverified_total"); v != 2 {
+			t.Errorf("node%d: ramjet_purge_fanout_unverified_total %v, want 2", i+1, v)
+		}
+		out := rj.Output()
+		if strings.Contains(out, "flushed the whole cache") {
+			t.Errorf("node%d flushed its cache because of forged entries:\n%s", i+1, out)
+		}
+		if !strings.Contains(out, "ignored an entry no key verifies") {
+			t.Errorf("node%d did not log the forged entries:\n%s", i+1, out)
+		}
+	}
+}
+
+// The README's rotation, one config reload at a time on each node, loses
+// no purge in either direction at any step.
+func TestFanoutKeyRotationByReloadLosesNoPurge(t *testing.T) {
+	t.Parallel()
+	cl, dirs := keyedCluster(t, fanoutKeyOld)
+	ns := nsFor(t)
+	steps := [][]string{
+		{fanoutKeyOld, fanoutKeyNew}, // 1. the new key second, everywhere
+		{fanoutKeyNew, fanoutKeyOld}, // 2. the new key first, everywhere
+		{fanoutKeyNew},               // 3. the old key gone, everywhere
+	}
+	for s, keys := range steps {
+		for i, rj := range cl.nodes {
+			from := len(rj.Output())
+			testbed.WriteConfig(t, dirs[i], keysYAML(keys...))
+			rj.WaitOutput(t, from, "config reloaded", 10*time.Second)
+			// Half the nodes are on this step, half on the one before.
+			at := fmt.Sprintf("s%dn%d-", s, i)
+			to1, to0 := cl.cacheFence(t, ns, at+"to1"), cl.cacheFence(t, ns, at+"to0")
+			cl.purgeReaches(t, ns, to1, 0, 1)
+			cl.purgeReaches(t, ns, to0, 1, 0)
+		}
+	}
+	for i, rj := range cl.nodes {
+		if v, _ := metric(t, cl.c, rj, "ramjet_purge_fanout_unverified_total"); v != 0 {
+			t.Errorf("node%d ignored %v entries during the rotation", i+1, v)
+		}
+	}
+	// The reloads took effect: node2 with a key node1 does not have
+	// ignores node1's purges.
+	from := len(cl.nodes[1].Output())
+	testbed.WriteConfig(t, dirs[1], keysYAML("fanout-key-other-0123456789"))
+	cl.nodes[1].WaitOutput(t, from, "config reloaded", 10*time.Second)
+	f := cl.cacheFence(t, ns, "after")
+	mustStatus(t, adminPost(t, cl.c, cl.nodes[0], "tag="+f.p.tags[0], "", ""), http.StatusOK, "admin purge")
+	cl.nodes[1].WaitOutput(t, from, "ignored an entry no key verifies", 5*time.Second)
+	mustFate(t, cl.c, cl.nodes[1].URL+f.p.uri(ns), f.ids[1], kept, "node2, keyed apart: node1's purge", siteHost)
 }
