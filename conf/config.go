@@ -67,6 +67,9 @@ type Purge struct {
 type Admin struct {
 	Listen string `yaml:"listen"` // host:port; "" disables the admin listener
 	Token  string `yaml:"token"`  // bearer token; required unless Listen is loopback
+	// Names the admin listener answers to in Host, besides "localhost"
+	// and any address: the rest get 421 (DNS rebinding).
+	Names []string `yaml:"names"`
 	// ProxyProtocol: the admin listener behind a balancer (it normally
 	// is not: it is loopback).
 	ProxyProtocol ProxyProtocol `yaml:"proxy_protocol"`

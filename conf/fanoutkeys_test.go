@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-func TestFanoutKeysProblems(t *testing.T) {
+// Problems with the keys and names that keep others from purging.
+func TestPurgeTrustProblems(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty")
 	if err := os.WriteFile(empty, []byte("# no key yet\n\n"), 0o600); err != nil {
@@ -32,6 +33,9 @@ func TestFanoutKeysProblems(t *testing.T) {
 		{"file missing",
 			"purge:\n  redis_keys_file: /nonexistent/keys\n",
 			[]string{`ramjet.yaml:2: purge.redis_keys_file: redis keys file: open /nonexistent/keys: no such file or directory`}},
+		{"admin name with a port",
+			"admin:\n  names: [ramjet.internal, \"ramjet.internal:9090\"]\n",
+			[]string{`ramjet.yaml:2: admin.names[1]: "ramjet.internal:9090" is not a lower-case host name (no port, no trailing dot)`}},
 		{"file without a key",
 			"purge:\n  redis_keys_file: " + empty + "\n",
 			[]string{`ramjet.yaml:2: purge.redis_keys_file: redis keys file ` + empty + ` holds no key`}},

@@ -43,6 +43,11 @@ func (a *Admin) validate(p *problems, mainListen string) {
 	if ok && a.Token == "" && !isLoopback(host) {
 		p.add("admin.listen", fmt.Sprintf("%q is not a loopback address, so admin.token must be set", a.Listen))
 	}
+	for i, n := range a.Names {
+		if !isHostName(n) || n != strings.ToLower(n) {
+			p.add(fmt.Sprintf("admin.names[%d]", i), fmt.Sprintf("%q is not a lower-case host name (no port, no trailing dot)", n))
+		}
+	}
 	if strings.ContainsFunc(a.Token, isSpaceOrCtl) {
 		p.add("admin.token", "must not contain spaces or control characters")
 	}

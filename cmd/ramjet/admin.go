@@ -19,8 +19,12 @@ import (
 // set), POST /purge and POST /reopen-logs (ramjet reopen-logs).
 func (d *daemon) adminHandler() fasthttp.RequestHandler {
 	token := d.cfg.Admin.Token
+	guard := purge.NewHostGuard(d.cfg.Admin.Names)
 	return func(ctx *fasthttp.RequestCtx) {
 		d.proxy.RealClient(ctx) // admin_allow judges the client a trusted proxy names
+		if !guard.Check(ctx) {  // a browser's request on a page's behalf
+			return
+		}
 		switch string(ctx.Path()) {
 		case "/healthz":
 			d.health(ctx)
@@ -82,8 +86,8 @@ func (d *daemon) purgeTokens(cfg *conf.Config) (purge.Tokens, error) {
 // writing to the old ones).
 func (d *daemon) serveReopenLogs(ctx *fasthttp.RequestCtx) {
 	if !ctx.IsPost() {
-		ctx.Response.Header.Set("Allow", "POST")
 		ctx.Error("POST only\n", fasthttp.StatusMethodNotAllowed)
+		ctx.Response.Header.Set("Allow", "POST")
 		return
 	}
 	if err := d.reopenLogs("admin API"); err != nil {
@@ -173,8 +177,8 @@ func requireToken(ctx *fasthttp.RequestCtx, token string) bool {
 	if authorized(ctx, token) {
 		return true
 	}
+	ctx.Error("unauthorized\n", fasthttp.StatusUnauthorized) // resets the header: the challenge comes after
 	ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="ramjet"`)
-	ctx.Error("unauthorized\n", fasthttp.StatusUnauthorized)
 	return false
 }
 

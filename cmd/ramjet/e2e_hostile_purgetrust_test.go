@@ -211,3 +211,66 @@ func TestFanoutKeyRotationByReloadLosesNoPurge(t *testing.T) {
 	cl.nodes[1].WaitOutput(t, from, "ignored an entry no key verifies", 5*time.Second)
 	mustFate(t, cl.c, cl.nodes[1].URL+f.p.uri(ns), f.ids[1], kept, "node2, keyed apart: node1's purge", siteHost)
 }
+
+// The admin listener without a token takes any local caller, a browser
+// on the host too: a page whose name rebinds to 127.0.0.1 gets 421 for
+// its Host, a form another page posts gets 403, and nothing is purged;
+// the CLI, curl-like clients and configured names keep working.
+func TestAdminRefusesRequestsABrowserSendsForAnotherPage(t *testing.T) {
+	t.Parallel()
+	o := startOrigin(t)
+	rj := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", "admin:\n  names: [ramjet.internal]\n"))
+	c := newClient(t)
+	ns := nsFor(t)
+	_, port, _ := strings.Cut(rj.AdminAddr, ":")
+	rebound := "Host: attacker.example:" + port
+	form := "application/x-www-form-urlencoded"
+	refused := []struct {
+		name   string
+		status int
+		send   func() result
+	}{
+		{"rebound-name-purges", http.StatusMisdirectedRequest, func() result { return adminPost(t, c, rj, "", form, "all=1", rebound) }},
+		{"rebound-name-reads-metrics", http.StatusMisdirectedRequest, func() result { return get(t, c, rj.AdminURL+"/metrics", rebound) }},
+		{"rebound-name-reads-php-status", http.StatusMisdirectedRequest, func() result { return get(t, c, rj.AdminURL+"/php/status", rebound) }},
+		{"form-from-another-origin", http.StatusForbidden, func() result {
+			return adminPost(t, c, rj, "", form, "all=1", "Origin: http://attacker.example")
+		}},
+		{"form-from-the-main-listeners-origin", http.StatusForbidden, func() result {
+			return adminPost(t, c, rj, "", form, "all=1", "Origin: "+rj.URL)
+		}},
+		{"cross-site-fetch", http.StatusForbidden, func() result {
+			return adminPost(t, c, rj, "", form, "all=1", "Sec-Fetch-Site: cross-site")
+		}},
+		{"reopen-logs-from-another-origin", http.StatusForbidden, func() result {
+			r, err := tryDo(c, http.MethodPost, rj.AdminURL+"/reopen-logs", nil, "Origin: http://attacker.example")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}},
+	}
+	ids := cachePages(t, c, rj.URL, ns, []string{"a", "c"})
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := tt.send(); r.Status != tt.status {
+				t.Errorf("status %d, want %d; body %.200q", r.Status, tt.status, r.Body)
+			}
+		})
+	}
+	checkFates(t, c, rj.URL, ns, ids, fates([]string{"a", "c"}, nil, nil))
+
+	t.Run("own-origin-and-configured-name", func(t *testing.T) {
+		mustStatus(t, get(t, c, rj.AdminURL+"/healthz", "Host: ramjet.internal:"+port), http.StatusOK, "/healthz by a configured name")
+		mustStatus(t, get(t, c, rj.AdminURL+"/healthz", "Host: localhost:"+port), http.StatusOK, "/healthz by localhost")
+		r := adminPost(t, c, rj, "", form, "tag=t2", "Origin: "+rj.AdminURL)
+		mustStatus(t, r, http.StatusOK, "a form from the admin listener's own origin")
+	})
+	t.Run("cli", func(t *testing.T) {
+		code, out, res, err := runPurgeCLI(t, "--admin", rj.AdminURL, "--tag", "t1")
+		if code != 0 || err != nil || res.Tags != 1 {
+			t.Fatalf("ramjet purge --tag t1: exit %d, %+v (%v); output:\n%s", code, res, err, out)
+		}
+	})
+	checkFates(t, c, rj.URL, ns, ids, fates([]string{"a", "c"}, []string{"a", "c"}, nil))
+}
