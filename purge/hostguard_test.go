@@ -2,6 +2,8 @@ package purge
 
 import (
 	"net"
+	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -52,4 +54,26 @@ func TestHostGuardRefusesWhatABrowserSendsForAnotherPage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Whatever the Host, the guard lets through only no Host, an address or
+// one of its names: no spelling smuggles another name past it.
+func FuzzHostGuardAnswers(f *testing.F) {
+	for _, s := range []string{"", "127.0.0.1:9090", "[::1]:9090", "localhost", "ramjet.internal:1", "attacker.example:9090",
+		"[attacker.example]:9090", "localhost:9090:9090", "[::1", "::1:9090", "RAMJET.INTERNAL", "fe80::1%eth0"} {
+		f.Add(s)
+	}
+	g := NewHostGuard([]string{"ramjet.internal"})
+	f.Fuzz(func(t *testing.T, host string) {
+		if !g.answers([]byte(host)) || host == "" {
+			return
+		}
+		h := strings.ToLower(hostOnly(host))
+		if h == "localhost" || h == "ramjet.internal" {
+			return
+		}
+		if a, err := netip.ParseAddr(strings.Trim(h, "[]")); err != nil || a.Zone() != "" {
+			t.Fatalf("answered Host %q, neither an address nor a name of its own", host)
+		}
+	})
 }

@@ -274,3 +274,12 @@ func TestAdminRefusesRequestsABrowserSendsForAnotherPage(t *testing.T) {
 	})
 	checkFates(t, c, rj.URL, ns, ids, fates([]string{"a", "c"}, []string{"a", "c"}, nil))
 }
+
+// A node fanning out without keys works as before, and says at start that
+// its entries are unsigned.
+func TestFanoutWithoutKeysWarnsAtStart(t *testing.T) {
+	t.Parallel()
+	redis := testbed.StartRedis(t)
+	rj := startRamjet(t, "", "--redis", redis.URL, "--node", "node1")
+	rj.WaitOutput(t, 0, "purge.redis_keys not set", 10*time.Second)
+}
