@@ -104,8 +104,9 @@ type Fanout struct {
 	// while it runs.
 	cur cursor
 
-	keys atomic.Pointer[keyring] // sign with the first, verify with any
-	rej  rejections              // owned by the subscriber goroutine
+	keys   atomic.Pointer[keyring] // sign with the first, verify with any
+	rej    rejections              // owned by the subscriber goroutine
+	recent recentSigs              // owned by the subscriber goroutine
 
 	m fanoutMetrics
 }
@@ -118,7 +119,7 @@ type pending struct {
 type fanoutMetrics struct {
 	lag                         *metrics.Histogram
 	flushes, published, applied *metrics.Counter
-	dropped, unverified         *metrics.Counter
+	dropped, unverified, copies *metrics.Counter
 }
 
 // NewFanout validates cfg and prepares the Redis clients; it does not
@@ -174,6 +175,7 @@ func NewFanout(cfg FanoutConfig, local Invalidator, log *slog.Logger, m *metrics
 		dropped:   m.GetOrCreateCounter("ramjet_purge_fanout_dropped_total"),
 		// entries ignored because no key verifies them (sign.go)
 		unverified: m.GetOrCreateCounter("ramjet_purge_fanout_unverified_total"),
+		copies:     m.GetOrCreateCounter("ramjet_purge_fanout_copies_total"),
 	}
 	m.GetOrCreateGauge("ramjet_purge_fanout_queue", func() float64 { return float64(f.queued()) })
 	m.GetOrCreateGauge("ramjet_redis_connected", func() float64 {

@@ -23,9 +23,19 @@ import (
 // and logs an entry none of them verifies, and moves past it: it is not a
 // gap, and never a reason to flush. Without keys nothing is signed or
 // checked.
+//
+// A signature says who published an entry, not that it is new: whoever
+// can write to the stream can add a copy of a signed entry. A node skips
+// a copy of one of the last recentEntries entries it verified, so that a
+// copied purge of everything cannot flush it again and again; an older
+// copy, or a copy a node reads before its original, still applies once.
 
-// errUnverified is an entry that no key of the node verifies.
-var errUnverified = errors.New("purge: fan-out entry not signed with a known key")
+var (
+	// errUnverified is an entry that no key of the node verifies.
+	errUnverified = errors.New("purge: fan-out entry not signed with a known key")
+	// errCopy is a verified entry the node has read before.
+	errCopy = errors.New("purge: fan-out entry is a copy of one already read")
+)
 
 // macField is the entry field holding the hex HMAC.
 const macField = "mac"
@@ -89,10 +99,51 @@ func (f *Fanout) verify(msg redis.XMessage) error {
 	}
 	for _, key := range k {
 		if hmac.Equal(sum, mac(key, f.cfg.Stream, node, ts, []byte(cmd))) {
+			if !f.recent.add(sigOf(sum)) {
+				return errCopy
+			}
 			return nil
 		}
 	}
 	return errUnverified
+}
+
+// recentEntries is how many signatures a node remembers to spot copies.
+const recentEntries = 1 << 14
+
+// sig is the part of a signature that tells entries apart.
+type sig [16]byte
+
+func sigOf(sum []byte) (s sig) {
+	copy(s[:], sum)
+	return s
+}
+
+// recentSigs are the signatures of the last verified entries, oldest
+// overwritten first. Only the subscriber goroutine uses it.
+type recentSigs struct {
+	ring []sig
+	next int // where the next signature goes once ring is full
+	set  map[sig]struct{}
+}
+
+// add remembers s and reports whether it is new.
+func (r *recentSigs) add(s sig) bool {
+	if _, ok := r.set[s]; ok {
+		return false
+	}
+	if r.set == nil {
+		r.set = make(map[sig]struct{}, recentEntries)
+	}
+	if len(r.ring) < recentEntries {
+		r.ring = append(r.ring, s)
+	} else {
+		delete(r.set, r.ring[r.next])
+		r.ring[r.next] = s
+		r.next = (r.next + 1) % recentEntries
+	}
+	r.set[s] = struct{}{}
+	return true
 }
 
 // rejectLogEvery bounds the log lines about unverified entries: a flood
@@ -103,11 +154,15 @@ const rejectLogEvery = time.Minute
 // at once and then at most one line per rejectLogEvery with the count of
 // those not logged. Only the subscriber goroutine calls it.
 func (f *Fanout) reject(msg redis.XMessage, err error) {
-	f.m.unverified.Inc()
+	if errors.Is(err, errCopy) {
+		f.m.copies.Inc()
+	} else {
+		f.m.unverified.Inc()
+	}
 	f.rej.quiet++
 	if now := time.Now(); now.Sub(f.rej.last) >= rejectLogEvery {
 		node, _ := msg.Values["node"].(string)
-		f.log.Warn("purge fan-out: ignored an entry no key verifies (forged, or a node with other keys)",
+		f.log.Warn("purge fan-out: ignored an entry (no key verifies it, or a copy of one already read)",
 			"id", msg.ID, "claims_node", node, "err", err, "ignored_since_last_line", f.rej.quiet)
 		f.rej.last, f.rej.quiet = now, 0
 	}

@@ -2,6 +2,7 @@ package purge
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"slices"
@@ -140,4 +141,59 @@ func FuzzVerify(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A copy of a signed entry (added again by whoever can write to the
+// stream) is skipped and counted: a copied purge of everything does not
+// flush the nodes again.
+func TestFanoutSkipsCopiesOfSignedEntries(t *testing.T) {
+	r := startRedis(t)
+	a := keyed(t, r.URL, "A", keyOld)
+	b := keyed(t, r.URL, "B", keyOld)
+	waitConnected(t, a, b)
+	a.Publish(flushAll())
+	b.rec.waitFor(t, "the flush on B", has("ALL"))
+	raw := rawClient(t, r.URL)
+	last, err := raw.XRevRangeN(context.Background(), defaultStream, "+", "-", 1).Result()
+	if err != nil || len(last) != 1 {
+		t.Fatalf("xrevrange: %v %v", last, err)
+	}
+	for range 3 {
+		if err := raw.XAdd(context.Background(), &redis.XAddArgs{Stream: defaultStream, ID: "*", Values: last[0].Values}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Publish(tagCmd("fence"))
+	b.rec.waitFor(t, "fence on B", has("fence"))
+	if got := tags(b.rec.all()); !slices.Equal(got, []string{"ALL", "fence"}) {
+		t.Errorf("B applied %v, want [ALL fence]: the copies skipped", got)
+	}
+	for _, n := range []*node{a, b} {
+		if got := n.metric(t, "ramjet_purge_fanout_copies_total"); got != 3 {
+			t.Errorf("%s counted %v copies, want 3", n.cfg.Node, got)
+		}
+	}
+}
+
+// The memory of signatures is bounded: the oldest goes first.
+func TestRecentSigsForgetsTheOldest(t *testing.T) {
+	var r recentSigs
+	for i := range recentEntries + 1 {
+		var s sig
+		binary.BigEndian.PutUint32(s[:], uint32(i))
+		if !r.add(s) {
+			t.Fatalf("signature %d taken for a copy", i)
+		}
+	}
+	var first, third sig // 0 is forgotten; taking it again forgets 1, not 2
+	binary.BigEndian.PutUint32(third[:], 2)
+	if !r.add(first) {
+		t.Error("the oldest signature is still remembered past the bound")
+	}
+	if r.add(third) {
+		t.Error("a recent signature was forgotten")
+	}
+	if len(r.set) != recentEntries {
+		t.Errorf("%d signatures remembered, want %d", len(r.set), recentEntries)
+	}
 }
