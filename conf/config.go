@@ -63,12 +63,20 @@ type Purge struct {
 	Gap string `yaml:"gap"`
 	// GapGrace bounds how long a page is served stale after a gap.
 	GapGrace Duration `yaml:"gap_grace"`
+	// RedisKeys sign this node's fan-out entries (the first) and verify
+	// the others' (any); RedisKeysFile holds them one per line instead.
+	// None: entries are neither signed nor checked (fanoutkeys.go).
+	RedisKeys     []string `yaml:"redis_keys"`
+	RedisKeysFile string   `yaml:"redis_keys_file"`
 }
 
 // Admin is the admin listener (metrics, healthz).
 type Admin struct {
 	Listen string `yaml:"listen"` // host:port; "" disables the admin listener
 	Token  string `yaml:"token"`  // bearer token; required unless Listen is loopback
+	// Names the admin listener answers to in Host, besides "localhost"
+	// and any address: the rest get 421 (DNS rebinding).
+	Names []string `yaml:"names"`
 	// ProxyProtocol: the admin listener behind a balancer (it normally
 	// is not: it is loopback).
 	ProxyProtocol ProxyProtocol `yaml:"proxy_protocol"`

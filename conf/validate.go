@@ -44,6 +44,11 @@ func (a *Admin) validate(p *problems, mainListen string) {
 	if ok && a.Token == "" && !isLoopback(host) {
 		p.add("admin.listen", fmt.Sprintf("%q is not a loopback address, so admin.token must be set", a.Listen))
 	}
+	for i, n := range a.Names {
+		if !isHostName(n) || n != strings.ToLower(n) {
+			p.add(fmt.Sprintf("admin.names[%d]", i), fmt.Sprintf("%q is not a lower-case host name (no port, no trailing dot)", n))
+		}
+	}
 	if strings.ContainsFunc(a.Token, isSpaceOrCtl) {
 		p.add("admin.token", "must not contain spaces or control characters")
 	}
@@ -241,6 +246,7 @@ func (u *Purge) validate(p *problems) {
 	if u.GapGrace <= 0 || time.Duration(u.GapGrace) > time.Hour {
 		p.add("purge.gap_grace", "must be more than 0 and at most 1h")
 	}
+	u.validateKeys(p)
 }
 
 // ParsePrefix reads a network as CIDR ("10.0.0.0/8") or a single address.

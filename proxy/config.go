@@ -16,6 +16,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 	"github.com/ramjet-proxy/ramjet/proxy/realip"
 	"github.com/ramjet-proxy/ramjet/proxy/waf"
+	"github.com/ramjet-proxy/ramjet/purge"
 )
 
 // Config is one generation of proxy policy. Reload swaps it whole.
@@ -38,6 +39,9 @@ type Config struct {
 	// PurgeAllow lists the client networks allowed to send PURGE and
 	// REFRESH; empty means loopback only. Others get 405.
 	PurgeAllow []netip.Prefix
+	// PurgeTokens are what a PURGE or REFRESH from PurgeAllow needs to
+	// name a site that has a token, or every site (purge.Tokens.MayPurge).
+	PurgeTokens purge.Tokens
 	// RealIP names the trusted proxies whose forwarding header names the
 	// client; the zero value trusts none.
 	RealIP realip.Config

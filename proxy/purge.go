@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"errors"
 	"net/netip"
 
 	"github.com/valyala/fasthttp"
@@ -16,6 +17,8 @@ var purgeRequestHeaders = []string{"Surrogate-Key", "Xkey-Purge", "Cache-Tag"}
 // stagePurge answers PURGE (and REFRESH, a soft purge) for one URL, or
 // for the tags named in its headers, from trusted addresses only: the
 // client's (stageClient), never a trusted proxy's or a TLS terminator's.
+// A trusted address is not enough for a site with a token of its own, or
+// for every site: every tenant's PHP runs on loopback.
 func stagePurge(r *request) verdict {
 	if r.ctx == nil || !isPurgeMethod(r.header().Method()) {
 		return proceed
@@ -23,21 +26,45 @@ func stagePurge(r *request) verdict {
 	if r.inline {
 		return declined
 	}
-	r.p.purgeMethod(r.ctx, !r.terminator && r.g.trustedPurger(r.client), scopeOf(r.s, r.ctx.Host()))
+	scope := scopeOf(r.s, r.ctx.Host())
+	switch {
+	case r.terminator || !r.g.trustedPurger(r.client):
+		refusePurgeMethod(r.ctx)
+	default:
+		err := r.g.cfg.PurgeTokens.MayPurge(r.ctx.Request.Header.Peek(fasthttp.HeaderAuthorization), scope)
+		if err != nil {
+			refusePurger(r.ctx, err)
+			break
+		}
+		r.p.purgeMethod(r.ctx, scope)
+	}
 	r.res.written = true
 	return answered
 }
 
 func isPurgeMethod(m []byte) bool { return string(m) == "PURGE" || string(m) == "REFRESH" }
 
-// purgeMethod answers a PURGE or REFRESH; a trusted one purges in scope,
-// the site that answers its Host.
-func (p *Proxy) purgeMethod(ctx *fasthttp.RequestCtx, trusted bool, scope string) {
-	if !trusted {
-		ctx.Response.Header.Set("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH")
-		ctx.Error("Method Not Allowed\n", fasthttp.StatusMethodNotAllowed)
+// refusePurgeMethod answers an untrusted client as a server without
+// the method would.
+func refusePurgeMethod(ctx *fasthttp.RequestCtx) {
+	ctx.Error("Method Not Allowed\n", fasthttp.StatusMethodNotAllowed) // resets the header: Allow comes after
+	ctx.Response.Header.Set("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH")
+}
+
+// refusePurger answers a trusted client whose credentials do not reach
+// the site: 401 without the needed token, 403 with another site's.
+func refusePurger(ctx *fasthttp.RequestCtx, err error) {
+	if errors.Is(err, purge.ErrOtherSite) {
+		ctx.Error("Forbidden: the token is another site's\n", fasthttp.StatusForbidden)
 		return
 	}
+	ctx.Error("Unauthorized: this site's purge token is needed (Authorization: Bearer TOKEN)\n", fasthttp.StatusUnauthorized)
+	ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Bearer realm="ramjet"`)
+}
+
+// purgeMethod applies a permitted PURGE or REFRESH in scope, the site
+// that answers its Host.
+func (p *Proxy) purgeMethod(ctx *fasthttp.RequestCtx, scope string) {
 	soft := string(ctx.Method()) == "REFRESH"
 	cmd := purge.Command{Host: string(ctx.Host()), Site: scope}
 	for _, name := range purgeRequestHeaders {

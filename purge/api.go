@@ -2,7 +2,6 @@ package purge
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,11 +30,6 @@ type APIConfig struct {
 	// set with Sites. A site token's command is refused (403) when it
 	// names a host of another site.
 	ScopeOf func(host string) string
-}
-
-// SiteToken is a bearer token that purges the one site Site names.
-type SiteToken struct {
-	Token, Site string
 }
 
 // Applier takes an accepted command: the hub applies it locally and fans
@@ -148,16 +142,14 @@ func (a *API) allowed(ctx *fasthttp.RequestCtx) bool {
 // with the operator's token (site "": every site) and the site tokens,
 // and reports the site the token may purge.
 func (a *API) authorized(ctx *fasthttp.RequestCtx) (site string, ok bool) {
-	got := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
-	for _, st := range a.cfg.Sites {
-		if subtle.ConstantTimeCompare(got, []byte("Bearer "+st.Token)) == 1 {
-			return st.Site, true
-		}
-	}
-	if a.cfg.Token == "" {
+	who, site := Tokens{Operator: a.cfg.Token, Sites: a.cfg.Sites}.Identify(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization))
+	switch who {
+	case BearerSite:
+		return site, true
+	case BearerOperator:
 		return "", true
 	}
-	return "", subtle.ConstantTimeCompare(got, []byte("Bearer "+a.cfg.Token)) == 1
+	return "", a.cfg.Token == ""
 }
 
 // withinSite scopes a site token's command to its site, refusing one

@@ -132,6 +132,10 @@ type Fanout struct {
 	cur     cursor
 	pending *gapReason
 
+	keys   atomic.Pointer[keyring] // sign with the first, verify with any
+	rej    rejections              // owned by the subscriber goroutine
+	recent recentSigs              // owned by the subscriber goroutine
+
 	m fanoutMetrics
 }
 
@@ -143,7 +147,7 @@ type pending struct {
 type fanoutMetrics struct {
 	lag                         *metrics.Histogram
 	flushes, published, applied *metrics.Counter
-	dropped                     *metrics.Counter
+	dropped, unverified, copies *metrics.Counter
 	// set registers the gaps counter of each reason on first use.
 	set *metrics.Set
 }
@@ -195,6 +199,7 @@ func NewFanout(cfg FanoutConfig, local Invalidator, log *slog.Logger, m *metrics
 		wake: make(chan struct{}, 1),
 	}
 	f.pubUp.Store(true)
+	f.SetKeys(nil) // until the caller's SetKeys: unsigned
 	f.m = fanoutMetrics{
 		lag:       m.GetOrCreateHistogram("ramjet_purge_fanout_lag_seconds"),
 		flushes:   m.GetOrCreateCounter("ramjet_purge_fanout_flushes_total"),
@@ -202,6 +207,9 @@ func NewFanout(cfg FanoutConfig, local Invalidator, log *slog.Logger, m *metrics
 		applied:   m.GetOrCreateCounter("ramjet_purge_fanout_applied_total"),
 		dropped:   m.GetOrCreateCounter("ramjet_purge_fanout_dropped_total"),
 		set:       m,
+		// entries ignored because no key verifies them (sign.go)
+		unverified: m.GetOrCreateCounter("ramjet_purge_fanout_unverified_total"),
+		copies:     m.GetOrCreateCounter("ramjet_purge_fanout_copies_total"),
 	}
 	m.GetOrCreateGauge("ramjet_purge_fanout_queue", func() float64 { return float64(f.queued()) })
 	m.GetOrCreateGauge("ramjet_redis_connected", func() float64 {
@@ -482,7 +490,7 @@ func (f *Fanout) xadd(ctx context.Context, batch []pending, args *[]any) error {
 			continue
 		}
 		// XAdd copies Values into the command, so args is reused.
-		*args = append((*args)[:0], "node", f.cfg.Node, "cmd", body, "ts", p.ts)
+		*args = f.entryValues(*args, p, body)
 		pipe.XAdd(ctx, &redis.XAddArgs{
 			Stream: f.cfg.Stream,
 			MaxLen: f.cfg.MaxLen,

@@ -267,6 +267,10 @@ func (f *Fanout) apply(msg redis.XMessage) {
 	}
 	f.cur.id = id
 	f.cur.seen++
+	if err := f.verify(msg); err != nil {
+		f.reject(msg, err) // passed, not a gap: nothing was lost
+		return
+	}
 	if node, _ := msg.Values["node"].(string); node == f.cfg.Node {
 		return
 	}

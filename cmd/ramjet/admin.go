@@ -19,8 +19,12 @@ import (
 // set), POST /purge and POST /reopen-logs (ramjet reopen-logs).
 func (d *daemon) adminHandler() fasthttp.RequestHandler {
 	token := d.cfg.Admin.Token
+	guard := purge.NewHostGuard(d.cfg.Admin.Names)
 	return func(ctx *fasthttp.RequestCtx) {
 		d.proxy.RealClient(ctx) // admin_allow judges the client a trusted proxy names
+		if !guard.Check(ctx) {  // a browser's request on a page's behalf
+			return
+		}
 		switch string(ctx.Path()) {
 		case "/healthz":
 			d.health(ctx)
@@ -52,18 +56,29 @@ func (d *daemon) adminHandler() fasthttp.RequestHandler {
 // start, like the admin listener) and the sites' own tokens, which a
 // reload replaces.
 func (d *daemon) newAPI(cfg *conf.Config) (*purge.API, error) {
-	var sites []purge.SiteToken
+	tokens, err := d.purgeTokens(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return purge.NewAPI(purge.APIConfig{Token: tokens.Operator, Allow: prefixes(d.cfg.Purge.AdminAllow),
+		Sites: tokens.Sites, ScopeOf: d.proxy.ScopeOf}, d.hub), nil
+}
+
+// purgeTokens are the tokens that purge, in the admin API and in PURGE
+// requests: the operator's (fixed at start, like the admin listener) and
+// cfg's sites' own (token files read now).
+func (d *daemon) purgeTokens(cfg *conf.Config) (purge.Tokens, error) {
+	t := purge.Tokens{Operator: d.cfg.Admin.Token}
 	for i := range cfg.Hosts {
 		tok, err := cfg.Hosts[i].SiteToken()
 		if err != nil {
-			return nil, fmt.Errorf("hosts[%d]: %w", i, err)
+			return t, fmt.Errorf("hosts[%d]: %w", i, err)
 		}
 		if tok != "" {
-			sites = append(sites, purge.SiteToken{Token: tok, Site: proxy.SiteScope(cfg.Hosts[i].Names)})
+			t.Sites = append(t.Sites, purge.SiteToken{Token: tok, Site: proxy.SiteScope(cfg.Hosts[i].Names)})
 		}
 	}
-	return purge.NewAPI(purge.APIConfig{Token: d.cfg.Admin.Token, Allow: prefixes(d.cfg.Purge.AdminAllow),
-		Sites: sites, ScopeOf: d.proxy.ScopeOf}, d.hub), nil
+	return t, nil
 }
 
 // serveReopenLogs reopens the access log files and says whether every
@@ -71,8 +86,8 @@ func (d *daemon) newAPI(cfg *conf.Config) (*purge.API, error) {
 // writing to the old ones).
 func (d *daemon) serveReopenLogs(ctx *fasthttp.RequestCtx) {
 	if !ctx.IsPost() {
-		ctx.Response.Header.Set("Allow", "POST")
 		ctx.Error("POST only\n", fasthttp.StatusMethodNotAllowed)
+		ctx.Response.Header.Set("Allow", "POST")
 		return
 	}
 	if err := d.reopenLogs("admin API"); err != nil {
@@ -162,8 +177,8 @@ func requireToken(ctx *fasthttp.RequestCtx, token string) bool {
 	if authorized(ctx, token) {
 		return true
 	}
+	ctx.Error("unauthorized\n", fasthttp.StatusUnauthorized) // resets the header: the challenge comes after
 	ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="ramjet"`)
-	ctx.Error("unauthorized\n", fasthttp.StatusUnauthorized)
 	return false
 }
 

@@ -253,6 +253,14 @@ func (d *daemon) startFanout(ctx context.Context) (*purge.Fanout, error) {
 	if err != nil {
 		return nil, err
 	}
+	keys, err := d.cfg.Purge.FanoutKeys()
+	if err != nil {
+		return nil, fmt.Errorf("purge: %w", err)
+	}
+	if len(keys) == 0 {
+		d.log.Warn("purge.redis_keys not set: fan-out entries are not signed, and whoever can write to Redis can purge, or flush, every node")
+	}
+	fan.SetKeys(keys)
 	if err := fan.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -333,6 +341,10 @@ func (d *daemon) apply(cfg *conf.Config, raw []byte) error {
 	if err != nil {
 		return errors.Join(err, tlsNext.abort())
 	}
+	keys, err := cfg.Purge.FanoutKeys() // a keys file read now, or nothing changes
+	if err != nil {
+		return errors.Join(fmt.Errorf("purge: %w", err), tlsNext.abort())
+	}
 	pc.AltSvc = d.edge.altSvc() // what runs: tls.http3 applies at restart
 	if err := d.proxy.Reload(context.Background(), pc); err != nil {
 		return errors.Join(err, tlsNext.abort())
@@ -340,6 +352,9 @@ func (d *daemon) apply(cfg *conf.Config, raw []byte) error {
 	tlsNext.commit()
 	d.wafs.Keep(d.wafsInUse)
 	d.api.Store(api)
+	if d.fan != nil {
+		d.fan.SetKeys(keys) // a rotation step: no restart, no lost purge
+	}
 	_ = d.cache.Resize(int64(cfg.Cache.Size)) // cannot fail: checkCacheSize passed
 	if d.private != nil && cfg.Cache.PrivateSize > 0 {
 		_ = d.private.Resize(int64(cfg.Cache.PrivateSize)) // conf's Validate asks for at least 1 MiB
@@ -361,6 +376,10 @@ func (d *daemon) apply(cfg *conf.Config, raw []byte) error {
 // commit (wafsInUse) drops what no generation needs.
 func (d *daemon) proxyConfig(cfg *conf.Config, raw []byte) (proxy.Config, error) {
 	pc := proxyConfig(cfg)
+	var err error
+	if pc.PurgeTokens, err = d.purgeTokens(cfg); err != nil {
+		return pc, err
+	}
 	start := time.Now()
 	sets, err := attachWAF(&pc, cfg, d.wafs)
 	if err != nil {
