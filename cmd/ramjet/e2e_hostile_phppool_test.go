@@ -20,7 +20,7 @@ import (
 // bare NAME in php.env passes ramjet's value on.
 func TestPHPGetsNoneOfRamjetsEnvironment(t *testing.T) {
 	t.Parallel()
-	root := phpDocroot(t)
+	root := identityDocroot(t)
 	rj := testbed.NewRamjet(t)
 	rj.Env = []string{"RAMJET_TEST_SECRET=hunter2", "RAMJET_PASSED=given"}
 	rj.Start(t, "--config", phpConfig(t, root, "workers: 1\nenv: [APP_ENV=prod, RAMJET_PASSED]"))
@@ -51,7 +51,7 @@ func TestPackagedLayoutRunsPHPAsTheSitesUserWithoutCapabilities(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	root := phpDocroot(t)
+	root := identityDocroot(t)
 	cfg := publicConfig(t, phpConfig(t, root, "workers: 2\nuser: www-data\ngroup: www-data"))
 	rj := testbed.NewRamjet(t)
 	rj.Binary = asServiceUser(t, "daemon", unitCaps)
@@ -132,6 +132,15 @@ func asServiceUser(t *testing.T, name, caps string) string {
 	return wrapper
 }
 
+// identityDocroot is phpDocroot with identity.php, which shows who PHP
+// runs as: uid, gid, capabilities, environment.
+func identityDocroot(t *testing.T) string {
+	t.Helper()
+	root := phpDocroot(t)
+	copyFile(t, "../../phppool/testdata/identity.php", filepath.Join(root, "identity.php"), 0o644)
+	return root
+}
+
 // publicConfig makes the config file at path readable by every user.
 func publicConfig(t *testing.T, path string) string {
 	t.Helper()
@@ -159,4 +168,3 @@ func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
-
