@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -72,4 +73,34 @@ func dialRamjet(t *testing.T, rj *testbed.Ramjet) net.Conn {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestPHPReadsTheBodyTheWAFInspected: with the WAF on, a form body past
+// the server's 64 KiB buffer is read once, by the WAF, and PHP gets that
+// very buffer, whole (and chunked: PHP still gets CONTENT_LENGTH).
+func TestPHPReadsTheBodyTheWAFInspected(t *testing.T) {
+	t.Parallel()
+	root := phpDocroot(t)
+	rj := startRamjet(t, "", "--config", testbed.WriteConfig(t, "", fmt.Sprintf(`defaults:
+  docroot:
+    root: %q
+    php: {workers: 1}
+  waf:
+    mode: block
+`, root)))
+	c := &http.Client{Timeout: 20 * time.Second}
+	field := strings.Repeat("z", 300<<10)
+	for _, chunked := range []bool{false, true} {
+		var body io.Reader = strings.NewReader("big=" + field)
+		if chunked {
+			body = io.MultiReader(body) // no length: sent chunked
+		}
+		r, err := tryDo(c, "POST", rj.URL+"/form.php", body, "Content-Type: application/x-www-form-urlencoded")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != 200 || !strings.Contains(string(r.Body), "post.big: "+field+"\n") {
+			t.Fatalf("chunked %v: %d, body of %d bytes: %.200q", chunked, r.Status, len(r.Body), r.Body)
+		}
+	}
 }
