@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,11 +53,32 @@ func TestPackagedLayoutRunsPHPAsTheSitesUserWithoutCapabilities(t *testing.T) {
 		t.Skip(err)
 	}
 	root := identityDocroot(t)
+	// The site's files are its user's alone, as README's per-site setup
+	// has them: ramjet reads the static ones with CAP_DAC_READ_SEARCH.
+	uid, gid := atoiT(t, www.Uid), atoiT(t, www.Gid)
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if err := os.Lchown(p, uid, gid); err != nil {
+			return err
+		}
+		return os.Chmod(p, info.Mode().Perm()&^0o007)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := publicConfig(t, phpConfig(t, root, "workers: 2\nuser: www-data\ngroup: www-data"))
 	rj := testbed.NewRamjet(t)
 	rj.Binary = asServiceUser(t, "daemon", unitCaps)
 	rj.Start(t, "--config", cfg)
-	r := get(t, &http.Client{Timeout: 10 * time.Second}, rj.URL+"/identity.php")
+	c := &http.Client{Timeout: 10 * time.Second}
+	mustStatus(t, get(t, c, rj.URL+"/static/style.css"), 200, "a static file of the site's user alone")
+	r := get(t, c, rj.URL+"/identity.php")
 	mustStatus(t, r, 200, "identity.php")
 	for _, want := range []string{"uid " + www.Uid + "\n", "gid " + www.Gid + "\n", "CapInh:\t0000000000000000\n",
 		"CapPrm:\t0000000000000000\n", "CapEff:\t0000000000000000\n", "CapAmb:\t0000000000000000\n"} {
@@ -148,6 +170,15 @@ func publicConfig(t *testing.T, path string) string {
 	dst := filepath.Join(dir, "ramjet.yaml")
 	copyFile(t, path, dst, 0o644)
 	return dst
+}
+
+func atoiT(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
