@@ -53,32 +53,64 @@ func startSpool(out Output, done func()) (*outputSpool, error) {
 // pump copies the output into the file until it ends, the client's side
 // is gone (the rest is then drained by the pool) or spoolAhead is
 // reached (then it waits for the client).
+//
+// Pieces that have arrived together (php-cgi's records are 4–8 KB) are
+// gathered into one write of up to spoolChunk, and the client's side is
+// woken once per write.
 func (s *outputSpool) pump(out Output) {
 	defer s.release()
+	bp := chunkBufs.Get().(*[]byte)
+	defer chunkBufs.Put(bp)
+	acc := (*bp)[:0]
 	for {
 		b, err := out.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				err = nil
+				err = s.publish(acc)
 			}
 			s.end(err)
 			return
 		}
-		if !s.room(int64(len(b))) {
-			_ = out.Close() // the client went away: the pool drains the rest
-			s.end(nil)
+		if len(acc)+len(b) <= cap(acc) {
+			acc = append(acc, b...) // b is valid only until the next piece
+			if out.Buffered() > 0 && len(acc) < cap(acc) {
+				continue // more has arrived already
+			}
+			b = nil
+		}
+		err = s.publish(acc)
+		if err == nil && len(b) > 0 {
+			err = s.publish(b)
+		}
+		acc = acc[:0]
+		if err != nil {
+			_ = out.Close() // the client went away or the file failed: the pool drains the rest
+			s.end(err)
 			return
 		}
-		if _, werr := s.f.Write(b); werr != nil {
-			_ = out.Close()
-			s.end(fmt.Errorf("docroot: spool php output: %w", werr))
-			return
-		}
-		s.mu.Lock()
-		s.written += int64(len(b))
-		s.cond.Broadcast()
-		s.mu.Unlock()
 	}
+}
+
+// errAbandoned: the client's side is gone; the output is not wanted.
+var errAbandoned = errors.New("docroot: php output abandoned by its client")
+
+// publish appends b to the file, within spoolAhead of the client, and
+// wakes the client's side.
+func (s *outputSpool) publish(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if !s.room(int64(len(b))) {
+		return errAbandoned
+	}
+	if _, err := s.f.Write(b); err != nil {
+		return fmt.Errorf("docroot: spool php output: %w", err)
+	}
+	s.mu.Lock()
+	s.written += int64(len(b))
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	return nil
 }
 
 // room waits until n more bytes fit within spoolAhead of the client; it
