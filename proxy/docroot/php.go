@@ -123,13 +123,7 @@ func (h *Handler) readBody(out Output, resp *fasthttp.Response, script string, c
 		resp.AppendBody(b)
 	}
 	h.running.add() // until the pump and the client's stream are done: Close waits for them
-	sp, err := startSpool(out, func() { cleanup(); h.running.done() })
-	if err != nil {
-		h.running.done()
-		_ = out.Close() // the rest is drained; the error to report is the spool's
-		cleanup()
-		return fmt.Errorf("docroot: %s: %w", script, err)
-	}
+	sp := startSpool(out, func() { cleanup(); h.running.done() })
 	head := append([]byte(nil), resp.Body()...)
 	resp.SetBodyStream(&scriptBody{head: head, spool: sp}, -1)
 	return nil
@@ -164,8 +158,6 @@ type scriptBody struct {
 	closed bool
 }
 
-var chunkBufs = sync.Pool{New: func() any { b := make([]byte, spoolChunk); return &b }}
-
 func (b *scriptBody) Read(p []byte) (int, error) {
 	if len(b.head) > 0 {
 		n := copy(p, b.head)
@@ -190,17 +182,14 @@ func (b *scriptBody) WriteTo(w io.Writer) (int64, error) {
 	}
 	bp := chunkBufs.Get().(*[]byte)
 	defer chunkBufs.Put(bp)
+	buf := (*bp)[:cap(*bp)]
 	for {
-		n, err := b.spool.next(*bp)
-		if errors.Is(err, io.EOF) {
-			return total, nil // the end of the output is no error
-		}
-		if err != nil {
-			return total, err
-		}
-		n, err = w.Write((*bp)[:n])
+		n, err := b.spool.writeNext(w, buf)
 		total += int64(n)
-		if err != nil {
+		switch {
+		case errors.Is(err, io.EOF):
+			return total, nil // the end of the output is no error
+		case err != nil:
 			return total, err
 		}
 	}

@@ -58,10 +58,7 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 func TestSpoolTakesTheOutputBeforeTheClientReadsIt(t *testing.T) {
 	out := newPiecesOutput()
 	done := make(chan struct{})
-	s, err := startSpool(out, func() { close(done) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := startSpool(out, func() { close(done) })
 	var want bytes.Buffer
 	for i := range 50 {
 		p := bytes.Repeat([]byte{byte('a' + i%26)}, 10000+i)
@@ -96,10 +93,7 @@ func TestSpoolTakesTheOutputBeforeTheClientReadsIt(t *testing.T) {
 // arrives, before the output ends.
 func TestSpoolStreamsWhileThePumpWrites(t *testing.T) {
 	out := newPiecesOutput()
-	s, err := startSpool(out, func() {})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := startSpool(out, func() {})
 	body := &scriptBody{spool: s}
 	defer body.Close()
 	buf := make([]byte, 100)
@@ -121,10 +115,7 @@ func TestSpoolStreamsWhileThePumpWrites(t *testing.T) {
 func TestSpoolAbandonedByTheClientLetsTheOutputGo(t *testing.T) {
 	out := newPiecesOutput()
 	done := make(chan struct{})
-	s, err := startSpool(out, func() { close(done) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := startSpool(out, func() { close(done) })
 	out.pieces <- []byte("first")
 	body := &scriptBody{spool: s}
 	body.Close()
@@ -169,5 +160,40 @@ func TestRequestBodyIsReadWholeBeforePHP(t *testing.T) {
 				t.Fatalf("body of %d bytes (length %d), %v; want %d", len(got), n, err, len(tt.body))
 			}
 		})
+	}
+}
+
+// TestSpoolKeepsTheOrderAcrossMemoryAndFile: output that goes to memory,
+// overflows to the file, is caught up with and goes to memory again
+// reaches the client in order, whatever the two sides' pace.
+func TestSpoolKeepsTheOrderAcrossMemoryAndFile(t *testing.T) {
+	out := newPiecesOutput()
+	s := startSpool(out, func() {})
+	body := &scriptBody{spool: s}
+	defer body.Close()
+	var want bytes.Buffer
+	go func() {
+		for i := range 400 {
+			p := bytes.Repeat([]byte{byte(i)}, 1+(i*7919)%30000)
+			want.Write(p)
+			out.pieces <- p
+		}
+		close(out.pieces)
+	}()
+	var got bytes.Buffer
+	buf := make([]byte, 70000)
+	for i := 0; ; i++ {
+		n, err := body.Read(buf[:1+(i*104729)%len(buf)])
+		got.Write(buf[:n])
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-out.ended
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("client got %d bytes, want %d (or in another order)", got.Len(), want.Len())
 	}
 }
