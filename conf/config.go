@@ -259,9 +259,10 @@ type PHP struct {
 	QueueWait      Duration `yaml:"queue_wait"`      // wait for a free worker, then 503
 	RequestTimeout Duration `yaml:"request_timeout"` // kill a worker stuck this long (504); 0 = none
 	SlowRequest    Duration `yaml:"slow_request"`    // log requests slower than this; 0 = off
-	User           string   `yaml:"user"`            // run workers as this user when ramjet is root
-	Group          string   `yaml:"group"`           // and this group
-	Env            []string `yaml:"env"`             // "NAME=value" added to the workers' environment
+	User           string   `yaml:"user"`            // run workers as this user: never root, never ramjet's own
+	Group          string   `yaml:"group"`           // and this group; "" = the user's primary group
+	SharedUser     bool     `yaml:"shared_user"`     // let sites with other roots run PHP as the same user
+	Env            []string `yaml:"env"`             // the workers' whole environment: "NAME=value", or "NAME" to pass ramjet's
 	INIFile        string   `yaml:"ini_file"`        // php.ini instead of php-cgi's own (-c); "" = its own
 	INI            []string `yaml:"ini"`             // "key=value" php.ini overrides (-d)
 }

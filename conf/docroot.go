@@ -62,8 +62,8 @@ func (h *PHP) validate(p *problems, path string) {
 	p.nonNegative(path+".request_timeout", h.RequestTimeout)
 	p.nonNegative(path+".slow_request", h.SlowRequest)
 	for i, kv := range h.Env {
-		if name, _, ok := strings.Cut(kv, "="); !ok || !isEnvName(name) {
-			p.add(path+".env["+strconv.Itoa(i)+"]", fmt.Sprintf("%q is not NAME=value", kv))
+		if name, _, _ := strings.Cut(kv, "="); !isEnvName(name) {
+			p.add(path+".env["+strconv.Itoa(i)+"]", fmt.Sprintf("%q is not NAME=value, nor NAME (passed from ramjet's environment)", kv))
 		}
 	}
 	for i, kv := range h.INI {

@@ -2,7 +2,9 @@ package conf
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -31,7 +33,7 @@ func TestValidateDocroot(t *testing.T) {
 		{name: "min above max", set: func(d *Docroot) { d.PHP.MinWorkers = 9 }, want: "min_workers"},
 		{name: "zero queue wait", set: func(d *Docroot) { d.PHP.QueueWait = 0 }, want: "queue_wait"},
 		{name: "negative idle suspend", set: func(d *Docroot) { d.PHP.IdleSuspend = -1 }, want: "idle_suspend"},
-		{name: "env without value", set: func(d *Docroot) { d.PHP.Env = []string{"JUSTNAME"} }, want: "php.env[0]"},
+		{name: "env name passed from ramjet's", set: func(d *Docroot) { d.PHP.Env = []string{"JUSTNAME"} }},
 		{name: "env bad name", set: func(d *Docroot) { d.PHP.Env = []string{"1X=2"} }, want: "php.env[0]"},
 		{name: "ini with newline", set: func(d *Docroot) { d.PHP.INI = []string{"a=1\nb=2"} }, want: "php.ini[0]"},
 		{name: "unknown engine", set: func(d *Docroot) { d.PHP.Engine = "fpm" }, want: "defaults.docroot.php.engine"},
@@ -126,5 +128,82 @@ func TestHtaccessSwitchReadsOnAndOff(t *testing.T) {
 		case !tt.bad && bool(cfg.Defaults.Docroot.Htaccess) != tt.want:
 			t.Errorf("%s: %v", tt.value, cfg.Defaults.Docroot.Htaccess)
 		}
+	}
+}
+
+// TestCheckRefusesPHPAsRamjetOrSharedBetweenSites: a docroot site's PHP
+// needs a user of its own: not none, not root, not the user or group
+// ramjet runs as (the test's), and not another site's unless both say
+// php.shared_user.
+func TestCheckRefusesPHPAsRamjetOrSharedBetweenSites(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	me, err := user.LookupId(strconv.Itoa(os.Geteuid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := "nobody"
+	if me.Username == other {
+		other = "daemon"
+	}
+	ou, err := user.Lookup(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherGroup := ou.Gid
+	// Run as root (the e2e's TestCheckRefusesPHPAsRamjetsOwnUser runs
+	// check as another user), ramjet's own user and group are root's.
+	ownUser := "hosts[0].docroot.php.user: \"" + me.Username + "\" (uid " + me.Uid + ") is the user ramjet runs as"
+	ownGroup := "hosts[0].docroot.php.group: gid " + strconv.Itoa(os.Getegid()) + " is the group ramjet runs as"
+	if os.Geteuid() == 0 {
+		ownUser = "hosts[0].docroot.php.user: \"root\" is root"
+	}
+	if os.Getegid() == 0 {
+		ownGroup = "hosts[0].docroot.php.group: gid 0 (root's group)"
+	}
+	site := func(root, php string) string {
+		return "    docroot:\n      root: " + root + "\n      php: {" + php + "}\n"
+	}
+	tests := []struct {
+		name string
+		yaml string
+		want []string // "" in the list: valid
+	}{
+		{"one site with its own user", "hosts:\n  - names: [a.test]\n" + site(a, "user: "+other+", group: "+otherGroup), nil},
+		{"no user", "hosts:\n  - names: [a.test]\n" + site(a, `user: ""`), []string{"t.yaml:5: hosts[0].docroot.php.user: must name the user"}},
+		{"unknown user", "hosts:\n  - names: [a.test]\n" + site(a, "user: no-such-user-x"), []string{"hosts[0].docroot.php.user: no user \"no-such-user-x\""}},
+		{"root", "hosts:\n  - names: [a.test]\n" + site(a, "user: root"), []string{"hosts[0].docroot.php.user: \"root\" is root"}},
+		{"ramjet's own user", "hosts:\n  - names: [a.test]\n" + site(a, "user: "+me.Username+", group: "+otherGroup), []string{ownUser}},
+		{"ramjet's own group", "hosts:\n  - names: [a.test]\n" + site(a, "user: "+other+", group: \""+strconv.Itoa(os.Getegid())+"\""),
+			[]string{ownGroup}},
+		{"two sites, one user", "hosts:\n  - names: [a.test]\n" + site(a, "user: "+other) + "  - names: [b.test]\n" + site(b, "user: "+other),
+			[]string{"t.yaml:5: hosts[0].docroot.php.user: \"" + other + "\" also runs the PHP of hosts[1]", "t.yaml:9: hosts[1].docroot.php.user: \"" + other + "\" also runs the PHP of hosts[0]"}},
+		{"two sites, one user, one says shared", "hosts:\n  - names: [a.test]\n" + site(a, "user: "+other+", shared_user: true") + "  - names: [b.test]\n" + site(b, "user: "+other),
+			[]string{"hosts[1].docroot.php.user: \"" + other + "\" also runs the PHP of hosts[0]"}},
+		{"two sites, one user, both say shared", "hosts:\n  - names: [a.test]\n" + site(a, "user: "+other+", shared_user: true") + "  - names: [b.test]\n" + site(b, "user: "+other+", shared_user: true"), nil},
+		{"two names, one root", "hosts:\n  - names: [a.test]\n" + site(a, "user: "+other) + "  - names: [b.test]\n" + site(a, "user: "+other), nil},
+		{"the defaults' root and a host's own, one user", "defaults:\n  docroot:\n    root: " + a + "\n    php: {user: " + other + "}\nhosts:\n  - names: [b.test]\n    docroot: {root: " + b + "}\n",
+			[]string{"defaults.docroot.php.user: \"" + other + "\" also runs the PHP of hosts[0]", "hosts[0].docroot.php.user: \"" + other + "\" also runs the PHP of defaults"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml), "t.yaml")
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Parse:\n%s\nerr %v, want ok", tt.yaml, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Parse:\n%s\nok, want %q", tt.yaml, tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Parse:\n%s\nerr %v\nwant %q", tt.yaml, err, w)
+				}
+			}
+			if n := len(flatten(err)); n != len(tt.want) {
+				t.Errorf("%d problems, want %d: %v", n, len(tt.want), err)
+			}
+		})
 	}
 }

@@ -29,6 +29,7 @@ func (c *Config) Validate() error {
 	c.RealIP.validate(&p)
 	c.Defaults.validate(&p, "defaults", nil)
 	c.validateHosts(&p)
+	c.validatePHPSites(&p)
 	return errors.Join(p...)
 }
 

@@ -3,8 +3,10 @@
 // worker that serves requests one after another (Conn.Do), and parsing the
 // CGI response head (Status, Location, headers) from the start of STDOUT.
 //
-// It also owns the php-cgi processes (Pool): starting them as an
-// unprivileged user when ramjet runs as root, idle suspend with
+// It also owns the php-cgi processes (Pool): starting them as a user
+// that is neither root nor ramjet's own (root, or a non-root ramjet with
+// CAP_SETUID and CAP_SETGID; caps.go keeps ramjet's capabilities from
+// reaching PHP), with only the environment the pool's config gives, idle suspend with
 // SIGSTOP/SIGCONT, idle exit, recycling, killing requests that run too
 // long, replacing dead workers, and graceful Shutdown for reloads. It does
 // no HTTP routing and must not import proxy, purge or conf, and it does

@@ -118,7 +118,7 @@ func (m *master) start() (*masterProc, error) {
 	// it even when ramjet is killed outright; suspended ones get it when
 	// the group, orphaned with stopped members, is sent SIGHUP and SIGCONT.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
+	if err := startWithoutCaps(cmd); err != nil {
 		return nil, fmt.Errorf("phppool: start %s: %w", p.bin, err)
 	}
 	mp := &masterProc{cmd: cmd, pid: cmd.Process.Pid, sock: sock, exited: make(chan struct{})}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -70,15 +71,19 @@ type Config struct {
 	// SCRIPT_FILENAME, worker pid and duration. 0 logs none.
 	SlowRequest time.Duration
 
-	// User and Group are who the workers run as when ramjet runs as root,
-	// so PHP never holds root: User "" means "nobody", Group "" means the
-	// user's primary group (nogroup for nobody on Debian), and
-	// supplementary groups are dropped. New refuses uid or gid 0. When
-	// ramjet is not root the workers run as ramjet's user; a User naming
-	// someone else is logged as a warning and ignored (as php-fpm does).
+	// User and Group are who the workers run as: User "" means "nobody",
+	// Group "" means the user's primary group (nogroup for nobody on
+	// Debian), and supplementary groups are dropped. New refuses uid or
+	// gid 0 and ramjet's own uid or gid (ErrOwnUser), and a ramjet that
+	// is neither root nor holds CAP_SETUID and CAP_SETGID
+	// (ErrCannotSwitch). Workers never inherit ramjet's capabilities.
 	User, Group string
 
-	Env     []string // extra environment ("KEY=value"), after ramjet's own
+	// Env is the workers' whole environment besides the pool's own
+	// PHP_FCGI_* settings: "NAME=value", or "NAME" for ramjet's own value
+	// (left out when ramjet has none). Nothing else of ramjet's
+	// environment reaches PHP, as with php-fpm's clear_env and env[NAME].
+	Env     []string
 	INIFile string   // php.ini to use instead of php-cgi's own (-c); "" keeps it
 	INI     []string // "key=value" overrides, each passed as -d key=value
 }
@@ -112,7 +117,7 @@ type Pool struct {
 	bin   string
 	args  []string // -c and -d
 	env   []string
-	cred  *syscall.Credential // nil: workers run as ramjet's user
+	cred  *syscall.Credential // never nil: New refuses to run workers as ramjet's user
 	socks *sockets            // set by Start
 	log   *slog.Logger
 	stats counters
@@ -149,7 +154,8 @@ func New(cfg Config, log *slog.Logger) (*Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("phppool: pool %q: %w", cfg.Name, err)
 	}
-	cred, err := workerCredential(cfg.User, cfg.Group, os.Geteuid(), log)
+	euid := os.Geteuid()
+	cred, err := workerCredential(cfg.User, cfg.Group, identity{euid: euid, egid: os.Getegid(), canSwitch: canSwitchUser(euid)})
 	if err != nil {
 		return nil, fmt.Errorf("phppool: pool %q: %w", cfg.Name, err)
 	}
@@ -167,13 +173,28 @@ func New(cfg Config, log *slog.Logger) (*Pool, error) {
 	for _, kv := range cfg.INI {
 		p.args = append(p.args, "-d", kv)
 	}
-	p.env = append(os.Environ(), cfg.Env...)
+	p.env = workerEnv(cfg.Env, os.LookupEnv)
 	if cfg.Engine == EngineSeparate {
 		p.eng = separate{p}
 	} else {
 		p.eng = &master{p: p}
 	}
 	return p, nil
+}
+
+// workerEnv is a worker's environment from Config.Env: "NAME=value"
+// as it is, "NAME" with lookup's value, if any. Never nil: a nil
+// exec.Cmd.Env would hand the worker ramjet's whole environment.
+func workerEnv(list []string, lookup func(string) (string, bool)) []string {
+	env := make([]string, 0, len(list)+2)
+	for _, kv := range list {
+		if strings.Contains(kv, "=") {
+			env = append(env, kv)
+		} else if v, ok := lookup(kv); ok {
+			env = append(env, kv+"="+v)
+		}
+	}
+	return env
 }
 
 func withDefaults(cfg Config) Config {

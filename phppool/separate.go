@@ -53,7 +53,7 @@ func (e separate) spawnOnce(ctx context.Context) (*worker, error) {
 	// SIGHUP from killing (suspended) workers; Pdeathsig ends them with
 	// ramjet even if ramjet is killed outright.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := startWithoutCaps(cmd); err != nil {
 		return nil, fmt.Errorf("phppool: start %s: %w", p.bin, err)
 	}
 	w := &worker{pid: cmd.Process.Pid, cmd: cmd, sock: addr, started: time.Now(), exited: make(chan struct{})}

@@ -13,11 +13,13 @@ import (
 // Workers listen on Unix sockets, not loopback TCP: php-cgi writes a
 // response in several small writes, and over TCP Nagle on its side plus
 // delayed ACKs on ours stalled responses of 16 KB and more by ~40 ms.
-// The directory is mode 0700 and belongs to the workers' user, so only
-// they and ramjet (root) can reach a worker.
+// The directory belongs to the workers' user, which creates the sockets,
+// and to ramjet's group, mode 0710: ramjet (root or not) may reach a
+// socket in it, and nobody else may reach a worker, nor list the sockets.
 type sockets struct {
-	dir string
-	n   atomic.Uint64
+	dir    string
+	handed bool // chowned to the workers' user
+	n      atomic.Uint64
 }
 
 func newSockets(cred *syscall.Credential) (*sockets, error) {
@@ -26,12 +28,17 @@ func newSockets(cred *syscall.Credential) (*sockets, error) {
 		return nil, fmt.Errorf("phppool: socket directory: %w", err)
 	}
 	if cred != nil {
-		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+		// chmod first: once the workers' user owns it, only CAP_FOWNER could.
+		err := os.Chmod(dir, 0o710)
+		if err == nil {
+			err = os.Chown(dir, int(cred.Uid), os.Getegid())
+		}
+		if err != nil {
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("phppool: socket directory: %w", err)
 		}
 	}
-	return &sockets{dir: dir}, nil
+	return &sockets{dir: dir, handed: cred != nil}, nil
 }
 
 // next names a fresh socket: never reused, so a dead worker's leftover
@@ -42,6 +49,13 @@ func (s *sockets) next() string {
 
 // remove deletes the directory once no worker runs.
 func (s *sockets) remove() error {
+	if s.handed {
+		// Taken back first: a non-root ramjet may not delete the sockets
+		// in a directory of the workers' user.
+		if err := os.Chown(s.dir, os.Geteuid(), os.Getegid()); err != nil {
+			return fmt.Errorf("phppool: remove socket directory: %w", err)
+		}
+	}
 	if err := os.RemoveAll(s.dir); err != nil {
 		return fmt.Errorf("phppool: remove socket directory: %w", err)
 	}

@@ -3,30 +3,35 @@ package phppool
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"os/user"
 	"strconv"
 	"syscall"
 )
 
-// errRootWorker: the configured user or group is root.
-var errRootWorker = errors.New("php workers must not run as root")
+// Credential errors, for errors.Is.
+var (
+	// errRootWorker: the configured user or group is root.
+	errRootWorker = errors.New("php workers must not run as root")
+	// ErrOwnUser: the configured user or group is ramjet's own: PHP could
+	// read ramjet's config (its tokens), write its logs and signal it.
+	ErrOwnUser = errors.New("php workers must not run as ramjet's own user or group")
+	// ErrCannotSwitch: ramjet is neither root nor holds CAP_SETUID and
+	// CAP_SETGID, so it cannot start workers as another user.
+	ErrCannotSwitch = errors.New("starting php workers as another user needs root or CAP_SETUID and CAP_SETGID (the packaged unit grants them)")
+)
 
-// workerCredential returns who workers run as. Unless ramjet runs as root
-// (euid 0) that is ramjet's own user (nil); a User naming someone else is
-// only logged, as php-fpm does, since switching needs root. As root it is
-// User (default "nobody") with Group (default the user's primary group)
-// and no supplementary groups, so PHP never holds root's.
-func workerCredential(userName, groupName string, euid int, log *slog.Logger) (*syscall.Credential, error) {
-	if euid != 0 {
-		if userName != "" {
-			if u, err := lookupUser(userName); err != nil || u.Uid != strconv.Itoa(euid) {
-				log.Warn("not running as root: php workers run as ramjet's user, not the configured one",
-					"user", userName, "euid", euid)
-			}
-		}
-		return nil, nil
-	}
+// identity is who ramjet runs as, and whether it may switch users.
+type identity struct {
+	euid, egid int
+	canSwitch  bool // root, or CAP_SETUID and CAP_SETGID effective
+}
+
+// workerCredential returns who workers run as: User (default "nobody")
+// with Group (default the user's primary group) and no supplementary
+// groups, so PHP never holds root's or ramjet's. It is never root and
+// never ramjet's own user or group, and it needs ramjet to be able to
+// switch to it (root, or the capabilities the packaged unit grants).
+func workerCredential(userName, groupName string, id identity) (*syscall.Credential, error) {
 	if userName == "" {
 		userName = "nobody"
 	}
@@ -50,8 +55,14 @@ func workerCredential(userName, groupName string, euid int, log *slog.Logger) (*
 	if err != nil {
 		return nil, fmt.Errorf("worker group %q: gid %q: %w", groupName, gid, err)
 	}
-	if uid == 0 || g == 0 {
+	switch {
+	case uid == 0 || g == 0:
 		return nil, fmt.Errorf("user %q (uid %d), gid %d: %w", userName, uid, g, errRootWorker)
+	case int(uid) == id.euid || int(g) == id.egid:
+		return nil, fmt.Errorf("user %q (uid %d), gid %d; ramjet runs as uid %d, gid %d: %w",
+			userName, uid, g, id.euid, id.egid, ErrOwnUser)
+	case !id.canSwitch:
+		return nil, fmt.Errorf("user %q: %w", userName, ErrCannotSwitch)
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(g), Groups: []uint32{}}, nil
 }

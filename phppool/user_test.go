@@ -5,38 +5,41 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 )
 
-func TestWorkerCredentialNeverRoot(t *testing.T) {
+func TestWorkerCredentialNeverRootNorRamjetsOwn(t *testing.T) {
 	nobody, err := user.Lookup("nobody")
 	if err != nil {
 		t.Fatalf("no nobody user: %v", err)
 	}
 	uid, _ := strconv.Atoi(nobody.Uid) // system data; a bad uid fails the comparisons below
 	gid, _ := strconv.Atoi(nobody.Gid)
+	asNobody := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+	root := identity{euid: 0, egid: 0, canSwitch: true}
 	tests := []struct {
 		name        string
 		user, group string
-		euid        int
+		id          identity
 		want        *syscall.Credential
 		wantErr     error
-		wantWarning bool
 	}{
-		{"root defaults to nobody and its group", "", "", 0, &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil, false},
-		{"root with a numeric user", nobody.Uid, "", 0, &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil, false},
-		{"root refuses user root", "root", "", 0, nil, errRootWorker, false},
-		{"root refuses group root", "nobody", "0", 0, nil, errRootWorker, false},
-		{"not root runs as itself", "", "", 1000, nil, nil, false},
-		{"not root warns about another user", "nobody", "", uid + 1, nil, nil, true},
+		{"root defaults to nobody and its group", "", "", root, asNobody, nil},
+		{"root with a numeric user", nobody.Uid, "", root, asNobody, nil},
+		{"root refuses user root", "root", "", root, nil, errRootWorker},
+		{"root refuses group root", "nobody", "0", root, nil, errRootWorker},
+		{"not root with the capabilities switches", "nobody", "", identity{euid: uid + 1, egid: gid + 1, canSwitch: true}, asNobody, nil},
+		{"not root without the capabilities refuses", "nobody", "", identity{euid: uid + 1, egid: gid + 1}, nil, ErrCannotSwitch},
+		{"ramjet's own user is refused", "nobody", "", identity{euid: uid, egid: gid + 1, canSwitch: true}, nil, ErrOwnUser},
+		{"ramjet's own group is refused", "nobody", "", identity{euid: uid + 1, egid: gid, canSwitch: true}, nil, ErrOwnUser},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var logs logBuffer
-			got, err := workerCredential(tt.user, tt.group, tt.euid, logs.logger())
+			got, err := workerCredential(tt.user, tt.group, tt.id)
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
 				t.Fatalf("err %v, want %v", err, tt.wantErr)
 			}
@@ -44,8 +47,28 @@ func TestWorkerCredentialNeverRoot(t *testing.T) {
 				(got.Uid != tt.want.Uid || got.Gid != tt.want.Gid || got.Groups == nil || len(got.Groups) != 0) {
 				t.Fatalf("credential %+v, want %+v", got, tt.want)
 			}
-			if warned := strings.Contains(logs.String(), "WARN"); warned != tt.wantWarning {
-				t.Fatalf("warning logged %v, want %v: %s", warned, tt.wantWarning, logs.String())
+		})
+	}
+}
+
+func TestWorkerEnvIsOnlyTheConfiguredOne(t *testing.T) {
+	ramjets := map[string]string{"KEEP": "from-ramjet", "SECRET": "token"}
+	lookup := func(k string) (string, bool) { v, ok := ramjets[k]; return v, ok }
+	tests := []struct {
+		name string
+		list []string
+		want []string
+	}{
+		{"nothing configured: empty, not nil", nil, []string{}},
+		{"values as given", []string{"APP_ENV=prod", "EMPTY="}, []string{"APP_ENV=prod", "EMPTY="}},
+		{"a bare name passes ramjet's value", []string{"KEEP"}, []string{"KEEP=from-ramjet"}},
+		{"a bare name ramjet lacks is left out", []string{"MISSING", "A=1"}, []string{"A=1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := workerEnv(tt.list, lookup)
+			if got == nil || !slices.Equal(got, tt.want) {
+				t.Fatalf("env %q, want %q", got, tt.want)
 			}
 		})
 	}

@@ -126,6 +126,12 @@ func (r *request) newUpstreamRequest(fill bool, bodyLimit int64) *fasthttp.Reque
 		// ramjet can undo.
 		keepDecodableCodings(&req.Header)
 	}
+	if r.body.whole && s.Docroot != nil && (bodyLimit <= 0 || int64(len(r.body.prefix)) <= bodyLimit) {
+		// PHP reads the very buffer the WAF inspected: no stream, so the
+		// docroot need not buffer it again before taking a worker.
+		req.SetBodyRaw(r.body.prefix)
+		return req
+	}
 	if body, n, ok := r.upstreamBody(); ok { // read (in part) by the WAF
 		if bodyLimit > 0 {
 			body = &limitedBody{r: body, left: bodyLimit}

@@ -9,10 +9,14 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// requestBody returns the request body for PHP with its length. PHP reads
-// CONTENT_LENGTH bytes, so a body of unknown length (chunked) is read
-// first: in memory up to MaxBodyInMemory, then spooled to a temporary
-// file. cleanup removes the spool.
+// requestBody returns the request body for PHP with its length, whole:
+// a body still arriving from the client is read to its end before a
+// worker is taken — in memory up to MaxBodyInMemory, then in a temporary
+// file — as nginx buffers client_body before it talks to FastCGI. A
+// client trickling its body (or declaring more than it sends) so holds
+// no worker, and PHP gets CONTENT_LENGTH for a chunked body too. The
+// limit on the whole body is the stream's (the proxy's max_request_body:
+// fasthttp.ErrBodyTooLarge). cleanup closes the spool.
 func (h *Handler) requestBody(req *fasthttp.Request) (io.Reader, int64, func(), error) {
 	nothing := func() {}
 	if !req.IsBodyStream() {
@@ -23,13 +27,21 @@ func (h *Handler) requestBody(req *fasthttp.Request) (io.Reader, int64, func(), 
 		return bytes.NewReader(b), int64(len(b)), nothing, nil
 	}
 	body := req.BodyStream()
-	if n := req.Header.ContentLength(); n >= 0 {
-		return io.LimitReader(body, int64(n)), int64(n), nothing, nil
+	declared := int64(req.Header.ContentLength())
+	if declared >= 0 {
+		body = io.LimitReader(body, declared)
 	}
-	return h.spool(body)
+	r, n, cleanup, err := h.spool(body)
+	if err == nil && declared >= 0 && n != declared {
+		cleanup()
+		return nil, 0, nothing, fmt.Errorf("docroot: read request body: %d of %d bytes: %w", n, declared, io.ErrUnexpectedEOF)
+	}
+	return r, n, cleanup, err
 }
 
-// spool reads a body of unknown length to learn its length.
+// spool reads a body to its end: in memory up to MaxBodyInMemory, the
+// rest after it in a temporary file, unlinked at once (nothing is left
+// behind if ramjet dies).
 func (h *Handler) spool(body io.Reader) (io.Reader, int64, func(), error) {
 	nothing := func() {}
 	var mem bytes.Buffer
@@ -40,14 +52,11 @@ func (h *Handler) spool(body io.Reader) (io.Reader, int64, func(), error) {
 	if n <= h.cfg.MaxBodyInMemory {
 		return &mem, n, nothing, nil
 	}
-	f, err := os.CreateTemp("", "ramjet-body-*")
+	f, err := tempFile("ramjet-body-*")
 	if err != nil {
 		return nil, 0, nothing, fmt.Errorf("docroot: spool request body: %w", err)
 	}
-	cleanup := func() {
-		f.Close()
-		os.Remove(f.Name())
-	}
+	cleanup := func() { _ = f.Close() } // unlinked, read only by us: nothing to lose
 	if _, err := mem.WriteTo(f); err != nil {
 		cleanup()
 		return nil, 0, nothing, fmt.Errorf("docroot: spool request body: %w", err)
@@ -62,4 +71,18 @@ func (h *Handler) spool(body io.Reader) (io.Reader, int64, func(), error) {
 		return nil, 0, nothing, fmt.Errorf("docroot: spool request body: %w", err)
 	}
 	return f, n + rest, cleanup, nil
+}
+
+// tempFile creates an unlinked temporary file in os.TempDir (the unit's
+// private /tmp): its space is freed when it is closed, whatever happens.
+func tempFile(pattern string) (*os.File, error) {
+	f, err := os.CreateTemp("", pattern)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
 }

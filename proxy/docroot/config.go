@@ -35,9 +35,10 @@ type Config struct {
 	FollowSymlinks bool
 	// StaticTTL is how long the cache keeps static files; 0 stores none.
 	StaticTTL time.Duration
-	// MaxBodyInMemory: a request body of unknown length (chunked) is
-	// spooled to a temporary file past this size, since PHP needs
-	// CONTENT_LENGTH. 0 means 1 MiB.
+	// MaxBodyInMemory: a request body still arriving from the client is
+	// read whole before a worker is taken (requestBody), in memory up to
+	// this size and in a temporary file past it. 0 means 64 KiB, what
+	// the server buffers itself (proxy.ServerConfig.BufferBody).
 	MaxBodyInMemory int64
 	// Htaccess reads the .htaccess files from Root down to each
 	// requested directory, as Apache with AllowOverride All does
@@ -120,7 +121,7 @@ func New(cfg Config, php PHP, fallback Upstream) (*Handler, error) {
 		cfg.Index = []string{"index.php", "index.html"}
 	}
 	if cfg.MaxBodyInMemory <= 0 {
-		cfg.MaxBodyInMemory = 1 << 20
+		cfg.MaxBodyInMemory = 64 << 10
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)

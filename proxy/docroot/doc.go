@@ -15,4 +15,8 @@
 // Handler has the origin's shape (Do(req, resp)), so the proxy caches,
 // coalesces and assembles ESI over it unchanged. It must not import proxy
 // or conf; it does not own the PHP workers (phppool does) or the cache.
+//
+// No worker waits on a client: a request body is read whole before a
+// worker is taken (body.go), and output past 1 MiB goes through a spool
+// (spool.go) that frees the worker when the script ends.
 package docroot

@@ -19,24 +19,21 @@ import (
 // bufferedBody is how much of a script's output is read before deciding:
 // a response that ends within it gets a Content-Length, leaves in one
 // write and frees the worker at once (nginx's fastcgi_buffering); a longer
-// one is streamed while the worker writes. At most one such buffer per
-// busy worker exists, so the pool size bounds the memory.
+// one streams through a temporary file (outputSpool), which frees the
+// worker when the script ends. At most one such buffer per busy worker
+// exists, so the pool size bounds the memory.
 const bufferedBody = 1 << 20
-
-// coalesce bounds how much streamed output waits in one write for more
-// that has already arrived (fasthttp writes and flushes every write of a
-// body of unknown length: with php-cgi's 4–8 KB records that was a write
-// system call per record).
-const coalesce = 64 << 10
 
 var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
 
 // servePHP runs the script on the pool and turns its CGI response into
 // resp. The exchange runs on the request's own goroutine: Begin sends the
 // request and waits for the first output, the head and up to bufferedBody
-// of the body are read here, and only a longer output outlives the call,
-// as a body stream that reads the rest from the worker as the client
-// takes it.
+// of the body are read here, and only a longer output outlives the call:
+// a pump spools the rest to a temporary file, freeing the worker when the
+// script ends, and the client's body stream reads it behind the pump.
+// The request body is read whole first (requestBody), so no worker waits
+// on a slow client either way.
 func (h *Handler) servePHP(c phppool.Client, req *fasthttp.Request, resp *fasthttp.Response, t *target, o *htaccess.Outcome) error {
 	if h.php == nil {
 		return ErrNoPHP
@@ -115,7 +112,8 @@ func readHead(br *bufio.Reader, resp *fasthttp.Response, head bool) error {
 }
 
 // readBody collects up to bufferedBody of the output: all of it becomes
-// a plain body; more is streamed, the worker held until the client has it.
+// a plain body; more goes on through an outputSpool, which frees the
+// worker as soon as the script ends, whatever the client's pace.
 func (h *Handler) readBody(out Output, resp *fasthttp.Response, script string, cleanup func()) error {
 	for len(resp.Body()) < bufferedBody {
 		b, err := out.Next()
@@ -129,9 +127,10 @@ func (h *Handler) readBody(out Output, resp *fasthttp.Response, script string, c
 		}
 		resp.AppendBody(b)
 	}
-	h.running.add() // until the stream is closed: Close waits for it
+	h.running.add() // until the pump and the client's stream are done: Close waits for them
+	sp := startSpool(out, func() { cleanup(); h.running.done() })
 	head := append([]byte(nil), resp.Body()...)
-	resp.SetBodyStream(&scriptBody{head: head, out: out, done: func() { cleanup(); h.running.done() }}, -1)
+	resp.SetBodyStream(&scriptBody{head: head, spool: sp}, -1)
 	return nil
 }
 
@@ -156,15 +155,12 @@ func (o *outputReader) Read(p []byte) (int, error) {
 }
 
 // scriptBody streams a script's output: head (read while deciding), then
-// the rest as the worker sends it. Close (called by fasthttp when the
-// response is done or abandoned) ends the exchange.
+// the rest from its spool as the pump writes it. Close (called by
+// fasthttp when the response is done or abandoned) lets the spool go.
 type scriptBody struct {
-	head    []byte
-	out     Output
-	pending []byte // what Read has not copied out of the last piece
-	acc     []byte // WriteTo's pieces that wait for the ones already there
-	done    func() // once the exchange is over
-	ended   bool   // the output was read to its end (else Close abandons it)
+	head   []byte
+	spool  *outputSpool
+	closed bool
 }
 
 func (b *scriptBody) Read(p []byte) (int, error) {
@@ -173,61 +169,32 @@ func (b *scriptBody) Read(p []byte) (int, error) {
 		b.head = b.head[n:]
 		return n, nil
 	}
-	for len(b.pending) == 0 {
-		piece, err := b.out.Next()
-		if err != nil {
-			b.ended = errors.Is(err, io.EOF)
-			return 0, err
-		}
-		b.pending = piece
-	}
-	n := copy(p, b.pending)
-	b.pending = b.pending[n:]
-	return n, nil
+	return b.spool.next(p)
 }
 
-// WriteTo writes the output as it arrives: a piece is held back while
-// more has arrived already (up to coalesce), so a fast script's output
-// leaves in large writes while one that flushes and pauses still streams.
+// WriteTo writes the output as it arrives, in writes of whatever the
+// spool holds (up to spoolChunk): a fast script's output leaves in large
+// writes while one that flushes and pauses still streams.
 func (b *scriptBody) WriteTo(w io.Writer) (int64, error) {
 	var total int64
-	write := func(p []byte) error {
-		n, err := w.Write(p)
-		total += int64(n)
-		return err
-	}
 	if len(b.head) > 0 {
-		if err := write(b.head); err != nil {
+		n, err := w.Write(b.head)
+		total += int64(n)
+		if err != nil {
 			return total, err
 		}
 		b.head = nil
 	}
+	bp := chunkBufs.Get().(*[]byte)
+	defer chunkBufs.Put(bp)
+	buf := (*bp)[:cap(*bp)]
 	for {
-		piece, err := b.out.Next()
-		if errors.Is(err, io.EOF) {
-			b.ended = true
-			var werr error
-			if len(b.acc) > 0 {
-				werr = write(b.acc)
-				b.acc = b.acc[:0]
-			}
-			return total, werr // the end of the output is no error
-		}
-		if err != nil {
-			return total, err
-		}
-		if b.out.Buffered() > 0 && len(b.acc)+len(piece) <= coalesce {
-			b.acc = append(b.acc, piece...) // the piece is only valid until the next one
-			continue
-		}
-		if len(b.acc) > 0 {
-			b.acc = append(b.acc, piece...)
-			err = write(b.acc)
-			b.acc = b.acc[:0]
-		} else {
-			err = write(piece)
-		}
-		if err != nil {
+		n, err := b.spool.writeNext(w, buf)
+		total += int64(n)
+		switch {
+		case errors.Is(err, io.EOF):
+			return total, nil // the end of the output is no error
+		case err != nil:
 			return total, err
 		}
 	}
@@ -237,15 +204,10 @@ func (b *scriptBody) WriteTo(w io.Writer) (int64, error) {
 func (b *scriptBody) SupportsBodyWriteTo() bool { return true }
 
 func (b *scriptBody) Close() error {
-	if b.done == nil {
-		return nil
+	if !b.closed {
+		b.closed = true
+		b.spool.abandon() // the pump stops unless the output is complete
 	}
-	if !b.ended {
-		// The client went away: the rest is drained in the background.
-		_ = b.out.Close()
-	}
-	b.done()
-	b.done = nil
 	return nil
 }
 
