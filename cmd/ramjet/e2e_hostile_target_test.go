@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quic-go/qpack"
+
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
@@ -238,5 +240,33 @@ func TestStoredUnderWhatTheOriginGot(t *testing.T) {
 			t.Errorf("%q answered %d %q;\nthe origin's view of it %q answered %q (Cache-Status %q): want the stored answer",
 				req, first.status, first.body, plain, again.body, again.header.Get("Cache-Status"))
 		}
+	}
+}
+
+// HTTP/2's and HTTP/3's :authority is normalised in the same stage as
+// HTTP/1.1's Host: "A.TEST." is a.test, with its WAF and its stored
+// pages; an HTTP/3 host field that disagrees with :authority resets the
+// stream (RFC 9114 4.3.1).
+func TestAuthoritySpellingsKeepTheSitesPolicyOverH2AndH3(t *testing.T) {
+	t.Parallel()
+	o := startOriginWith(t, vhostHTTP, vhostServer)
+	rj := startH3Ramjet(t, newPKI(t), o.URL, "--config", testbed.WriteConfig(t, "", hostileSitesYAML))
+	clients := map[string]*http.Client{"h2": rj.client(t, "h2"), "h3": rj.h3Client(t, nil)}
+	for _, proto := range []string{"h2", "h3"} {
+		c := clients[proto]
+		xss := rj.HTTPS("localhost", "/vh/xss-"+proto+"?q=%3Cscript%3Ealert(document.cookie)%3C%2Fscript%3E")
+		if r := get(t, c, xss, "Host: A.TEST."); r.Status != http.StatusForbidden {
+			t.Errorf("%s :authority A.TEST. with an XSS payload: %d %q, want a.test's WAF to block it (403)", proto, r.Status, r.Body)
+		}
+		page := rj.HTTPS("localhost", "/vh/page-"+proto)
+		first := get(t, c, page, "Host: A.TEST.")
+		again := get(t, c, page, "Host: a.test")
+		if !strings.HasPrefix(string(first.Body), "vhost=A ") || string(again.Body) != string(first.Body) {
+			t.Errorf("%s :authority A.TEST.: %q, then a.test: %q; want a.test's page, stored once for both", proto, first.Body, again.Body)
+		}
+	}
+	raw := dialRawH3(t, rj.TLSAddr, rj.pki)
+	if status, body, err := rawResponse(raw.get(t, "/vh/disagree", qpack.HeaderField{Name: "host", Value: "b.test"})); err == nil {
+		t.Errorf("h3 :authority localhost with host b.test: %s %q, want the stream reset", status, body)
 	}
 }
