@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -268,5 +269,23 @@ func TestAuthoritySpellingsKeepTheSitesPolicyOverH2AndH3(t *testing.T) {
 	raw := dialRawH3(t, rj.TLSAddr, rj.pki)
 	if status, body, err := rawResponse(raw.get(t, "/vh/disagree", qpack.HeaderField{Name: "host", Value: "b.test"})); err == nil {
 		t.Errorf("h3 :authority localhost with host b.test: %s %q, want the stream reset", status, body)
+	}
+}
+
+// A site's .htaccess refusals (proxy mode: the LiteSpeed plugin's deny
+// of its debug log) hold for every spelling of its name.
+func TestHostSpellingsKeepTheSitesHtaccessDenies(t *testing.T) {
+	t.Parallel()
+	o := startOrigin(t)
+	root := testbed.PublicDir(t)
+	write(t, filepath.Join(root, ".htaccess"), "<IfModule LiteSpeed>\nRewriteEngine on\nRewriteRule litespeed/debug/.*\\.log$ - [F,L]\n</IfModule>\n")
+	rj := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", fmt.Sprintf("hosts:\n  - names: [a.test]\n    htaccess_root: %q\n", root)))
+	for _, host := range []string{"a.test", "A.TEST.", "a.test.:80", "a.test:080"} {
+		if a := exchangeRaw(t, rj.Addr, "GET /wp-content/litespeed/debug/debug.log HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n"); a.status != http.StatusForbidden {
+			t.Errorf("Host %q: the plugin's debug log answered %d, want a.test's .htaccess to refuse it (403)", host, a.status)
+		}
+	}
+	if n := o.loggedRequests(t, "/wp-content/litespeed/debug/debug.log"); n != 0 {
+		t.Errorf("the origin got %d requests for the debug log", n)
 	}
 }
