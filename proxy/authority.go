@@ -70,6 +70,17 @@ func settleTarget(req *fasthttp.Request, tls bool) error {
 	return nil
 }
 
+// normalHost is host (a purge command's, the admin API's) read as a
+// request's Host is: "A.TEST.:80" is "a.test". One that is no host stays
+// as it is, and matches no site's.
+func normalHost(host string) string {
+	var buf [maxHost]byte
+	if norm, err := appendHost(buf[:0], []byte(host), false); err == nil {
+		return string(norm)
+	}
+	return host
+}
+
 // splitAbsolute splits an absolute-form http or https target (scheme in
 // any case) into its authority and the rest ("/path?query", "?query" or
 // nothing), and reports whether the scheme is https.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/purge"
 )
 
 // Every spelling of a site's name is the site: routed, keyed and
@@ -86,7 +89,8 @@ func fieldsOf(h *fasthttp.RequestHeader) map[string]string {
 }
 
 // differential is ramjet, with sites a.test and b.test, in front of an
-// origin that records the requests it gets; ramjet's computed site and
+// origin that records the requests it gets (and lets ramjet store only
+// what is under /cached/); ramjet's computed site and
 // key are probed after its key stage. Requests are sent one at a time.
 type differential struct {
 	p         *Proxy
@@ -109,7 +113,11 @@ func newDifferential(tb testing.TB) *differential {
 		d.origin = append(d.origin, recording{host: string(h.Host()), target: string(h.RequestURI()),
 			body: string(ctx.Request.Body()), fields: fieldsOf(h)})
 		d.mu.Unlock()
-		ctx.Response.Header.Set("Cache-Control", "no-store")
+		if bytes.HasPrefix(h.RequestURI(), []byte("/cached/")) {
+			ctx.Response.Header.Set("Cache-Control", "public, max-age=60")
+		} else {
+			ctx.Response.Header.Set("Cache-Control", "no-store")
+		}
 		ctx.SetBodyString("ok")
 	}}
 	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
@@ -306,5 +314,26 @@ func TestBothLengthsCloseTheConnection(t *testing.T) {
 	}
 	if rest, _ := br.ReadBytes(0); len(bytes.TrimSpace(rest)) > 0 {
 		t.Errorf("the connection answered on after the ambiguous request: %.80q", rest)
+	}
+}
+
+// A purge command's host, and the admin API's check of a site token,
+// read a host as a request's Host is read: "A.TEST.:80" is a.test.
+func TestPurgeHostsAreReadAsRequestsHosts(t *testing.T) {
+	d := newDifferential(t)
+	for _, host := range []string{"A.TEST.", "a.test.:80", "a.test"} {
+		if got := d.p.ScopeOf(host); got != "a.test" {
+			t.Errorf("ScopeOf(%q) = %q, want a.test", host, got)
+		}
+	}
+	for i, cmdHost := range []string{"A.TEST.", "a.test.:80"} {
+		for _, site := range []string{"", "a.test"} { // the operator's, a site token's
+			path := fmt.Sprintf("/cached/purged-%d-%s", i, site)
+			d.exchange(t, "GET "+path+" HTTP/1.1\r\nHost: a.test\r\n\r\n")
+			res := d.p.Purge(purge.Command{Host: cmdHost, Site: site, Targets: []purge.Target{{Kind: purge.KindURL, Value: path}}})
+			if res.URLs == 0 {
+				t.Errorf("purge of %s with host %q (site %q): %+v, want the stored page purged", path, cmdHost, site, res)
+			}
+		}
 	}
 }

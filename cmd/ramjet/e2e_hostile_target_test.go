@@ -289,3 +289,18 @@ func TestHostSpellingsKeepTheSitesHtaccessDenies(t *testing.T) {
 		t.Errorf("the origin got %d requests for the debug log", n)
 	}
 }
+
+// A purge names its host as a client may spell it: a site token's purge
+// of a URL on "A.TEST." is a.test's, and purges a.test's page.
+func TestPurgeCommandReadsTheHostAsRequestsDo(t *testing.T) {
+	t.Parallel()
+	o := startOrigin(t)
+	rj := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", sitesYAML))
+	c, ns := newClient(t), nsFor(t)
+	ids := cacheTenantPages(t, c, rj, ns)
+	code, out, res, err := runPurgeCLI(t, "--admin", rj.AdminURL, "--token", tokenA, "--url", tenantPages["post"].uri(ns), "--host", "A.TEST.")
+	if code != 0 || err != nil || res.URLs == 0 {
+		t.Fatalf("ramjet purge --host A.TEST. with a.test's token: exit %d, %+v (%v); output:\n%s", code, res, err, out)
+	}
+	checkTenantFates(t, c, rj, ns, ids, "a.test/post", "www.a.test/post")
+}
