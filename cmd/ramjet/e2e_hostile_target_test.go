@@ -8,6 +8,7 @@ package main_test
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -20,6 +21,8 @@ import (
 	"time"
 
 	"github.com/quic-go/qpack"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
@@ -269,6 +272,35 @@ func TestAuthoritySpellingsKeepTheSitesPolicyOverH2AndH3(t *testing.T) {
 	raw := dialRawH3(t, rj.TLSAddr, rj.pki)
 	if status, body, err := rawResponse(raw.get(t, "/vh/disagree", qpack.HeaderField{Name: "host", Value: "b.test"})); err == nil {
 		t.Errorf("h3 :authority localhost with host b.test: %s %q, want the stream reset", status, body)
+	}
+	if f := h2Disagreeing(t, rj); f == nil || f.Header().Type != http2.FrameRSTStream {
+		t.Errorf("h2 :authority localhost with host b.test: answered with %v, want the stream reset", f)
+	}
+}
+
+// h2Disagreeing sends an HTTP/2 GET whose host field disagrees with its
+// :authority and returns the server's first frame on that stream.
+func h2Disagreeing(t *testing.T, rj *tlsRamjet) http2.Frame {
+	t.Helper()
+	c := openH2(t, rj)
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	for _, f := range []hpack.HeaderField{{Name: ":method", Value: "GET"}, {Name: ":scheme", Value: "https"},
+		{Name: ":authority", Value: "localhost"}, {Name: ":path", Value: "/vh/disagree-h2"}, {Name: "host", Value: "b.test"}} {
+		_ = enc.WriteField(f) // to memory
+	}
+	fr := http2.NewFramer(c, c)
+	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndHeaders: true, EndStream: true}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return nil
+		}
+		if f.Header().StreamID == 1 {
+			return f
+		}
 	}
 }
 
