@@ -153,6 +153,8 @@ func splitHostPort(host []byte) (name, port []byte, err error) {
 	return host, nil, nil
 }
 
+// appendName appends a host name (or IPv4 address) lower case, without
+// one trailing dot; userinfo, empty labels and other bytes are refused.
 func appendName(dst, name []byte) ([]byte, error) {
 	if bytes.IndexByte(name, '@') >= 0 {
 		return dst, errors.New("userinfo is not allowed")
@@ -182,6 +184,8 @@ func appendName(dst, name []byte) ([]byte, error) {
 	return dst, nil
 }
 
+// appendIPLiteral appends a bracketed IPv6 literal with its hex digits
+// lower case; IPvFuture and zone identifiers are refused.
 func appendIPLiteral(dst, lit []byte) ([]byte, error) {
 	in := lit[1 : len(lit)-1]
 	if bytes.IndexByte(in, ':') < 0 {
