@@ -37,6 +37,8 @@ func statusFor(err error) int {
 		return statusClientClosed
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		return fasthttp.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrBadRequest):
+		return fasthttp.StatusBadRequest
 	default:
 		return fasthttp.StatusBadGateway
 	}
@@ -63,6 +65,11 @@ func (p *Proxy) writeError(ctx *fasthttp.RequestCtx, err error) {
 		ctx.Response.Reset()
 		ctx.SetStatusCode(code)
 		ctx.SetConnectionClose()
+		return
+	}
+	if code == fasthttp.StatusBadRequest {
+		p.log.Debug("request refused", "err", err) // the access log has its 400; a scanner must not flood this one
+		rejectEarly(ctx, ctx.RequestBodyStream(), code, "Bad Request\n")
 		return
 	}
 	if code == fasthttp.StatusRequestEntityTooLarge {

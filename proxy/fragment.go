@@ -56,7 +56,7 @@ func newFragmentFetcher(r *request) *fragmentFetcher {
 	base := string(pathOf(&ctx.Request))
 	f.base = base[:strings.LastIndexByte(base, '/')+1]
 	ctx.Request.Header.CopyTo(&f.hdr)
-	stripHopByHop(&f.hdr, ctx.Request.Header.Peek("Connection"))
+	stripHopByHop(&f.hdr, &ctx.Request.Header)
 	for _, h := range fillOnly {
 		f.hdr.Del(h)
 	}

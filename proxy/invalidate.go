@@ -232,8 +232,16 @@ func (p *Proxy) pathKey(path, query string) string {
 }
 
 // splitURL takes "http://host/path?q" or "/path?q" (with the host given
-// apart) into host, path and query.
+// apart) into host (normalHost: as requests' are keyed), path and query.
 func splitURL(host, raw string) (string, string, string) {
+	h, path, query := splitRawURL(host, raw)
+	if h != "" {
+		h = normalHost(h)
+	}
+	return h, path, query
+}
+
+func splitRawURL(host, raw string) (string, string, string) {
 	if rest, ok := strings.CutPrefix(raw, "http://"); ok {
 		raw = rest
 	} else if rest, ok := strings.CutPrefix(raw, "https://"); ok {

@@ -6,7 +6,9 @@ package proxy
 // added to the list applies to all of them.
 //
 //	client   who asks: peer, PROXY header, trusted proxies'     client.go
-//	admit    route to the site, body limit, HTTPS redirect      admit.go
+//	admit    one Host, origin-form target (400 if none), the   admit.go
+//	         Connection list; route to the site, body limit,
+//	         HTTPS redirect
 //	rewrite  the site's .htaccess / LiteSpeed cache rules:      rewrite.go
 //	         refusals to the docroot, bypass, variant, key
 //	purge    PURGE / REFRESH from trusted clients               purge.go

@@ -35,9 +35,11 @@ func scopeOf(s *site, host []byte) string {
 }
 
 // ScopeOf is the scope the site answering host purges in: what the admin
-// API checks a site token against.
+// API checks a site token against. host is read as a request's Host is
+// (settleTarget): "A.TEST." is a.test's.
 func (p *Proxy) ScopeOf(host string) string {
-	return scopeOf(p.gen.Load().router.route([]byte(host)), []byte(host))
+	h := []byte(normalHost(host))
+	return scopeOf(p.gen.Load().router.route(h), h)
 }
 
 // scopedTag is tag in scope's namespace.

@@ -99,17 +99,19 @@ var fillOnly = []string{
 	"If-Unmodified-Since", "If-Range", "Range", "Content-Length",
 }
 
-// newUpstreamRequest copies the client's request for the origin: Host kept,
-// hop-by-hop headers dropped (also those named in Connection),
-// X-Forwarded-* set, the body streamed. A fill asks for GET even for HEAD,
+// newUpstreamRequest copies the client's request for the origin: Host and
+// target as admit settled them, hop-by-hop headers dropped (also those
+// named in Connection), X-Forwarded-* set, the body streamed. A fill asks for GET even for HEAD,
 // so the stored entry can answer both. A docroot site also learns the
 // connection's ports and addresses for PHP.
 func (r *request) newUpstreamRequest(fill bool, bodyLimit int64) *fasthttp.Request {
 	ctx, s := r.ctx, r.s
 	req := fasthttp.AcquireRequest()
 	copyClientHeader(&ctx.Request.Header, &req.Header)
+	req.Header.SetHostBytes(ctx.Request.Header.Host()) // as admit settled it, not as the raw lines say
 	req.SetRequestURIBytes(ctx.Request.Header.RequestURI())
-	stripHopByHop(&req.Header, ctx.Request.Header.Peek("Connection"))
+	pinURI(req)
+	stripHopByHop(&req.Header, &ctx.Request.Header)
 	r.setForwarded(&req.Header)
 	if s.Docroot != nil {
 		r.setConnection(&req.Header)
@@ -160,7 +162,7 @@ func (r *request) newUpstreamRequest(fill bool, bodyLimit int64) *fasthttp.Reque
 // bytes (their fields were decoded) and are copied.
 func copyClientHeader(src, dst *fasthttp.RequestHeader) {
 	raw := src.RawHeaders()
-	if len(raw) == 0 || !hasCookieLine(raw) {
+	if len(raw) == 0 || !hasField(raw, "cookie") {
 		src.CopyTo(dst)
 		return
 	}
@@ -186,26 +188,11 @@ var rawHeaderBufs = sync.Pool{New: func() any {
 	return b
 }}
 
-// hasCookieLine reports whether raw header lines hold a Cookie field.
-func hasCookieLine(raw []byte) bool {
-	for len(raw) > 0 {
-		line, rest, _ := bytes.Cut(raw, []byte{'\n'})
-		if len(line) > 7 && line[6] == ':' && bytes.EqualFold(line[:6], []byte("cookie")) {
-			return true
-		}
-		raw = rest
-	}
-	return false
-}
-
-func stripHopByHop(h *fasthttp.RequestHeader, connection []byte) {
-	for len(connection) > 0 {
-		var tok []byte
-		tok, connection = cutItem(connection, ',')
-		if tok = bytes.TrimSpace(tok); len(tok) > 0 {
-			h.DelBytes(tok)
-		}
-	}
+// stripHopByHop removes from h, a copy of the client's request header
+// from, the hop-by-hop fields and those from's Connection lines name (but
+// keptFields: connection.go).
+func stripHopByHop(h, from *fasthttp.RequestHeader) {
+	forListed(from, h.DelBytes)
 	// Look before deleting (usually none is there): Del normalises its
 	// name and scans every header each call, a Peek of the stored
 	// (canonical) form only scans. Not h.All: it would parse the cookies

@@ -2,6 +2,7 @@ package h2
 
 import (
 	"strconv"
+	"strings"
 
 	"golang.org/x/net/http2"
 )
@@ -269,7 +270,7 @@ func (c *conn) answer(st *stream) {
 // and reports whether they make a valid request (RFC 9113 §8.3.1).
 func fillRequest(st *stream, f *http2.MetaHeadersFrame) bool {
 	h := &st.ctx.Request.Header
-	var method, path, scheme, authority string
+	var method, path, scheme, authority, host string
 	declared := int64(-1)
 	for _, hf := range f.Fields {
 		if hf.IsPseudo() {
@@ -302,15 +303,21 @@ func fillRequest(st *stream, f *http2.MetaHeadersFrame) bool {
 			declared = int64(n)
 			continue // set with the body below
 		case "host":
-			if authority == "" {
-				authority = hf.Value
+			// RFC 9113 8.3.1: a Host must agree with :authority, and
+			// two Hosts with each other; the first is the one used.
+			if authority != "" && !strings.EqualFold(authority, hf.Value) || host != "" && !strings.EqualFold(host, hf.Value) {
+				return false
 			}
+			host = hf.Value
 			continue
 		}
 		h.Add(hf.Name, hf.Value)
 	}
 	if method == "" || scheme == "" || path == "" || path[0] != '/' && !(path == "*" && method == "OPTIONS") {
 		return false // CONNECT (no :path) is not served
+	}
+	if authority == "" {
+		authority = host
 	}
 	h.SetMethod(method)
 	h.SetRequestURI(path)

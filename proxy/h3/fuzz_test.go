@@ -3,6 +3,7 @@ package h3
 import (
 	"bytes"
 	"io"
+	"slices"
 	"testing"
 
 	"github.com/quic-go/qpack"
@@ -56,6 +57,10 @@ func TestRequestStreamParses(t *testing.T) {
 		{"upper-case name", requestStream(t, append(post[:4:4], qpack.HeaderField{Name: "X-Up", Value: "1"})), "", true},
 		{"connection-specific field", requestStream(t, append(post[:4:4], qpack.HeaderField{Name: "connection", Value: "close"})), "", true},
 		{"DATA before HEADERS", []byte{0x00, 0x01, 'x'}, "", true},
+		{"host agreeing with :authority", requestStream(t, append(post[:5:5], qpack.HeaderField{Name: "host", Value: "A.test"}), "hello world"), "hello world", false},
+		{"host disagreeing with :authority (RFC 9114 4.3.1)", requestStream(t, append(post[:5:5], qpack.HeaderField{Name: "host", Value: "b.test"}), "hello world"), "", true},
+		{"host without :authority", requestStream(t, append(slices.Concat(post[:2], post[3:5]), qpack.HeaderField{Name: "host", Value: "a.test"}), "hello world"), "hello world", false},
+		{"two hosts disagreeing", requestStream(t, append(slices.Concat(post[:2], post[3:5]), qpack.HeaderField{Name: "host", Value: "a.test"}, qpack.HeaderField{Name: "host", Value: "b.test"}), "hello world"), "", true},
 		{"stream ends inside a frame", requestStream(t, post, "hello world")[:20], "", true},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package h3
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strconv"
@@ -235,7 +236,7 @@ func (st *stream) readHeaders(n uint64) (int, error) {
 // that they make a valid one (RFC 9114 §4.3.1).
 func (st *stream) fillRequest() error {
 	h := &st.ctx.Request.Header
-	var method, path, scheme, authority []byte
+	var method, path, scheme, authority, host []byte
 	pseudoDone := false
 	st.fieldSize = 0
 	for _, fd := range st.dec.fields {
@@ -282,15 +283,21 @@ func (st *stream) fillRequest() error {
 			st.declared = int64(n)
 			continue // set with the body below
 		case "host":
-			if authority == nil {
-				authority = fd.value
+			// RFC 9114 4.3.1: a Host must agree with :authority, and
+			// two Hosts with each other; the first is the one used.
+			if authority != nil && !bytes.EqualFold(authority, fd.value) || host != nil && !bytes.EqualFold(host, fd.value) {
+				return malformed
 			}
+			host = fd.value
 			continue
 		}
 		h.AddBytesKV(fd.name, fd.value)
 	}
 	if len(method) == 0 || len(scheme) == 0 || len(path) == 0 || path[0] != '/' && !(string(path) == "*" && string(method) == "OPTIONS") {
 		return malformed // CONNECT (no :path) is not served
+	}
+	if authority == nil {
+		authority = host
 	}
 	h.SetMethodBytes(method)
 	h.SetRequestURIBytes(path)
