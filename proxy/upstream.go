@@ -72,6 +72,7 @@ func (r *request) upstreamRequest() *fasthttp.Request {
 		req = r.newUpstreamRequest(true, 0)
 	}
 	req.SetRequestURIBytes(r.keyTarget())
+	pinURI(req) // the key's target may start with "//" too
 	return req
 }
 
