@@ -63,6 +63,7 @@ func (p *Proxy) purgePublic(c *cache.Cache, cmd purge.Command) purge.Result {
 				n := c.MarkGap(cmd.Grace)
 				p.metrics.gapStale.Add(n)
 				r.Stale += n
+				p.warmGap(c, cmd.Grace)
 				continue
 			}
 			purgeAll(c, cmd.Site, t.Soft, cmd.Before)

@@ -66,7 +66,8 @@ func TestRedisRestartDuringAnOriginRestartKeepsCachedPagesAnswering(t *testing.T
 
 // A purge a node never read (it was stopped while the stream was trimmed
 // past it) is honoured at most purge.gap_grace late: after the grace the
-// purged page, like every page cached before the gap, is fetched anew.
+// purged page, like every page cached before the gap, is a copy fetched
+// since (the gap's warm-up refetched it, or its visitor does).
 func TestPurgeMissedByACutOffNodeIsNotServedPastTheGrace(t *testing.T) {
 	t.Parallel()
 	const grace = 2 * time.Second
@@ -113,11 +114,51 @@ func TestPurgeMissedByACutOffNodeIsNotServedPastTheGrace(t *testing.T) {
 		old string
 	}{{target, tIDs[1]}, {bystander, bIDs[1]}} {
 		r := get(t, cl.c, n2.URL+pg.p.uri(ns), siteHost)
-		mustMissStored(t, r, "node2: "+pg.p.path+" after the gap's grace")
-		if r.ID() == pg.old {
-			t.Errorf("node2: %s served the body of before the gap %v after it", pg.p.path, grace)
+		mustStatus(t, r, http.StatusOK, "node2: "+pg.p.path+" after the gap's grace")
+		if cs := r.CacheStatus(); r.ID() == pg.old || cs.Fwd == "stale" {
+			t.Errorf("node2: %s served %q (Cache-Status %q) %v after the gap, want a copy fetched since (the body of before was %q)", pg.p.path, r.ID(), cs.Raw, grace, pg.old)
 		}
 	}
 	mustFate(t, cl.c, cl.nodes[0].URL+bystander.uri(ns), bIDs[0], kept, "node1 (kept up): bystander", siteHost)
 	waitRedisState(t, cl.c, n2, 10*time.Second, "of node2 after resuming", func(s string) bool { return s == "connected" })
+}
+
+// A page nobody asks for while the origin is down and Redis restarts is
+// refreshed by the gap's own warm-up once the origin is back: its next
+// visitor, after the grace and with the origin down again, still gets it.
+func TestGapWarmUpKeepsAnUnvisitedPageThroughTheNextOutage(t *testing.T) {
+	t.Parallel()
+	const grace = 3 * time.Second
+	cl := startClusterWith(t, 1, fmt.Sprintf("purge:\n  gap_grace: %s\n", grace))
+	ns := nsFor(t)
+	quiet := page{path: "quiet"}
+	ids := cl.cacheOnAll(t, ns, quiet)
+	web, ok := cl.origin.web.(*testbed.Nginx)
+	if !ok {
+		t.Fatalf("origin web server is %T, want nginx", cl.origin.web)
+	}
+	web.Down()
+	cl.redis.Restart(t)
+	rj := cl.nodes[0]
+	if !testbed.Poll(10*time.Second, func() bool {
+		v, _ := metric(t, cl.c, rj, `ramjet_purge_fanout_gaps_total{reason="epoch"}`)
+		return v >= 1
+	}) {
+		t.Fatal("no gap noticed within 10 s of the Redis restart")
+	}
+	web.Up(t)
+	if !testbed.Poll(grace, func() bool {
+		v, _ := metric(t, cl.c, rj, "ramjet_purge_gap_refreshes_total")
+		return v >= 1
+	}) {
+		t.Fatalf("the warm-up refreshed nothing within the %v grace", grace)
+	}
+	time.Sleep(grace) // past the grace: only a refreshed copy may answer
+	web.Down()
+	r := get(t, cl.c, rj.URL+quiet.uri(ns), siteHost)
+	mustStatus(t, r, http.StatusOK, "the unvisited page after the grace, origin down")
+	if r.ID() == ids[0] || !r.CacheStatus().FreshHit() {
+		t.Errorf("unvisited page: id %q Cache-Status %q, want a fresh hit of a copy fetched after the gap (not %q)", r.ID(), r.CacheStatus().Raw, ids[0])
+	}
+	web.Up(t) // the origin's cleanup stops a running nginx
 }

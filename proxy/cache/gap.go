@@ -1,6 +1,9 @@
 package cache
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // A gap is what a node marks when it learns it may have missed purges it
 // cannot name (a Redis restart lost the fan-out stream): every entry it
@@ -48,4 +51,29 @@ func (e *Entry) born() int64 {
 		return e.Stored
 	}
 	return e.Born
+}
+
+// EachGapped calls fn with every plain entry a gap left stale that may
+// still be served (the variant no request header selects: one a request
+// of the key's URL alone would fill again), with its object's key and
+// hash, until fn returns false. It scans the cache.
+func (c *Cache) EachGapped(fn func(h uint64, key string, e *Entry) bool) {
+	g := c.gap.Load()
+	if g == nil {
+		return
+	}
+	now := c.Now()
+	for h, o := range c.store.c.All() {
+		if o.PassUntil != 0 {
+			continue
+		}
+		for _, e := range o.Variants {
+			if g.at < e.born() || strings.Trim(e.Variant, "\x00") != "" || c.Status(e, now) != Stale {
+				continue
+			}
+			if !fn(h, o.Key, e) {
+				return
+			}
+		}
+	}
 }
