@@ -28,6 +28,7 @@ func (p *Proxy) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	g := p.enter()
 	defer g.leave()
 	rq := refusedRequest(&ctx.Request.Header, err)
+	rq.host = []byte(normalHost(string(rq.host))) // read as a request's Host is: "A.TEST." is a.test's
 	s := g.router.route(rq.host)
 	if s.log == nil {
 		return
