@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -47,7 +46,7 @@ func TestFailedReloadClosesEverythingItBuiltAndKeepsServing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newTestProxy(t, testConfig(o.URL), nil)
 			running := p.gen.Load()
-			children := phpChildren(t)
+			children := len(testbed.Children(os.Getpid()))
 
 			bad := testConfig(o.URL)
 			b, c := docrootSite(t, "b.test"), docrootSite(t, "c.test")
@@ -73,7 +72,7 @@ func TestFailedReloadClosesEverythingItBuiltAndKeepsServing(t *testing.T) {
 					t.Errorf("%s: access log %s still open", s.Names[0], s.AccessLog.Path)
 				}
 			}
-			if n := phpChildren(t); n != children {
+			if n := len(testbed.Children(os.Getpid())); n != children {
 				t.Errorf("%d PHP processes after the failed reload, %d before", n, children)
 			}
 			m := metricsOf(t, p)
@@ -94,18 +93,4 @@ func docrootSite(t *testing.T, name string) Site {
 		AccessLog: AccessLog{Path: filepath.Join(t.TempDir(), name+".log"), Format: accesslog.Ramjet},
 		Docroot: &Docroot{Config: docroot.Config{Root: testbed.PublicDir(t)},
 			PHP: &phppool.Config{Binary: testbed.PHPCGI(t), Min: 1, Max: 1}}}
-}
-
-// phpChildren counts this process's child processes.
-func phpChildren(t *testing.T) int {
-	t.Helper()
-	want := fmt.Sprintf("PPid:\t%d\n", os.Getpid())
-	stats, _ := filepath.Glob("/proc/[0-9]*/status")
-	n := 0
-	for _, st := range stats {
-		if b, err := os.ReadFile(st); err == nil && strings.Contains(string(b), want) {
-			n++
-		}
-	}
-	return n
 }
