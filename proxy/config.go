@@ -11,7 +11,6 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
-	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 	"github.com/ramjet-proxy/ramjet/proxy/realip"
@@ -191,7 +190,7 @@ type Compress struct {
 // site is a Site compiled for the request path.
 type site struct {
 	Site
-	up          upstream // the origin, or the site's docroot
+	up          upstream // the origin pool, or the site's docroot handler
 	bypass      *patterns
 	drop        *patterns
 	cookieTTL   *patterns // DefaultTTLWithCookies
@@ -207,12 +206,8 @@ type site struct {
 	// shared cache) and state what it keeps across reloads (sitestate.go).
 	cache *cache.Cache
 	state *siteState
-	// log is where its requests are logged; nil: nowhere. Set when the
-	// generation opens its files.
+	// log is where its requests are logged; nil: nowhere.
 	log *siteLog
-	// files is the docroot handler of a docroot site (nil otherwise): it
-	// tells the WAF which requests are for static files.
-	files *docroot.Handler
 	// wafPage is the body of a blocked request's answer.
 	wafPage []byte
 	// ht reads the site's .htaccess files (stageRewrite); nil: none.
@@ -231,9 +226,14 @@ func (s *site) classify(name []byte) headerClass {
 	return classify(name)
 }
 
-func compileSite(s Site) *site {
-	return &site{
+// compileSite compiles s, one of cfg's sites, whose purge namespace is
+// scope ("" for the default site). Its parts (state, cache, log, upstream,
+// .htaccess rules) are the generation's to give (builder.site).
+func compileSite(cfg *Config, s Site, scope string) *site {
+	cs := &site{
 		Site:        s,
+		scope:       scope,
+		targeted:    cfg.Targeted,
 		hsts:        []byte(s.HSTS),
 		bypass:      newPatterns(s.BypassCookies),
 		drop:        newPatterns(s.DropQueryParams),
@@ -242,13 +242,19 @@ func compileSite(s Site) *site {
 		varyCookies: s.VaryCookies,
 		wafPage:     blockPage(s.WAF.Page),
 	}
+	if s.AltSvc && cfg.AltSvc != "" {
+		cs.altSvc = []byte(cfg.AltSvc)
+	}
+	return cs
 }
 
-// setAltSvc keeps v as the site's Alt-Svc value when it advertises one.
-func (s *site) setAltSvc(v string) {
-	if s.AltSvc && v != "" {
-		s.altSvc = []byte(v)
+// siteName names a site in logs and metrics (and its PHP pool): its
+// first host name.
+func siteName(s *site) string {
+	if len(s.Names) == 0 {
+		return "default"
 	}
+	return s.Names[0]
 }
 
 // router maps a Host header to its site.
@@ -284,14 +290,10 @@ type suffixSite struct {
 }
 
 func newRouter(cfg Config) (*router, error) {
-	r := &router{exact: make(map[string]*site), def: compileSite(cfg.Default)}
-	r.def.targeted = cfg.Targeted
-	r.def.setAltSvc(cfg.AltSvc)
+	r := &router{exact: make(map[string]*site), def: compileSite(&cfg, cfg.Default, "")}
 	var errs []error
 	for _, s := range cfg.Sites {
-		cs := compileSite(s)
-		cs.targeted, cs.scope = cfg.Targeted, siteScope(s.Names)
-		cs.setAltSvc(cfg.AltSvc)
+		cs := compileSite(&cfg, s, siteScope(s.Names))
 		for _, n := range s.Names {
 			n = strings.ToLower(n)
 			if suf, ok := strings.CutPrefix(n, "*"); ok {

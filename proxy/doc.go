@@ -21,7 +21,10 @@
 //
 // Per-site policy lives in a generation that Reload swaps atomically; a
 // request keeps the generation it started with to its end, fragments
-// included. The caches, the in-flight fills, the background refreshes
+// included. generation.go holds its whole life: build (each site
+// assembled by builder.site: state and cache, access log, upstream,
+// .htaccess rules), start, swap, retire, and discard, the one undo of a
+// generation that never served. The caches, the in-flight fills, the background refreshes
 // and the open access log files (proxy/accesslog, one writer per path)
 // belong to the Proxy and survive reloads; a generation holds the files
 // its sites name until its last client request has logged.

@@ -76,7 +76,7 @@ func (r *request) inspect() bool {
 	case inNets(w.Allow, r.client):
 		m.allowed.Inc()
 		return true
-	case w.SkipStatic && r.s.files != nil && r.s.files.Static(r.req.URI().Path()):
+	case w.SkipStatic && r.s.up.static(r.req.URI().Path()):
 		m.static.Inc()
 		return true
 	}

@@ -2,10 +2,8 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"reflect"
 	"sort"
 
@@ -39,57 +37,36 @@ type phpPool struct {
 	pool *phppool.Pool
 }
 
-// buildDocroots gives each docroot site of g its handler, reusing the
-// pools of old whose config did not change; new pools are listed in
-// g.newPools, unstarted.
-func (p *Proxy) buildDocroots(g *generation, old *generation) error {
-	g.pools = map[string]*phpPool{}
-	var errs []error
-	for _, s := range g.router.sites() {
-		if s.Docroot == nil {
-			s.up = g.pool
-			if err := p.proxyHtaccess(s); err != nil {
-				errs = append(errs, err)
-			}
-			continue
-		}
-		var php docroot.PHP
-		if s.Docroot.PHP != nil {
-			pp, err := p.poolFor(g, old, s)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			php = poolPHP{pp.pool}
-		}
-		dc := s.Docroot.Config
-		dc.Log = p.log.With("site", siteName(s))
-		dc.ProxyOrigins = g.cfg.Origin.Servers
-		h, err := docroot.New(dc, php, g.pool)
+// docroot gives the docroot site s its handler, with its PHP pool
+// (poolFor) when it runs scripts.
+func (b *builder) docroot(s *site) error {
+	var php docroot.PHP
+	if s.Docroot.PHP != nil {
+		pp, err := b.poolFor(s)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("proxy: site %s: %w", siteName(s), err))
-			continue
+			return err
 		}
-		s.up, s.files, s.ht = h, h, h.Htaccess()
-		g.docroots = append(g.docroots, h)
+		php = poolPHP{pp.pool}
 	}
-	if err := errors.Join(errs...); err != nil {
-		for _, h := range g.docroots {
-			_ = h.Close(context.Background()) // never served: only its directory to release
-		}
-		g.closeNewPools()
-		return err
+	dc := s.Docroot.Config
+	dc.Log = b.p.log.With("site", siteName(s))
+	dc.ProxyOrigins = b.g.cfg.Origin.Servers
+	h, err := docroot.New(dc, php, b.g.pool)
+	if err != nil {
+		return fmt.Errorf("proxy: site %s: %w", siteName(s), err)
 	}
+	b.g.docroots = append(b.g.docroots, h)
+	s.up, s.ht = docrootUpstream{h}, h.Htaccess()
 	return nil
 }
 
 // proxyHtaccess gives a proxy-mode site with an htaccess_root its tree
 // of LiteSpeed cache rules.
-func (p *Proxy) proxyHtaccess(s *site) error {
+func (b *builder) proxyHtaccess(s *site) error {
 	if s.HtaccessRoot == "" {
 		return nil
 	}
-	t, err := htaccess.NewTree(htaccess.Config{Root: s.HtaccessRoot, ProxyOnly: true, Log: p.log.With("site", siteName(s))})
+	t, err := htaccess.NewTree(htaccess.Config{Root: s.HtaccessRoot, ProxyOnly: true, Log: b.p.log.With("site", siteName(s))})
 	if err != nil {
 		return fmt.Errorf("proxy: site %s: %w", siteName(s), err)
 	}
@@ -98,104 +75,25 @@ func (p *Proxy) proxyHtaccess(s *site) error {
 }
 
 // poolFor returns the pool of s: the old generation's when its config is
-// the same, else a new one.
-func (p *Proxy) poolFor(g, old *generation, s *site) (*phpPool, error) {
+// the same, else a new one, unstarted, listed in made.pools.
+func (b *builder) poolFor(s *site) (*phpPool, error) {
 	name := siteName(s)
 	cfg := *s.Docroot.PHP
 	cfg.Name = name
-	if old != nil {
-		if pp, ok := old.pools[name]; ok && reflect.DeepEqual(pp.cfg, cfg) {
-			g.pools[name] = pp
+	if b.old != nil {
+		if pp, ok := b.old.pools[name]; ok && reflect.DeepEqual(pp.cfg, cfg) {
+			b.g.pools[name] = pp
 			return pp, nil
 		}
 	}
-	pool, err := phppool.New(cfg, p.log)
+	pool, err := phppool.New(cfg, b.p.log)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: site %s: %w", name, err)
 	}
 	pp := &phpPool{cfg: cfg, pool: pool}
-	g.pools[name] = pp
-	g.newPools = append(g.newPools, pp)
+	b.g.pools[name] = pp
+	b.g.made.pools = append(b.g.made.pools, pp)
 	return pp, nil
-}
-
-// siteName names a site's pool in logs and metrics: its first host name.
-func siteName(s *site) string {
-	if len(s.Names) == 0 {
-		return "default"
-	}
-	return s.Names[0]
-}
-
-// startPools starts the pools g created; on error all of them are closed.
-func (g *generation) startPools(ctx context.Context) error {
-	for _, pp := range g.newPools {
-		if err := pp.pool.Start(ctx); err != nil {
-			g.closeNewPools()
-			return fmt.Errorf("proxy: php pool %s: %w", pp.cfg.Name, err)
-		}
-	}
-	return nil
-}
-
-func (g *generation) closeNewPools() {
-	for _, pp := range g.newPools {
-		// A pool that never served has nothing to report on close.
-		_ = pp.pool.Close()
-	}
-}
-
-// retire lets the generation old, replaced by g, finish in the
-// background, bounded by the drain timeout: its docroot handlers finish
-// the requests they have, then the pools g does not use drain (their
-// workers finish their requests, then exit). g nil retires everything.
-// The goroutine is a background job Close waits for.
-func (p *Proxy) retire(old, g *generation) {
-	var gone []*phpPool
-	for name, pp := range old.pools {
-		if g == nil || g.pools[name] != pp {
-			gone = append(gone, pp)
-		}
-	}
-	if !p.startBackground() {
-		old.closeNow(gone)
-		return
-	}
-	go func() {
-		defer p.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), old.cfg.drainTimeout())
-		defer cancel()
-		old.drain(ctx, gone, p.log)
-	}()
-}
-
-// drain waits for the docroots' requests, then shuts the pools down, all
-// within ctx; what is left then is killed.
-func (g *generation) drain(ctx context.Context, pools []*phpPool, log *slog.Logger) {
-	for _, h := range g.docroots {
-		if err := h.Close(ctx); err != nil {
-			log.Warn("docroot drain", "err", err)
-		}
-	}
-	for _, c := range g.goneShares {
-		_ = c.Close() // no generation uses it any more
-	}
-	for _, pp := range pools {
-		if err := pp.pool.Shutdown(ctx); err != nil {
-			log.Warn("php pool drain", "pool", pp.cfg.Name, "err", err)
-		}
-	}
-}
-
-// closeNow kills the pools at once: the proxy is closing, and the errors
-// have no one to go to.
-func (g *generation) closeNow(pools []*phpPool) {
-	for _, pp := range pools {
-		_ = pp.pool.Close()
-	}
-	for _, c := range g.goneShares {
-		_ = c.Close()
-	}
 }
 
 // PoolStatus describes one PHP pool for the admin listener.

@@ -70,7 +70,7 @@ func BenchmarkServePHP(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					s.up = h
+					s.up = docrootUpstream{h}
 				}
 			}
 			var req fasthttp.Request

@@ -11,8 +11,6 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
-	"github.com/ramjet-proxy/ramjet/proxy/docroot"
-	"github.com/ramjet-proxy/ramjet/proxy/origin"
 )
 
 // Proxy is the caching reverse proxy. Its handler is ServeFastHTTP.
@@ -56,35 +54,6 @@ type Proxy struct {
 	gapRefreshes chan struct{}
 }
 
-// generation is everything a config change replaces.
-type generation struct {
-	cfg    Config
-	router *router
-	pool   *origin.Pool
-	types  map[string]struct{} // compressible media types
-	// pools are the PHP pools of the docroot sites, by site name;
-	// newPools the ones this generation created (not yet started).
-	pools    map[string]*phpPool
-	newPools []*phpPool
-	// docroots are the handlers of the docroot sites, closed (waited
-	// for) when the generation retires.
-	docroots []*docroot.Handler
-	// newShares are the sites' own caches this generation created, kept
-	// when it starts serving (siteStates.commit); goneShares the ones its
-	// successor no longer uses, closed when it retires.
-	newShares  map[*siteState]*cache.Cache
-	goneShares []*cache.Cache
-	// logs are the access log writers its sites use, one per path
-	// (logfiles.go); logging: there is at least one, and client requests
-	// are counted in users until they leave, drained closing after the
-	// generation was replaced and the last one left.
-	logs        []*accesslog.Writer
-	logging     bool
-	users       atomic.Int64
-	drained     chan struct{}
-	drainedOnce sync.Once
-}
-
 // Stores are the long-lived caches a proxy serves from.
 type Stores struct {
 	Public *cache.Cache
@@ -104,7 +73,7 @@ func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
 		logs: accesslog.NewFiles(accesslog.Config{Log: log}), stop: make(chan struct{}),
 		gapRefreshes: make(chan struct{}, maxGapRefreshes)}
 	p.sites = newSiteStates(p.metrics.set, st.NewShare)
-	g, err := p.newGeneration(cfg, nil)
+	g, err := p.build(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -119,12 +88,10 @@ func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
 	return p, nil
 }
 
-// Start begins the origin health checks of the current generation and
-// starts its PHP pools.
+// Start starts the PHP pools of the first generation and its origin
+// health checks. On error the caller closes the proxy.
 func (p *Proxy) Start(ctx context.Context) error {
-	g := p.gen.Load()
-	g.pool.Start(ctx)
-	return g.startPools(ctx)
+	return p.gen.Load().start(ctx)
 }
 
 // Metrics returns the proxy's metric set.
@@ -140,87 +107,16 @@ func (p *Proxy) Reload(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("proxy: reload after close")
 	}
 	old := p.gen.Load()
-	g, err := p.newGeneration(cfg, old)
+	g, err := p.build(cfg, old)
 	if err != nil {
 		return fmt.Errorf("proxy: reload: %w", err)
 	}
-	if err := g.startPools(ctx); err != nil {
-		if g.pool != old.pool {
-			_ = g.pool.Close() // never started serving; nothing to report
-		}
-		g.discardShares()
-		p.releaseLogs(g)
+	if err := g.start(ctx); err != nil {
+		p.discard(g)
 		return fmt.Errorf("proxy: reload: %w", err)
 	}
-	if g.pool != old.pool {
-		g.pool.Start(ctx)
-	}
-	p.gen.Store(g)
-	old.goneShares = p.sites.commit(g)
-	p.retire(old, g)
-	p.retireLogs(old)
-	if g.pool != old.pool {
-		if err := old.pool.Close(); err != nil {
-			// Swapped already: the reload took effect, whatever the old
-			// health checks said on their way out.
-			p.log.Warn("closing the replaced origin pool", "err", err)
-		}
-	}
+	p.swap(old, g)
 	return nil
-}
-
-// newGeneration compiles cfg, keeping the origin pool (and its warm
-// connections) when the origin settings did not change.
-func (p *Proxy) newGeneration(cfg Config, old *generation) (*generation, error) {
-	if cfg.MaxObjectSize <= 0 {
-		cfg.MaxObjectSize = 8 << 20
-	}
-	cfg.Origin.Retried = p.metrics.originRetries.Inc
-	r, err := newRouter(cfg)
-	if err != nil {
-		return nil, err
-	}
-	g := &generation{cfg: cfg, router: r, types: make(map[string]struct{}), drained: make(chan struct{})}
-	for _, t := range cfg.Compress.Types {
-		g.types[t] = struct{}{}
-	}
-	if err := p.openLogs(g); err != nil {
-		return nil, err
-	}
-	if old != nil && sameOrigin(old.cfg.Origin, cfg.Origin) {
-		g.pool = old.pool
-	} else if g.pool, err = origin.New(cfg.Origin, p.log); err != nil {
-		p.releaseLogs(g)
-		return nil, fmt.Errorf("proxy: %w", err)
-	}
-	err = p.sites.bind(g, p.cache)
-	if err == nil {
-		err = p.buildDocroots(g, old)
-	}
-	if err != nil {
-		if old == nil || g.pool != old.pool {
-			_ = g.pool.Close() // never started; nothing to report
-		}
-		g.discardShares()
-		p.releaseLogs(g)
-		return nil, err
-	}
-	return g, nil
-}
-
-func sameOrigin(a, b origin.Config) bool {
-	if len(a.Servers) != len(b.Servers) {
-		return false
-	}
-	for i := range a.Servers {
-		if a.Servers[i] != b.Servers[i] {
-			return false
-		}
-	}
-	a.Servers, b.Servers = nil, nil
-	return a.ConnectTimeout == b.ConnectTimeout && a.HeaderTimeout == b.HeaderTimeout &&
-		a.BodyTimeout == b.BodyTimeout && a.IdleTimeout == b.IdleTimeout &&
-		a.MaxConns == b.MaxConns && a.MaxQueue == b.MaxQueue && a.Health == b.Health
 }
 
 // Close waits, within the drain timeout, for the docroots' requests and
@@ -269,4 +165,16 @@ func (p *Proxy) closeLogs(ctx context.Context, g *generation) error {
 		}
 	}
 	return p.logs.Close()
+}
+
+// startBackground registers a background goroutine unless the proxy is
+// closing; Close waits for every registered one.
+func (p *Proxy) startBackground() bool {
+	p.bgMu.Lock()
+	defer p.bgMu.Unlock()
+	if p.bgClosed {
+		return false
+	}
+	p.bg.Add(1)
+	return true
 }

@@ -65,18 +65,6 @@ func (p *Proxy) takeGapRefresh() bool {
 	}
 }
 
-// startBackground registers a background goroutine unless the proxy is
-// closing; Close waits for every registered one.
-func (p *Proxy) startBackground() bool {
-	p.bgMu.Lock()
-	defer p.bgMu.Unlock()
-	if p.bgClosed {
-		return false
-	}
-	p.bg.Add(1)
-	return true
-}
-
 // endStaleWhileRevalidate stops serving e as "stale while revalidating"
 // once a revalidation failed: the next request tries the origin itself and
 // falls back to the stale copy only within its stale-if-error window, so

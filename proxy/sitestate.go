@@ -103,10 +103,16 @@ func (ss *siteStates) ofScope(scope string) *siteState {
 
 // get returns the state of label, registering its series on first use.
 func (ss *siteStates) get(label string) *siteState {
+	st, _ := ss.add(label)
+	return st
+}
+
+// add is get that also reports whether the state is new.
+func (ss *siteStates) add(label string) (*siteState, bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if st, ok := ss.m[label]; ok {
-		return st
+		return st, false
 	}
 	st := &siteState{label: label}
 	c := func(name string) *metrics.Counter {
@@ -118,7 +124,7 @@ func (ss *siteStates) get(label string) *siteState {
 	ss.set.NewGauge(fmt.Sprintf(`ramjet_site_cache_objects{site=%q}`, label), func() float64 { return float64(st.tally.Entries()) })
 	ss.set.NewGauge(fmt.Sprintf(`ramjet_site_cache_bytes{site=%q}`, label), func() float64 { return float64(st.tally.Bytes()) })
 	ss.m[label] = st
-	return st
+	return st, true
 }
 
 // lookup returns the state of label, or nil.
@@ -128,30 +134,42 @@ func (ss *siteStates) lookup(label string) *siteState {
 	return ss.m[label]
 }
 
-// bind gives every site of g its state and its cache: its share (kept
-// from before, or new and listed in g.newShares until commit), else
-// shared.
-func (ss *siteStates) bind(g *generation, shared *cache.Cache) error {
-	for _, s := range g.router.sites() {
-		s.state = ss.get(siteLabel(s))
-		s.cache = shared
-		if s.CacheSize <= 0 {
-			continue
-		}
-		if s.state.share != nil {
-			s.cache = s.state.share
-			continue
-		}
-		c, err := ss.newShare(s.CacheSize)
-		if err != nil {
-			return fmt.Errorf("proxy: site %s: cache_size: %w", s.state.label, err)
-		}
-		if g.newShares == nil {
-			g.newShares = map[*siteState]*cache.Cache{}
-		}
-		g.newShares[s.state], s.cache = c, c
+// bind gives s its state and its cache: its share (kept from before, or
+// new and listed in m.shares until commit), else shared. A state it
+// registers is listed in m.states, for forget.
+func (ss *siteStates) bind(s *site, shared *cache.Cache, m *made) error {
+	st, added := ss.add(siteLabel(s))
+	if added {
+		m.states = append(m.states, st.label)
 	}
+	s.state, s.cache = st, shared
+	if s.CacheSize <= 0 {
+		return nil
+	}
+	if st.share != nil {
+		s.cache = st.share
+		return nil
+	}
+	c, err := ss.newShare(s.CacheSize)
+	if err != nil {
+		return fmt.Errorf("proxy: site %s: cache_size: %w", st.label, err)
+	}
+	if m.shares == nil {
+		m.shares = map[*siteState]*cache.Cache{}
+	}
+	m.shares[st], s.cache = c, c
 	return nil
+}
+
+// forget drops the states of labels, registered by a generation that
+// never served, with their series.
+func (ss *siteStates) forget(labels []string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, label := range labels {
+		delete(ss.m, label)
+		ss.unregister(label)
+	}
 }
 
 // commit makes g's sites the configured ones, once g serves: new shares
@@ -168,7 +186,7 @@ func (ss *siteStates) commit(g *generation) []*cache.Cache {
 	var gone []*cache.Cache
 	for label, st := range ss.m {
 		size, kept := want[st]
-		if c := g.newShares[st]; c != nil {
+		if c := g.made.shares[st]; c != nil {
 			st.share, st.shareSize = c, size
 		}
 		switch {
@@ -185,13 +203,6 @@ func (ss *siteStates) commit(g *generation) []*cache.Cache {
 		}
 	}
 	return gone
-}
-
-// discard closes the shares a generation that never served made.
-func (g *generation) discardShares() {
-	for _, c := range g.newShares {
-		_ = c.Close() // never used
-	}
 }
 
 func (ss *siteStates) unregister(label string) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
+	"github.com/ramjet-proxy/ramjet/proxy/origin"
 	"github.com/ramjet-proxy/ramjet/proxy/policy"
 	"github.com/ramjet-proxy/ramjet/proxy/realip"
 )
@@ -22,20 +23,40 @@ import (
 // a stream or in resp's own buffer (never SetBodyRaw): the proxy hands
 // that buffer to the client's response instead of copying it.
 type upstream interface {
-	Do(req *fasthttp.Request, resp *fasthttp.Response) error
+	// do answers req. client (nil: none) is the one request the answer
+	// is for, which a docroot asks whether it is still there before it
+	// runs a script that waited for a worker; a fill others may wait on
+	// has none. htKey (0: none) is the client's docrootKey, under which
+	// a docroot remembers its .htaccess evaluation.
+	do(client phppool.Client, htKey uint64, req *fasthttp.Request, resp *fasthttp.Response) error
+	// static reports whether a request for path is answered with a file
+	// (never reaching PHP or the origin), for the WAF's SkipStatic.
+	static(path []byte) bool
 }
 
-// doUpstream sends req to the site's upstream, announcing LSCache support
-// when the site asks for it. client (nil: none) is the one request the
-// answer is for, which a docroot asks whether it is still there before it
-// runs a script that waited for a worker; a fill others may wait on has
-// none. htKey (0: none) is the client's docrootKey.
+// originUpstream is the origin pool as the upstream of a proxied site.
+type originUpstream struct{ pool *origin.Pool }
+
+func (o originUpstream) do(_ phppool.Client, _ uint64, req *fasthttp.Request, resp *fasthttp.Response) error {
+	return o.pool.Do(req, resp)
+}
+
+func (originUpstream) static([]byte) bool { return false }
+
+// docrootUpstream is a docroot site's handler as its upstream.
+type docrootUpstream struct{ h *docroot.Handler }
+
+func (d docrootUpstream) do(client phppool.Client, htKey uint64, req *fasthttp.Request, resp *fasthttp.Response) error {
+	return d.h.DoForKey(client, htKey, req, resp)
+}
+
+func (d docrootUpstream) static(path []byte) bool { return d.h.Static(path) }
+
+// doUpstream sends req to the site's upstream with the fields ramjet sets
+// for the site (setSiteFields); client and htKey as upstream.do takes them.
 func doUpstream(s *site, client phppool.Client, htKey uint64, req *fasthttp.Request, resp *fasthttp.Response) error {
 	setSiteFields(s, &req.Header)
-	if d, ok := s.up.(*docroot.Handler); ok {
-		return d.DoForKey(client, htKey, req, resp)
-	}
-	return s.up.Do(req, resp)
+	return s.up.do(client, htKey, req, resp)
 }
 
 // setSiteFields gives h the fields ramjet sets for the site, each the
@@ -286,3 +307,8 @@ func (l *limitedBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+var (
+	_ upstream = originUpstream{}
+	_ upstream = docrootUpstream{}
+)
