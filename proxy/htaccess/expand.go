@@ -1,6 +1,7 @@
 package htaccess
 
 import (
+	"bytes"
 	"strconv"
 	"time"
 )
@@ -37,6 +38,8 @@ func (o *Outcome) expandAs(dst []byte, t *template, req *Request, escapeRefs boo
 			dst = append(dst, req.Header.Peek(p.lit)...)
 		case partVar:
 			dst = o.appendVar(dst, p.n, req)
+		case partUnknown:
+			// Never reached by a rule (rule.unknown fails it closed).
 		}
 	}
 	return dst
@@ -132,7 +135,67 @@ func (o *Outcome) appendVar(dst []byte, v int, req *Request) []byte {
 	case varTimeWday:
 		return strconv.AppendInt(dst, int64(time.Now().Weekday()), 10)
 	}
+	return o.appendMoreVar(dst, v, req)
+}
+
+// appendMoreVar appends the variables Apache and LiteSpeed have beyond
+// mod_rewrite's usual ones.
+func (o *Outcome) appendMoreVar(dst []byte, v int, req *Request) []byte {
+	switch v {
+	case varOrgReqURI:
+		target, _ := orgTarget(req)
+		return append(dst, target...)
+	case varOrgQueryString:
+		_, query := orgTarget(req)
+		return append(dst, query...)
+	case varCurrentURI:
+		return append(dst, o.uri...)
+	case varRequestBasename:
+		f := o.filename
+		for i := len(f) - 1; i >= 0; i-- {
+			if f[i] == '/' {
+				return append(dst, f[i+1:]...)
+			}
+		}
+		return append(dst, f...)
+	case varScriptURI:
+		dst = o.appendVar(dst, varRequestScheme, req)
+		dst = append(append(dst, "://"...), req.Host...)
+		return append(dst, req.Path...)
+	case varIsSubreq:
+		return append(dst, "false"...)
+	case varConnRemoteAddr:
+		return req.Client.AppendTo(dst)
+	case varContextDocRoot:
+		return append(dst, o.docRoot...)
+	}
 	return dst
+}
+
+// orgTarget is the request's target as the client sent it, before any
+// rewrite, from THE_REQUEST: LiteSpeed's ORG_REQ_URI (the path, still
+// percent-encoded) and ORG_QUERY_STRING. An absolute-form target's
+// scheme and authority are not part of it.
+func orgTarget(req *Request) (path, query []byte) {
+	line := req.RequestLine
+	if i := bytes.IndexByte(line, ' '); i >= 0 {
+		line = line[i+1:]
+		if j := bytes.LastIndexByte(line, ' '); j >= 0 {
+			line = line[:j]
+		}
+	} else {
+		return req.Path, req.Query
+	}
+	if i := bytes.Index(line, []byte("://")); i > 0 && line[0] != '/' {
+		rest := line[i+3:]
+		if j := bytes.IndexByte(rest, '/'); j >= 0 {
+			line = rest[j:]
+		} else {
+			line = rest[len(rest):]
+		}
+	}
+	path, query, _ = bytes.Cut(line, []byte{'?'})
+	return path, query
 }
 
 // hostOnly is a Host header without its port.
