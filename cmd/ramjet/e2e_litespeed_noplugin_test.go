@@ -99,6 +99,7 @@ func TestLiteSpeedNoPluginRulesInProxyMode(t *testing.T) {
 
 	notCached("typo.test", "/e/admin/users", "ramjet; fwd=bypass")
 	notCached("typo.test", "/e/typo-page", "ramjet; fwd=bypass")
+	rj.WaitOutput(t, 0, ".htaccess:3: RewriteCond reads %{ORG_REQ_URL}, a variable ramjet does not know (fails closed", 5*time.Second)
 }
 
 // TestLiteSpeedNoPluginRulesInDocrootMode: in docroot mode the recipe's
