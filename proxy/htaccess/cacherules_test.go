@@ -41,12 +41,14 @@ func TestOrgReqURIKeepsTheAdminExclusionOfTheCraftRecipe(t *testing.T) {
 	}
 }
 
+// ORG_REQ_URI is the decoded path the cache key holds: an encoded
+// /%61dmin/ cannot slip past an exclusion of /admin.
 func TestOrgReqURIIsTheTargetBeforeRewritesWithoutItsQuery(t *testing.T) {
 	tr, _ := newTree(t, map[string]string{".htaccess": "RewriteEngine On\n" +
 		"RewriteRule ^a$ /b [E=ORG:%{ORG_REQ_URI},E=QS:%{ORG_QUERY_STRING},E=CUR:%{CURRENT_URI}]\n" +
 		"RewriteRule ^b$ - [E=LATER:%{ORG_REQ_URI}|%{REQUEST_URI}|%{REQUEST_BASENAME}|%{IS_SUBREQ}]\n", "b": ""})
 	r := request("GET /a?x=1", nil)
-	r.RequestLine = []byte("GET http://example.com/a?x=1 HTTP/1.1") // absolute-form
+	r.RequestLine = []byte("GET http://example.com/%61?x=1 HTTP/1.1") // as sent; Path is decoded
 	o := &Outcome{}
 	tr.Eval(r, o)
 	got := map[string]string{}

@@ -1,7 +1,6 @@
 package htaccess
 
 import (
-	"bytes"
 	"strconv"
 	"time"
 )
@@ -143,11 +142,13 @@ func (o *Outcome) appendVar(dst []byte, v int, req *Request) []byte {
 func (o *Outcome) appendMoreVar(dst []byte, v int, req *Request) []byte {
 	switch v {
 	case varOrgReqURI:
-		target, _ := orgTarget(req)
-		return append(dst, target...)
+		// The path asked for, before any rewrite: decoded, as the cache
+		// key holds it (LiteSpeed's is still percent-encoded, so
+		// /%61dmin/ would slip past a !/admin exclusion and have its
+		// answer stored under /admin/'s key).
+		return append(dst, req.Path...)
 	case varOrgQueryString:
-		_, query := orgTarget(req)
-		return append(dst, query...)
+		return append(dst, req.Query...)
 	case varCurrentURI:
 		return append(dst, o.uri...)
 	case varRequestBasename:
@@ -170,32 +171,6 @@ func (o *Outcome) appendMoreVar(dst []byte, v int, req *Request) []byte {
 		return append(dst, o.docRoot...)
 	}
 	return dst
-}
-
-// orgTarget is the request's target as the client sent it, before any
-// rewrite, from THE_REQUEST: LiteSpeed's ORG_REQ_URI (the path, still
-// percent-encoded) and ORG_QUERY_STRING. An absolute-form target's
-// scheme and authority are not part of it.
-func orgTarget(req *Request) (path, query []byte) {
-	line := req.RequestLine
-	if i := bytes.IndexByte(line, ' '); i >= 0 {
-		line = line[i+1:]
-		if j := bytes.LastIndexByte(line, ' '); j >= 0 {
-			line = line[:j]
-		}
-	} else {
-		return req.Path, req.Query
-	}
-	if i := bytes.Index(line, []byte("://")); i > 0 && line[0] != '/' {
-		rest := line[i+3:]
-		if j := bytes.IndexByte(rest, '/'); j >= 0 {
-			line = rest[j:]
-		} else {
-			line = rest[len(rest):]
-		}
-	}
-	path, query, _ = bytes.Cut(line, []byte{'?'})
-	return path, query
 }
 
 // hostOnly is a Host header without its port.
