@@ -220,7 +220,7 @@ func (f *fill) run() result {
 		return f.storeRevalidated()
 	}
 	in := policyInput(f.req, f.resp, f.s, f.now) // by value: no garbage per fill
-	if f.ls != nil && len(in.LSCacheControl) == 0 {
+	if f.ls != nil && len(in.LSCacheControl) == 0 && !f.ls.overruled(in.CacheControl) {
 		in.LSCacheControl = f.ls.control // the rules' TTL, when the application says nothing
 	}
 	f.d = policy.Decide(&in)

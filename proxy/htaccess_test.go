@@ -226,3 +226,25 @@ func TestLSRulesAreMadeOncePerValue(t *testing.T) {
 		t.Fatalf("another list got %q %q", o.control, o.varyCookies)
 	}
 }
+
+// TestLSRulesOfTheCacheDirectives: CacheDisable asks for no-cache when
+// the application says nothing; CacheEnable's blanket TTL yields to the
+// response's own no-cache, no-store or private unless
+// CacheIgnoreCacheControl; a rule's TTL never does.
+func TestLSRulesOfTheCacheDirectives(t *testing.T) {
+	var c lsRulesCache
+	if d := c.get(&htaccess.Cache{Disabled: true}); string(d.control) != "no-cache" || d.overruled([]byte("no-cache")) {
+		t.Fatalf("CacheDisable made %q", d.control)
+	}
+	enabled := c.get(&htaccess.Cache{TTL: 3600, Enabled: true})
+	ignoring := c.get(&htaccess.Cache{TTL: 3600, Enabled: true, IgnoreCacheControl: true})
+	rule := c.get(&htaccess.Cache{TTL: 3600})
+	for _, cc := range []string{"no-cache", "public, no-store", "private, max-age=60"} {
+		if !enabled.overruled([]byte(cc)) || ignoring.overruled([]byte(cc)) || rule.overruled([]byte(cc)) {
+			t.Fatalf("%q: overrules CacheEnable %v, with CacheIgnoreCacheControl %v, a rule %v", cc, enabled.overruled([]byte(cc)), ignoring.overruled([]byte(cc)), rule.overruled([]byte(cc)))
+		}
+	}
+	if enabled.overruled([]byte("public, max-age=60")) || enabled.overruled(nil) {
+		t.Fatal("a cacheable Cache-Control overruled CacheEnable")
+	}
+}

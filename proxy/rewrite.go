@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
+	"github.com/ramjet-proxy/ramjet/proxy/policy"
 )
 
 // HeaderVaryValue carries the LiteSpeed cache rules' vary value
@@ -128,13 +129,18 @@ type lsRules struct {
 	varyCookies []string
 	ttl         int64 // what it was made of, with the vary cookies
 	private     bool
+	disabled    bool // CacheDisable: control is no-cache
+	// respect: control is CacheEnable's, which the response's own
+	// Cache-Control no-cache, no-store or private still overrules
+	// (CacheIgnoreCacheControl on clears it).
+	respect bool
 }
 
 // lsRules is what the fill needs of the request's LiteSpeed cache rules;
-// nil when they set no TTL and no vary cookie.
+// nil when they set no TTL, no vary cookie and no CacheDisable.
 func (r *request) lsRules() *lsRules {
 	lc := r.lsCache()
-	if lc == nil || lc.TTL <= 0 && len(lc.VaryCookies) == 0 {
+	if lc == nil || lc.TTL <= 0 && len(lc.VaryCookies) == 0 && !lc.Disabled {
 		return nil
 	}
 	return r.s.lsRules.get(lc)
@@ -155,7 +161,7 @@ func (c *lsRulesCache) get(lc *htaccess.Cache) *lsRules {
 	c.mu.Lock()
 	ls := c.m[string(lc.VaryCookies)]
 	c.mu.Unlock()
-	if ls != nil && ls.ttl == lc.TTL && ls.private == lc.Private {
+	if ls != nil && ls.ttl == lc.TTL && ls.private == lc.Private && ls.disabled == lc.Disabled && ls.respect == respects(lc) {
 		return ls
 	}
 	ls = newLSRules(lc)
@@ -168,9 +174,17 @@ func (c *lsRulesCache) get(lc *htaccess.Cache) *lsRules {
 	return ls
 }
 
+// respects reports whether the response's Cache-Control may still keep
+// a page the rules cache out of the cache: CacheEnable's blanket TTL,
+// not a rule's, and no CacheIgnoreCacheControl on.
+func respects(lc *htaccess.Cache) bool { return lc.Enabled && !lc.IgnoreCacheControl }
+
 func newLSRules(lc *htaccess.Cache) *lsRules {
-	ls := &lsRules{ttl: lc.TTL, private: lc.Private}
-	if lc.TTL > 0 {
+	ls := &lsRules{ttl: lc.TTL, private: lc.Private, disabled: lc.Disabled, respect: respects(lc)}
+	switch {
+	case lc.Disabled:
+		ls.control = []byte("no-cache")
+	case lc.TTL > 0:
 		kind := "public"
 		if lc.Private {
 			kind = "private"
@@ -183,6 +197,19 @@ func newLSRules(lc *htaccess.Cache) *lsRules {
 		}
 	}
 	return ls
+}
+
+// overruled reports whether a response's Cache-Control keeps it out
+// of CacheEnable's blanket caching: no-cache, no-store or private, as
+// LiteSpeed reads the response's Cache-Control unless told to ignore it
+// (CacheIgnoreCacheControl on). A rule's E=Cache-Control decides for
+// its URLs and is not overruled.
+func (ls *lsRules) overruled(cacheControl []byte) bool {
+	if !ls.respect || len(cacheControl) == 0 {
+		return false
+	}
+	cc := policy.ParseCacheControl(cacheControl)
+	return cc.NoCache || cc.NoStore || cc.Private
 }
 
 // htHeader is the request header as the rules read it. Peek("Cookie")

@@ -42,8 +42,9 @@ func check(args []string, stdout, stderr io.Writer) int {
 }
 
 // checkHtaccess prints every problem of the .htaccess files under dir:
-// errors (500 under their directory) and access rules that fail closed
-// (403) make it exit 1; ignored directives are warnings.
+// errors (500 under their directory), access rules that fail closed
+// (403) and rules reading a variable ramjet does not know make it exit
+// 1; ignored directives are warnings.
 func checkHtaccess(dir string, stdout, stderr io.Writer) int {
 	p, err := htaccess.CheckTree(dir, "")
 	if err != nil {
@@ -56,10 +57,13 @@ func checkHtaccess(dir string, stdout, stderr io.Writer) int {
 	for _, c := range p.Closed {
 		fmt.Fprintln(stderr, c+" (fails closed: requests under its directory get 403)")
 	}
+	for _, u := range p.Unknown {
+		fmt.Fprintln(stderr, u+" (fails closed: the rule is not applied and requests it matches bypass the cache; an [F] or [G] rule refuses them)")
+	}
 	for _, w := range p.Warnings {
 		fmt.Fprintln(stderr, "warning: "+w)
 	}
-	if len(p.Errors)+len(p.Closed) > 0 {
+	if len(p.Errors)+len(p.Closed)+len(p.Unknown) > 0 {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: %d .htaccess files ok\n", dir, p.Files)

@@ -99,7 +99,11 @@ func (t *Tree) rewrite(o *Outcome, req *Request, last *dirState, path, query []b
 		if o.proxy && !r.litespeed {
 			continue
 		}
-		if !o.ruleMatches(t, r, req, now) {
+		match, stop := o.applies(t, r, req, now)
+		if stop {
+			return
+		}
+		if !match {
 			if r.flags.chain {
 				for i < len(eff.rules)-1 && eff.rules[i].flags.chain {
 					i++
@@ -173,19 +177,38 @@ func perDirSubject(dst, path []byte, dir, root string) []byte {
 	return append(append(dst, root...), path...)
 }
 
+// applies reports whether r applies to the request. A rule that reads
+// a variable ramjet does not know fails closed where its pattern
+// matches: it is not applied, the request bypasses the cache, and a
+// rule that would refuse ([F], [G], R=4xx) refuses (stop), as access
+// rules ramjet cannot evaluate do.
+func (o *Outcome) applies(t *Tree, r *rule, req *Request, now time.Time) (match, stop bool) {
+	if r.unknown == "" {
+		return o.ruleMatches(t, r, req, now), false
+	}
+	if !o.patternMatches(r) {
+		return false, false
+	}
+	o.Cache.Set, o.Cache.NoCache = true, true
+	if o.Cache.Undecided == "" {
+		o.Cache.Undecided = r.undecided
+	}
+	f := &r.flags
+	switch {
+	case f.forbidden, f.redirect >= 400:
+		o.Status, o.Cause = 403, r.undecided
+	case f.gone:
+		o.Status, o.Cause = 410, r.undecided
+	default:
+		return false, false
+	}
+	return false, true
+}
+
 // ruleMatches matches the rule's pattern, then its conditions.
 func (o *Outcome) ruleMatches(t *Tree, r *rule, req *Request, now time.Time) bool {
-	if r.caps {
-		idx := r.re.FindSubmatchIndex(o.subject)
-		if idx == nil {
-			return false
-		}
-		o.caps = append(o.caps[:0], idx...)
-	} else {
-		o.caps = o.caps[:0]
-		if r.m.match(o.subject) == r.negate {
-			return false
-		}
+	if !o.patternMatches(r) {
+		return false
 	}
 	o.condCaps = o.condCaps[:0]
 	conds := r.conds
@@ -202,6 +225,24 @@ func (o *Outcome) ruleMatches(t *Tree, r *rule, req *Request, now time.Time) boo
 			continue
 		}
 		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// patternMatches matches the rule's pattern against the subject,
+// keeping its captures when the rule uses them.
+func (o *Outcome) patternMatches(r *rule) bool {
+	if r.caps {
+		idx := r.re.FindSubmatchIndex(o.subject)
+		if idx == nil {
+			return false
+		}
+		o.caps = append(o.caps[:0], idx...)
+	} else {
+		o.caps = o.caps[:0]
+		if r.m.match(o.subject) == r.negate {
 			return false
 		}
 	}
@@ -356,9 +397,9 @@ func (o *Outcome) cacheControl(v []byte) {
 		case bytesFold(k, "no-cache"), bytesFold(k, "no-store"):
 			o.Cache.NoCache = true
 		case bytesFold(k, "private"):
-			o.Cache.Private = true
+			o.Cache.Private, o.ruleVis = true, true
 		case bytesFold(k, "public"):
-			o.Cache.Private = false
+			o.Cache.Private, o.ruleVis = false, true
 		case bytesFold(k, "max-age"), bytesFold(k, "s-maxage"):
 			if n := atoi(val); n >= 0 {
 				o.Cache.TTL = n

@@ -15,6 +15,10 @@ type Problems struct {
 	// Closed are access rules ramjet cannot evaluate: requests under
 	// them answer 403.
 	Closed []string
+	// Unknown are rewrite rules reading a variable ramjet does not
+	// know: they fail closed (not applied, the request not cached; an
+	// [F] or [G] rule refuses).
+	Unknown []string
 	// Warnings are directives ignored.
 	Warnings []string
 	// Files is how many files were read.
@@ -48,6 +52,7 @@ func CheckTree(root, name string) (Problems, error) {
 			p.Errors = append(p.Errors, e.Error())
 		}
 		p.Closed = append(p.Closed, f.FailClosed()...)
+		p.Unknown = append(p.Unknown, f.Unknown...)
 		p.Errors = append(p.Errors, f.missingUserFiles()...)
 		p.Warnings = append(p.Warnings, f.Warnings...)
 		if w := f.idleLiteSpeedRules(filepath.Dir(path), engine); w != "" {

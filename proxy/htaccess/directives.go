@@ -45,6 +45,7 @@ func (p *parser) directive(sc scope, ln line) {
 // the origin's.
 var proxyReads = map[string]bool{
 	"cachelookup": true, "cachekeymodify": true,
+	"cacheenable": true, "cachedisable": true, "cacheignorecachecontrol": true,
 	"expiresactive": true, "expiresbytype": true, "expiresdefault": true,
 	"rewriteengine": true, "rewritebase": true, "rewriteoptions": true,
 }
@@ -58,6 +59,28 @@ func accessName(n string) bool {
 		}
 	}
 	return false
+}
+
+// unknownVar notes a rule reading a variable ramjet cannot expand: it
+// fails closed, and ramjet check --htaccess fails on it. Proxy mode
+// reads only the LiteSpeed block's rules.
+func (p *parser) unknownVar(sc scope, ln line, directive, name string) {
+	if p.f.proxyOnly && !sc.litespeed {
+		return
+	}
+	p.f.Unknown = append(p.f.Unknown, fmt.Sprintf("%s:%d: %s reads %s, a variable ramjet does not know", p.f.Path, ln.n, directive, name))
+}
+
+func cacheToggleHandler(name string, on bool) rewriteHandler {
+	return func(p *parser, sc scope, ln line, raw string) error {
+		t, err := parseCacheToggle(name, words(raw), on)
+		if err != nil {
+			return err
+		}
+		cc := sc.sec.cacheConf()
+		cc.toggles = append(cc.toggles, t)
+		return nil
+	}
 }
 
 type rewriteHandler func(p *parser, sc scope, ln line, raw string) error
@@ -111,6 +134,9 @@ var rewriteDirectives = map[string]rewriteHandler{
 		}
 		rc := sc.sec.rewriteConf()
 		rc.pending = append(rc.pending, c)
+		if u := firstUnknown(&c.test, &c.operand); u != "" {
+			p.unknownVar(sc, ln, "RewriteCond", u)
+		}
 		return nil
 	},
 	"rewriterule": func(p *parser, sc scope, ln line, raw string) error {
@@ -125,6 +151,12 @@ var rewriteDirectives = map[string]rewriteHandler{
 		r.finish()
 		p.f.usesTime = p.f.usesTime || r.usesTime()
 		r.at = fmt.Sprintf("%s:%d", p.f.Path, ln.n)
+		if r.unknown != "" {
+			r.undecided = r.at + ": RewriteRule reads " + r.unknown + ", a variable ramjet does not know: not applied, the request bypasses the cache"
+		}
+		if u := r.ownUnknown(); u != "" {
+			p.unknownVar(sc, ln, "RewriteRule", u)
+		}
 		rc.rules = append(rc.rules, r)
 		return nil
 	},
@@ -146,6 +178,24 @@ var rewriteDirectives = map[string]rewriteHandler{
 			cc.lookup, cc.lookupSet = false, true
 		default:
 			return fmt.Errorf("CacheLookup: on or off")
+		}
+		return nil
+	},
+	"cacheenable":  cacheToggleHandler("CacheEnable", true),
+	"cachedisable": cacheToggleHandler("CacheDisable", false),
+	"cacheignorecachecontrol": func(p *parser, sc scope, ln line, raw string) error {
+		w := words(raw)
+		cc := sc.sec.cacheConf()
+		if len(w) != 1 {
+			return fmt.Errorf("CacheIgnoreCacheControl: on or off")
+		}
+		switch strings.ToLower(w[0]) {
+		case "on":
+			cc.ignoreCC, cc.ignoreCCSet = true, true
+		case "off":
+			cc.ignoreCC, cc.ignoreCCSet = false, true
+		default:
+			return fmt.Errorf("CacheIgnoreCacheControl: on or off, not %q", w[0])
 		}
 		return nil
 	},

@@ -3,7 +3,9 @@
 // (access control, Basic auth), redirect it, rewrite it to another path
 // (mod_rewrite), and what the answer carries (headers, expiry, types,
 // error documents, environment for PHP), plus the LiteSpeed cache rules
-// the LiteSpeed Cache plugin writes inside <IfModule LiteSpeed>.
+// the LiteSpeed Cache plugin writes inside <IfModule LiteSpeed> and
+// those LiteSpeed documents for applications without a plugin
+// (CacheEnable, CacheDisable, CacheIgnoreCacheControl, %{ORG_REQ_URI}).
 //
 // A File is parsed once per version on disk (Tree caches it by size,
 // modification time and inode, and stats each directory at most once per
@@ -14,7 +16,10 @@
 // merger); Require replaces the parent's (AuthMerging Off). Unknown
 // directives are ignored with one warning per file, except access-control
 // ones, which fail closed: a directory whose access rules ramjet cannot
-// evaluate answers 403, never what they were meant to protect. So do the
+// evaluate answers 403, never what they were meant to protect. So does a
+// rewrite rule reading a variable ramjet does not know (Apache would
+// expand it to ""): it is not applied, the request bypasses the cache
+// (Cache.Undecided), and an [F] or [G] one refuses. So do the
 // directives that switch PHP off for a script (Outcome.PHPOff): the
 // docroot refuses it rather than run it or show its source.
 //

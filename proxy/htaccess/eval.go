@@ -32,7 +32,7 @@ func (t *Tree) Eval(req *Request, o *Outcome) {
 		}
 		t.selectSections(o)
 		if o.rounds == 1 {
-			o.cacheDirectives()
+			o.cacheDirectives(path)
 		}
 		o.setEnvIf(req, path)
 		if !t.checkAccess(o, req) {
@@ -50,6 +50,9 @@ func (t *Tree) Eval(req *Request, o *Outcome) {
 				// redirects it first, with the query the rules left.
 				query, changed = newQuery, false
 			}
+		}
+		if o.rounds == 1 {
+			o.cacheDefaults()
 		}
 		if o.redirectAlias(req, path, query) {
 			return
@@ -152,19 +155,66 @@ func (t *Tree) selectSections(o *Outcome) {
 	}
 }
 
-// cacheDirectives reads CacheLookup and CacheKeyModify of the scopes of
+// cacheDirectives reads the LiteSpeed cache directives of the scopes of
 // the requested URL (not of what it is rewritten to: the cache keys the
-// URL asked for).
-func (o *Outcome) cacheDirectives() {
+// URL asked for): CacheLookup, CacheKeyModify, CacheIgnoreCacheControl
+// and the CacheEnable / CacheDisable that cover path, deeper and later
+// ones overriding.
+func (o *Outcome) cacheDirectives(path []byte) {
+	o.cachePub, o.cachePriv, o.cacheTTL, o.ruleVis = 0, 0, 0, false
 	for _, s := range o.secs {
-		if s.cache == nil {
+		c := s.cache
+		if c == nil {
 			continue
 		}
 		o.Cache.Set = true
-		if s.cache.lookupSet {
-			o.Cache.NoCache = !s.cache.lookup
+		if c.lookupSet {
+			o.Cache.NoCache = !c.lookup
 		}
-		o.Cache.DropQuery = append(o.Cache.DropQuery, s.cache.dropQS...)
+		if c.ignoreCCSet {
+			o.Cache.IgnoreCacheControl = c.ignoreCC
+		}
+		o.Cache.DropQuery = append(o.Cache.DropQuery, c.dropQS...)
+		for i := range c.toggles {
+			o.toggle(&c.toggles[i], path)
+		}
+	}
+}
+
+func (o *Outcome) toggle(t *cacheToggle, path []byte) {
+	if !t.covers(path) {
+		return
+	}
+	v := int8(-1)
+	if t.on {
+		v, o.cacheTTL = 1, t.ttl
+	}
+	if t.private {
+		o.cachePriv = v
+	} else {
+		o.cachePub = v
+	}
+}
+
+// cacheDefaults applies CacheEnable / CacheDisable where the rules did
+// not decide: as in LiteSpeed, a rule's E=Cache-Control (max-age,
+// no-cache) overrides them, so "CacheDisable public /" with rules that
+// turn caching on for some URLs caches exactly those. With both caches
+// on, a page goes to the private one, as LiteSpeed stores it.
+func (o *Outcome) cacheDefaults() {
+	c := &o.Cache
+	switch {
+	case c.NoCache || c.TTL > 0:
+	case o.cachePub > 0 || o.cachePriv > 0:
+		c.Set, c.Enabled, c.TTL = true, true, o.cacheTTL
+		if c.TTL == 0 {
+			c.TTL = defaultCacheTTL
+		}
+		if !o.ruleVis {
+			c.Private = o.cachePriv > 0
+		}
+	case o.cachePub < 0 || o.cachePriv < 0:
+		c.Set, c.Disabled = true, true
 	}
 }
 

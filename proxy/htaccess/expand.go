@@ -37,6 +37,8 @@ func (o *Outcome) expandAs(dst []byte, t *template, req *Request, escapeRefs boo
 			dst = append(dst, req.Header.Peek(p.lit)...)
 		case partVar:
 			dst = o.appendVar(dst, p.n, req)
+		case partUnknown:
+			// Never reached by a rule (rule.unknown fails it closed).
 		}
 	}
 	return dst
@@ -131,6 +133,42 @@ func (o *Outcome) appendVar(dst []byte, v int, req *Request) []byte {
 		return time.Now().AppendFormat(dst, "05")
 	case varTimeWday:
 		return strconv.AppendInt(dst, int64(time.Now().Weekday()), 10)
+	}
+	return o.appendMoreVar(dst, v, req)
+}
+
+// appendMoreVar appends the variables Apache and LiteSpeed have beyond
+// mod_rewrite's usual ones.
+func (o *Outcome) appendMoreVar(dst []byte, v int, req *Request) []byte {
+	switch v {
+	case varOrgReqURI:
+		// The path asked for, before any rewrite: decoded, as the cache
+		// key holds it (LiteSpeed's is still percent-encoded, so
+		// /%61dmin/ would slip past a !/admin exclusion and have its
+		// answer stored under /admin/'s key).
+		return append(dst, req.Path...)
+	case varOrgQueryString:
+		return append(dst, req.Query...)
+	case varCurrentURI:
+		return append(dst, o.uri...)
+	case varRequestBasename:
+		f := o.filename
+		for i := len(f) - 1; i >= 0; i-- {
+			if f[i] == '/' {
+				return append(dst, f[i+1:]...)
+			}
+		}
+		return append(dst, f...)
+	case varScriptURI:
+		dst = o.appendVar(dst, varRequestScheme, req)
+		dst = append(append(dst, "://"...), req.Host...)
+		return append(dst, req.Path...)
+	case varIsSubreq:
+		return append(dst, "false"...)
+	case varConnRemoteAddr:
+		return req.Client.AppendTo(dst)
+	case varContextDocRoot:
+		return append(dst, o.docRoot...)
 	}
 	return dst
 }

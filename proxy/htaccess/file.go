@@ -17,6 +17,9 @@ type File struct {
 	// Warnings name the directives ramjet ignores, one per directive
 	// name, each "FILE:LINE: message".
 	Warnings []string
+	// Unknown lists the rewrite rules that read a variable ramjet
+	// cannot expand, each "FILE:LINE: message": they fail closed.
+	Unknown []string
 
 	top section
 	// files are the <Files>/<FilesMatch> sections, in file order.

@@ -294,4 +294,59 @@ type phpSetting struct {
 type cacheConf struct {
 	lookup, lookupSet bool
 	dropQS            []string // CacheKeyModify -qs:NAME
+	// toggles are CacheEnable and CacheDisable, in file order.
+	toggles               []cacheToggle
+	ignoreCC, ignoreCCSet bool // CacheIgnoreCacheControl
+}
+
+// cacheToggle is one CacheEnable or CacheDisable: the public or the
+// private cache on or off for the URLs at or below prefix.
+type cacheToggle struct {
+	on, private bool
+	prefix      string
+	ttl         int64 // CacheEnable max-age=N; 0: defaultCacheTTL
+}
+
+// defaultCacheTTL is LiteSpeed's default "Cache Expire Time" (its
+// cache module's expireInSeconds): how long CacheEnable keeps a page
+// whose application says nothing.
+const defaultCacheTTL = 3600
+
+// parseCacheToggle reads CacheEnable / CacheDisable arguments as
+// LiteSpeed does: [public|private] [url-string], plus max-age=N for
+// CacheEnable; Apache's storage types (disk, mem, socache) are the
+// public cache, CacheDisable on (Apache's, in a directory) all of it.
+func parseCacheToggle(name string, args []string, on bool) (cacheToggle, error) {
+	t := cacheToggle{on: on, prefix: "/"}
+	for _, a := range args {
+		la := strings.ToLower(a)
+		switch {
+		case la == "public", la == "disk", la == "mem", la == "socache":
+			t.private = false
+		case la == "private":
+			t.private = true
+		case la == "on" && !on:
+		case strings.HasPrefix(la, "max-age=") && on:
+			n, err := strconv.ParseInt(a[len("max-age="):], 10, 64)
+			if err != nil || n <= 0 {
+				return t, fmt.Errorf("%s: bad %q", name, a)
+			}
+			t.ttl = n
+		case strings.HasPrefix(a, "/"):
+			t.prefix = a
+		default:
+			return t, fmt.Errorf("%s: unexpected %q (want public or private, a URL path)", name, a)
+		}
+	}
+	return t, nil
+}
+
+// covers reports whether the toggle applies to the URL path.
+func (t *cacheToggle) covers(path []byte) bool {
+	p := t.prefix
+	if len(path) < len(p) || string(path[:len(p)]) != p {
+		return false
+	}
+	// "/admin" covers /admin and /admin/x, not /administrator.
+	return p[len(p)-1] == '/' || len(path) == len(p) || path[len(p)] == '/'
 }

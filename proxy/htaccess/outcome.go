@@ -91,6 +91,12 @@ type Outcome struct {
 	// trailing slash (mod_dir redirects it; the rules leave it alone).
 	noSlash bool
 	https   bool // the request came over TLS
+	// What CacheEnable / CacheDisable said of the requested URL (1 on,
+	// -1 off, 0 nothing) and CacheEnable's TTL; ruleVis: a rule's
+	// E=Cache-Control said public or private.
+	cachePub, cachePriv int8
+	cacheTTL            int64
+	ruleVis             bool
 }
 
 var httpsOn = []byte("on")
@@ -114,8 +120,23 @@ type Cache struct {
 	// DropQuery names query parameters left out of the key
 	// (CacheKeyModify -qs:NAME).
 	DropQuery []string
+	// Enabled: TTL and Private are CacheEnable's, no rule's: the
+	// response's own Cache-Control no-cache, no-store or private still
+	// keeps it out of the cache, as LiteSpeed's "Ignore Response
+	// Cache-Control" off does, unless IgnoreCacheControl.
+	Enabled bool
+	// Disabled: CacheDisable covers the URL and no rule turned caching
+	// on: a response is stored only if its application asks for it
+	// (X-LiteSpeed-Cache-Control).
+	Disabled bool
+	// IgnoreCacheControl: CacheIgnoreCacheControl on.
+	IgnoreCacheControl bool
 	// Set: some rule or directive said something.
 	Set bool
+	// Undecided, when not "", names the rule that read a variable
+	// ramjet does not know ("FILE:LINE: …"): the request bypasses the
+	// cache (NoCache) rather than be decided on an empty string.
+	Undecided string
 }
 
 type envVar struct {

@@ -39,6 +39,12 @@ type rule struct {
 	cookies  []cookieFlag
 	// litespeed: inside <IfModule LiteSpeed>, read in proxy mode too.
 	litespeed bool
+	// unknown names a variable the rule or its conditions read that
+	// ramjet cannot expand ("%{X}"); "" for none. Such a rule fails
+	// closed (Outcome.undecidable): never evaluated against "".
+	unknown string
+	// undecided is why it fails closed, "FILE:LINE: …", for the log.
+	undecided string
 }
 
 type ruleFlags struct {
@@ -451,6 +457,9 @@ func (r *rule) finish() {
 	refs := func(t *template) {
 		r.caps = r.caps || t.ruleRefs
 		r.condCaps = r.condCaps || t.condRefs
+		if r.unknown == "" {
+			r.unknown = t.unknown
+		}
 	}
 	refs(&r.subst)
 	for i := range r.env {
@@ -467,6 +476,28 @@ func (r *rule) finish() {
 	if r.negate {
 		r.caps = false
 	}
+}
+
+// ownUnknown is the first unknown variable of the rule's own templates
+// (its conditions' are reported at their lines).
+func (r *rule) ownUnknown() string {
+	ts := []*template{&r.subst}
+	for i := range r.env {
+		ts = append(ts, &r.env[i].value)
+	}
+	for i := range r.cookies {
+		ts = append(ts, &r.cookies[i].name, &r.cookies[i].value)
+	}
+	return firstUnknown(ts...)
+}
+
+func firstUnknown(ts ...*template) string {
+	for _, t := range ts {
+		if t.unknown != "" {
+			return t.unknown
+		}
+	}
+	return ""
 }
 
 // usesTime reports whether the rule or its conditions read the clock.

@@ -12,6 +12,9 @@ type template struct {
 	parts []part
 	// refs: it uses $N or %N, so its rule must keep captures.
 	ruleRefs, condRefs bool
+	// unknown names the first variable ramjet cannot expand ("%{X}"),
+	// "" for none: its rule fails closed (rule.unknown).
+	unknown string
 }
 
 type partKind uint8
@@ -23,6 +26,7 @@ const (
 	partVar
 	partEnv
 	partHeader
+	partUnknown // a variable ramjet cannot expand: never expanded to ""
 )
 
 type part struct {
@@ -72,6 +76,9 @@ func scanTemplate(s string, rewrite bool) (template, error) {
 			if err != nil {
 				return t, err
 			}
+			if p.kind == partUnknown && t.unknown == "" {
+				t.unknown = p.lit
+			}
 			t.parts = append(t.parts, p)
 			i += end
 		default:
@@ -90,7 +97,10 @@ func errBadVar(s string) error {
 	return templateError("unterminated variable " + strconv.Quote(s))
 }
 
-// varPart parses the inside of %{...}.
+// varPart parses the inside of %{...}. A name ramjet cannot expand is
+// a partUnknown, not an empty string: Apache expands an unknown name to
+// "", so RewriteCond %{ORG_REQ_URI} !/admin would match every request
+// and the exclusion it was written for would be silently lost.
 func varPart(name string) (part, error) {
 	if k, v, ok := strings.Cut(name, ":"); ok {
 		switch strings.ToUpper(k) {
@@ -99,7 +109,9 @@ func varPart(name string) (part, error) {
 		case "HTTP":
 			return part{kind: partHeader, lit: v}, nil
 		case "SSL", "LA-U", "LA-F":
-			return part{kind: partLit}, nil // no SSL variables, no look-aheads: empty
+			// No SSL variables, no look-aheads: what they would say is
+			// not known here.
+			return part{kind: partUnknown, lit: "%{" + name + "}"}, nil
 		}
 		return part{}, templateError("unknown variable %{" + name + "}")
 	}
@@ -112,7 +124,7 @@ func varPart(name string) (part, error) {
 		// knows a fixed list and expands others empty).
 		return part{kind: partHeader, lit: strings.ReplaceAll(h, "_", "-")}, nil
 	}
-	return part{kind: partLit}, nil // unknown: empty, as Apache expands it
+	return part{kind: partUnknown, lit: "%{" + name + "}"}, nil
 }
 
 // The variables a template may name.
@@ -145,6 +157,15 @@ const (
 	varTimeWday
 	varServerSoftware
 	varScriptName
+	varOrgReqURI
+	varOrgQueryString
+	varCurrentURI
+	varRequestBasename
+	varScriptURI
+	varIsSubreq
+	varEmpty
+	varConnRemoteAddr
+	varContextDocRoot
 )
 
 var varNames = map[string]int{
@@ -178,6 +199,19 @@ var varNames = map[string]int{
 	"TIME_WDAY":        varTimeWday,
 	"SERVER_SOFTWARE":  varServerSoftware,
 	"SCRIPT_NAME":      varScriptName,
+	// Apache's others that ramjet can answer.
+	"IS_SUBREQ":             varIsSubreq,
+	"REMOTE_IDENT":          varEmpty, // no identd lookups (IdentityCheck off)
+	"CONTEXT_PREFIX":        varEmpty, // no Alias: the document root's context
+	"CONTEXT_DOCUMENT_ROOT": varContextDocRoot,
+	"CONN_REMOTE_ADDR":      varConnRemoteAddr,
+	// LiteSpeed's (its rewrite engine's RequestVars).
+	"ORG_REQ_URI":      varOrgReqURI,
+	"ORG_QUERY_STRING": varOrgQueryString,
+	"CURRENT_URI":      varCurrentURI,
+	"REQUEST_BASENAME": varRequestBasename,
+	"SCRIPT_BASENAME":  varRequestBasename,
+	"SCRIPT_URI":       varScriptURI,
 }
 
 // literal reports the template's text when it expands to a constant.

@@ -203,6 +203,9 @@ func (t *Tree) load(name string, r io.Reader, st fs.FileInfo) *File {
 	for _, w := range f.Warnings {
 		t.cfg.Log.Warn("htaccess: " + w)
 	}
+	for _, u := range f.Unknown {
+		t.cfg.Log.Warn("htaccess: " + u + " (fails closed: the rule is not applied and requests it matches bypass the cache)")
+	}
 	return f
 }
 
