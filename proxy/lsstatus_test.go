@@ -10,8 +10,8 @@ import (
 
 // TestLSCacheValueRestatesCacheStatus: X-LiteSpeed-Cache is hit exactly
 // when Cache-Status says hit, hit,private for the private cache's hits,
-// and miss for every answer a fill of this request (or one it waited on)
-// stored or revalidated.
+// miss for every answer a fill of this request (or one it waited on)
+// stored or revalidated, and absent from every other.
 func TestLSCacheValueRestatesCacheStatus(t *testing.T) {
 	tests := []struct {
 		status []byte
@@ -28,6 +28,15 @@ func TestLSCacheValueRestatesCacheStatus(t *testing.T) {
 		{csCollapsed, "miss"},
 		{csRevalidated, "miss"},
 		{csValidated, "miss"},
+		{csBypass, ""},
+		{csMethod, ""},
+		{csBody, ""},
+		{csHtaccess, ""},
+		{csHitForPass, ""},
+		{csRedirect, ""},
+		{missStatus(fwdMiss, "no-cache"), ""},
+		{missStatus(fwdURIMiss, "private"), ""},
+		{missStatus(fwdMiss, "too-large"), ""},
 	}
 	for _, tt := range tests {
 		if got := string(lsCacheValue(tt.status)); got != tt.want {
@@ -83,6 +92,7 @@ func TestLSCacheSiteTellsTheCrawlerHitOrMiss(t *testing.T) {
 		{"/mine", session, "hit,private"},
 		{"/esi", nil, "miss"},
 		{"/esi", nil, "hit"},
+		{"/esi", []string{"Cookie", "wordpress_logged_in_x=1"}, ""}, // bypassed, assembled, not kept
 		{"/nocache", nil, ""},
 		{"/nocache", nil, ""},
 	}
