@@ -19,6 +19,16 @@
 // matched as the plugin matches: a case-insensitive search of the raw
 // response head. Usage: php lscrawler.php ADDR URL... ; prints JSON
 // {"crawler": {"url": "H|M|N|B"}}.
+//
+// Checked by hand against the plugin itself: its Crawler class (v7.9's
+// src/crawler.cls.php, unmodified) loaded under PHP 8.2 with WordPress and
+// its other classes stubbed, Cache Mobile and WebP on (all four crawlers
+// through the litespeed_crawler_webp filter), its load_conf and
+// _do_running run for each crawler — its own curl_multi requests and
+// _status_parse — over lscrawl.php's pages through ramjet reading
+// all.htaccess: the first run M for the four pages and B for the cart in
+// every crawler, the second H and B; ramjet before X-LiteSpeed-Cache: B for
+// every URL in both runs. This script gives the same on the same URLs.
 $addr = $argv[1];
 $urls = array_slice($argv, 2);
 $crawlers = [
