@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"testing"
@@ -118,4 +119,30 @@ func peekLSCache(h *fasthttp.ResponseHeader) string {
 	h.DisableNormalizing()
 	defer h.EnableNormalizing()
 	return string(h.PeekBytes(hdrLiteSpeedCache))
+}
+
+// FuzzLSCacheValue: whatever a Cache-Status value holds, X-LiteSpeed-Cache
+// is one of LiteSpeed's values or absent, and hit only when an item of it
+// is hit.
+func FuzzLSCacheValue(f *testing.F) {
+	for _, s := range [][]byte{csHit, csHitPrivate, csStale, csStaleOnError, csStored, csStoredPrivate,
+		csCollapsed, csRevalidated, csValidated, csBypass, csHitForPass, []byte("ramjet; hitx; stored"), []byte(";;hit;")} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, status []byte) {
+		v := lsCacheValue(status)
+		switch string(v) {
+		case "hit", "hit,private":
+			hit := false
+			for _, item := range bytes.Split(status, []byte(";")) {
+				hit = hit || string(bytes.TrimSpace(item)) == "hit"
+			}
+			if !hit {
+				t.Fatalf("%q: %q without a hit item", status, v)
+			}
+		case "miss", "":
+		default:
+			t.Fatalf("%q: %q", status, v)
+		}
+	})
 }
