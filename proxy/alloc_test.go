@@ -21,14 +21,6 @@ func TestHitDoesNotAllocate(t *testing.T) {
 	eachLog(t, lscacheConfig(newTestOrigin(t, allocOrigin).URL), hitAllocs)
 }
 
-// lscacheConfig is testConfig with the LSCache protocol on, as sites
-// have it by default: hits also say X-LiteSpeed-Cache.
-func lscacheConfig(originURL string) Config {
-	cfg := testConfig(originURL)
-	cfg.Default.LSCacheHeader = true
-	return cfg
-}
-
 // allocOrigin answers /mine privately and everything else cacheable.
 func allocOrigin(w http.ResponseWriter, r *http.Request) {
 	{

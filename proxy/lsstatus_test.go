@@ -146,3 +146,11 @@ func FuzzLSCacheValue(f *testing.F) {
 		}
 	})
 }
+
+// lscacheConfig is testConfig with the LSCache protocol on, as sites
+// have it by default: hits also say X-LiteSpeed-Cache.
+func lscacheConfig(originURL string) Config {
+	cfg := testConfig(originURL)
+	cfg.Default.LSCacheHeader = true
+	return cfg
+}
