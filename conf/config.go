@@ -195,8 +195,10 @@ type Site struct {
 	// of the private identity, and no bar to DefaultTTL.
 	AnonymousCookies []string `yaml:"anonymous_cookies"`
 
-	// LSCacheHeader sends "X-LSCACHE: on" upstream, which makes the
-	// LiteSpeed Cache WordPress plugin emit its cache headers.
+	// LSCacheHeader speaks the LSCache protocol with the site: "X-LSCACHE:
+	// on" upstream, which makes the LiteSpeed Cache WordPress plugin emit
+	// its cache headers, and X-LiteSpeed-Cache (hit, hit,private or miss)
+	// on the answers ramjet caches, which its crawler reads.
 	LSCacheHeader bool    `yaml:"lscache_header"`
 	Docroot       Docroot `yaml:"docroot"`
 	// HTTPSRedirect answers plain-HTTP requests with a redirect to the

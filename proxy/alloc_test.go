@@ -18,7 +18,7 @@ import (
 // the whole handler and counts allocations, without an access log and
 // with one in each format.
 func TestHitDoesNotAllocate(t *testing.T) {
-	eachLog(t, testConfig(newTestOrigin(t, allocOrigin).URL), hitAllocs)
+	eachLog(t, lscacheConfig(newTestOrigin(t, allocOrigin).URL), hitAllocs)
 }
 
 // allocOrigin answers /mine privately and everything else cacheable.
@@ -93,6 +93,9 @@ func hitAllocs(t *testing.T, cfg Config) {
 			serve()
 			if cs := string(ctx.Response.Header.Peek("Cache-Status")); cs != "ramjet; hit" && tt.cookie == "" {
 				t.Fatalf("not a hit: %q", cs)
+			}
+			if ls := peekLSCache(&ctx.Response.Header); cfg.Default.LSCacheHeader && ls != "hit" && tt.cookie == "" {
+				t.Fatalf("X-LiteSpeed-Cache %q on a hit", ls)
 			}
 			if n := testing.AllocsPerRun(200, serve); n != 0 {
 				t.Fatalf("hit allocates %v times, want 0", n)
@@ -184,7 +187,7 @@ func TestHitBehindTrustedProxyDoesNotAllocate(t *testing.T) {
 // TestHitDoesNotAllocateWithTheWAFOn: a site in block mode serves its
 // hits as a site without the WAF does: the rules never run on them.
 func TestHitDoesNotAllocateWithTheWAFOn(t *testing.T) {
-	cfg := testConfig(newTestOrigin(t, allocOrigin).URL)
+	cfg := lscacheConfig(newTestOrigin(t, allocOrigin).URL)
 	cfg.Default.WAF = testWAF(t, WAFBlock)
 	eachLog(t, cfg, hitAllocs)
 }

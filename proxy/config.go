@@ -108,8 +108,9 @@ type Site struct {
 	AnonymousCookies []string
 	// DropQueryParams are left out of the cache key ("utm_*" by prefix).
 	DropQueryParams []string
-	// LSCacheHeader sends "X-LSCACHE: on" upstream: the LiteSpeed Cache
-	// WordPress plugin then emits its cache headers.
+	// LSCacheHeader sends "X-LSCACHE: on" upstream (the LiteSpeed Cache
+	// WordPress plugin then emits its cache headers) and X-LiteSpeed-Cache
+	// on the answers served from a cache entry (lsstatus.go).
 	LSCacheHeader bool
 	// Docroot, when set, serves the site from a directory with its own
 	// PHP workers instead of (or, PHPOnly, beside) the origin.

@@ -34,7 +34,7 @@ func benchmarkHit(b *testing.B, log AccessLog) {
 		w.Write([]byte(strings.Repeat("<p>hello world</p>", 30720/18)))
 	})
 	defer o.Close()
-	cfg := testConfig(o.URL)
+	cfg := lscacheConfig(o.URL) // the LSCache protocol on, as sites have it by default
 	cfg.Default.AccessLog = log
 	p, base := startProxy(t, cfg)
 	get(t, base+"/page")

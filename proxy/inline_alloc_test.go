@@ -10,7 +10,7 @@ import (
 // TestServeHitDoesNotAllocate: the inline hit path allocates nothing
 // either, with or without an access log.
 func TestServeHitDoesNotAllocate(t *testing.T) {
-	eachLog(t, testConfig(inlineOrigin(t).URL), inlineHitAllocs)
+	eachLog(t, lscacheConfig(inlineOrigin(t).URL), inlineHitAllocs)
 }
 
 func inlineHitAllocs(t *testing.T, cfg Config) {
@@ -25,6 +25,9 @@ func inlineHitAllocs(t *testing.T, cfg Config) {
 		}
 	}
 	serve()
+	if ls := peekLSCache(&ctx.Response.Header); ls != "hit" {
+		t.Fatalf("inline hit: X-LiteSpeed-Cache %q", ls)
+	}
 	if n := testing.AllocsPerRun(200, serve); n != 0 {
 		t.Fatalf("ServeHit allocates %v times, want 0", n)
 	}
