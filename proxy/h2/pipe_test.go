@@ -53,7 +53,7 @@ func stopWorkers(t testing.TB, srv *Server) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := srv.workers.stop(ctx); err != nil {
+	if err := srv.workers.Stop(ctx); err != nil {
 		t.Error(err)
 	}
 }

@@ -124,7 +124,7 @@ type Server struct {
 	logger  streamctx.Logger
 	fast    *fasthttp.Server
 	ctxs    streamctx.Contexts
-	workers *workers
+	workers *streamctx.Workers[*stream]
 
 	ln    net.Listener
 	limit *conns.Listener // under ln: the limits and the accept back-off
@@ -161,7 +161,7 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 		logger:  streamctx.Logger{Log: log},
 		done:    make(chan error, 1),
 		ctxs:    streamctx.Contexts{Log: streamctx.Logger{Log: log}},
-		workers: newWorkers(),
+		workers: streamctx.NewWorkers((*stream).serve),
 	}
 	s.fast = &fasthttp.Server{
 		Handler:                      h,
@@ -294,7 +294,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if serr := <-s.done; serr != nil && !errors.Is(serr, net.ErrClosed) {
 			err = errors.Join(err, serr)
 		}
-		if werr := s.workers.stop(ctx); werr != nil {
+		if werr := s.workers.Stop(ctx); werr != nil {
 			err = errors.Join(err, fmt.Errorf("h2: %s listener: %w", s.cfg.Name, werr))
 		}
 	})

@@ -10,19 +10,28 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
 // stream is one request and its response, on the goroutine serving it.
 // Streams, their RequestCtx and their buffers are pooled.
 type stream struct {
-	c    *conn
-	qs   *quic.Stream
-	ctx  *fasthttp.RequestCtx
-	fr   frameReader
-	dec  fieldDecoder
-	enc  fieldEncoder
-	out  []byte // the response's HEADERS frame (and a small body), written at once
-	body requestBody
+	c   *conn
+	qs  *quic.Stream
+	ctx *fasthttp.RequestCtx
+	fr  frameReader
+	dec fieldDecoder
+	enc fieldEncoder
+	out []byte // the response's HEADERS frame (and a small body), written at once
+	// fields are the response's header fields as enc takes them.
+	fields streamctx.Fields
+	// standin is ctx.Conn(): the stream's addresses, TLS state and
+	// transport.
+	standin streamConn
+	// answering: writeResponse began; no interim response may follow.
+	answering bool
+	body      requestBody
 	// bodyErr is the request body's protocol error (a length other than
 	// content-length, a malformed frame) as the handler met it: the
 	// stream is reset with its code instead of answered.
@@ -49,6 +58,7 @@ const (
 var streamPool = sync.Pool{New: func() any {
 	st := &stream{out: make([]byte, 0, 1024)}
 	st.body.st = st
+	st.standin.st = st
 	st.fr.buf = make([]byte, readBufSize)
 	return st
 }}
@@ -56,7 +66,8 @@ var streamPool = sync.Pool{New: func() any {
 func (s *Server) acquireStream(c *conn, qs *quic.Stream) *stream {
 	st := streamPool.Get().(*stream)
 	st.c, st.qs = c, qs
-	st.ctx = s.ctxs.Get(c.standin)
+	st.standin.Conn = c.addrs
+	st.ctx = s.ctxs.Get(&st.standin)
 	st.fr.reset(qs, st.fr.buf)
 	st.declared = -1
 	return st
@@ -72,7 +83,9 @@ func (s *Server) releaseStream(st *stream) {
 	if cap(out) > smallBody*4 {
 		out = nil
 	}
-	*st = stream{body: st.body, dec: st.dec, enc: st.enc, out: out}
+	st.fields.Reset()
+	*st = stream{body: st.body, dec: st.dec, enc: st.enc, out: out, fields: st.fields, standin: st.standin}
+	st.standin.Conn = streamctx.Conn{} // keeps no connection reachable from the pool
 	st.fr.buf = buf
 	streamPool.Put(st)
 }

@@ -20,26 +20,7 @@ func TestStreamsReuseWorkers(t *testing.T) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
-	if n := e.srv.workers.started.Load(); n > requests/5 {
+	if n := e.srv.workers.Started(); n > requests/5 {
 		t.Fatalf("%d goroutines started for %d streams served one after the other", n, requests)
-	}
-}
-
-// TestIdleWorkersAreBounded: a worker that finishes when
-// maxIdleWorkers already wait ends instead of waiting too; after close,
-// none waits.
-func TestIdleWorkersAreBounded(t *testing.T) {
-	w := newWorkers()
-	w.idle.Store(maxIdleWorkers)
-	if _, ok := w.next(); ok {
-		t.Fatal("a worker waits with maxIdleWorkers waiting already")
-	}
-	if n := w.idle.Load(); n != maxIdleWorkers {
-		t.Fatalf("idle %d after a worker ended, want %d", n, maxIdleWorkers)
-	}
-	w.idle.Store(0)
-	w.close(true)
-	if _, ok := w.next(); ok {
-		t.Fatal("a worker waits after close")
 	}
 }
