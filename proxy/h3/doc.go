@@ -20,5 +20,7 @@
 // It owns the socket, the connections and their goroutines, not the
 // certificates (package certs gives the tls.Config) and not request
 // handling: it must not import proxy, conf or certs, and the handler
-// tells HTTP/3 apart only through IsHTTP3.
+// tells HTTP/3 apart and sends interim responses (a HEADERS frame of
+// their own ahead of the answer's) only through streamctx.TransportOf,
+// which each stream's stand-in connection implements.
 package h3
