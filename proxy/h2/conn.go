@@ -38,11 +38,11 @@ var (
 
 // conn serves one HTTP/2 connection. Its serve goroutine reads every
 // frame and answers what it can at once (control frames, Inline hits);
-// other streams run on the server's workers. Everything written goes
-// into out, which is written to the network when the reader is about to
-// wait for the client (so the responses to one batch of requests leave
-// in one write) or, while the reader waits, by the goroutine that added
-// bytes.
+// other streams run on the process's stream workers (streamctx.Shared).
+// Everything written goes into out, which is written to the network when
+// the reader is about to wait for the client (so the responses to one
+// batch of requests leave in one write) or, while the reader waits, by
+// the goroutine that added bytes.
 type conn struct {
 	s       *Server
 	nc      net.Conn // the client connection: reads by serve, writes by flush

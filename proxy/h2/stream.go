@@ -4,6 +4,8 @@ import (
 	"io"
 	"sync"
 
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
+
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
 )
@@ -60,9 +62,16 @@ func (s *Server) releaseStream(st *stream) {
 	streamPool.Put(st)
 }
 
-// serve runs on a worker: the handler, then the response.
-func (st *stream) serve() {
+// run hands st to a worker, counted until it finishes (Shutdown waits).
+func (s *Server) run(st *stream) {
+	s.streams.Add()
+	streamctx.Shared.Run(st)
+}
+
+// Serve runs on a worker: the handler, then the response.
+func (st *stream) Serve() {
 	c := st.c
+	s := c.s
 	if !st.finishOnly {
 		c.s.handler(st.ctx)
 	}
@@ -73,7 +82,8 @@ func (st *stream) serve() {
 		c.writeBodyStream(st)
 	}
 	c.closeStream(st)
-	c.s.releaseStream(st)
+	s.releaseStream(st)
+	s.streams.Done()
 }
 
 // closeStream forgets a finished stream: unread body bytes go back to

@@ -62,15 +62,10 @@ func (c *conn) serve() {
 		}
 		c.s.wg.Add(1)
 		c.s.streams.Add(1)
-		c.s.workers.Run(job{c: c, qs: qs, early: !c.handshakeDone()})
+		st := c.s.acquireStream(c, qs)
+		st.early = !c.handshakeDone()
+		streamctx.Shared.Run(st)
 	}
-}
-
-// job is one request stream for a worker to serve.
-type job struct {
-	c     *conn
-	qs    *quic.Stream
-	early bool // opened before the handshake completed: 0-RTT data
 }
 
 // handshakeDone reports whether the handshake has completed: a stream

@@ -91,8 +91,9 @@ type Stats struct {
 	Rejected, Reset atomic.Int64
 }
 
-// Server owns one UDP socket, the QUIC transport on it, its
-// connections and the goroutines serving their streams.
+// Server owns one UDP socket, the QUIC transport on it and its
+// connections; their streams run on the process's stream workers
+// (streamctx.Shared), counted in wg and streams for Shutdown.
 type Server struct {
 	cfg     Config
 	handler fasthttp.RequestHandler
@@ -106,11 +107,10 @@ type Server struct {
 	tr  *quic.Transport
 	ln  *quic.EarlyListener
 
-	wg      sync.WaitGroup          // the accept loop, every connection's goroutine and every stream
-	workers *streamctx.Workers[job] // the goroutines streams run on
-	streams atomic.Int64            // streams being served
-	conns   streamctx.Conns[*conn]  // open connections; draining once Shutdown began
-	once    sync.Once               // Shutdown and Close run once
+	wg      sync.WaitGroup         // the accept loop, every connection's goroutine and every stream
+	streams atomic.Int64           // streams being served
+	conns   streamctx.Conns[*conn] // open connections; draining once Shutdown began
+	once    sync.Once              // Shutdown and Close run once
 }
 
 // NewServer prepares a server for h; Start listens.
@@ -135,7 +135,6 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 	tc.MinVersion = tls.VersionTLS13
 	s := &Server{
 		cfg: cfg, handler: h, log: log, tls: tc, ctxs: streamctx.Contexts{Log: streamctx.Logger{Log: log}},
-		workers: streamctx.NewWorkers(func(j job) { j.c.serveStream(j.qs, j.early) }),
 		quic: &quic.Config{
 			// quic-go's own limit is the handshake's idle time; twice it
 			// bounds the whole handshake.
@@ -281,11 +280,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			c.goAway()
 		}
 		err = s.wait(ctx)
-		stop := ctx
-		if err == nil {
-			stop = context.Background() // every stream ended: their workers end now
-		}
-		_ = s.workers.Stop(stop) // streams still running are in err already
 	})
 	return err
 }

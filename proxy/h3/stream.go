@@ -31,7 +31,9 @@ type stream struct {
 	standin streamConn
 	// answering: writeResponse began; no interim response may follow.
 	answering bool
-	body      requestBody
+	// early: the stream opened before the handshake completed (0-RTT).
+	early bool
+	body  requestBody
 	// bodyErr is the request body's protocol error (a length other than
 	// content-length, a malformed frame) as the handler met it: the
 	// stream is reset with its code instead of answered.
@@ -90,16 +92,16 @@ func (s *Server) releaseStream(st *stream) {
 	streamPool.Put(st)
 }
 
-// serveStream runs one request stream: request, 0-RTT check, handler,
-// response.
-func (c *conn) serveStream(qs *quic.Stream, early bool) {
+// Serve runs one request stream on a worker: request, 0-RTT check,
+// handler, response.
+func (st *stream) Serve() {
+	c, qs, early := st.c, st.qs, st.early
 	s := c.s
 	defer func() {
 		s.streams.Add(-1)
 		c.streamDone()
 		s.wg.Done()
 	}()
-	st := s.acquireStream(c, qs)
 	defer s.releaseStream(st)
 	if s.cfg.IdleTimeout > 0 {
 		_ = qs.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout)) // a failure shows in the read

@@ -2,14 +2,15 @@ package streamctx
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 )
 
 // A worker that finishes when MaxIdleWorkers already wait ends instead
-// of waiting too; after Stop, none waits, and Stop returns once the
-// workers have ended.
+// of waiting too.
 func TestIdleWorkersAreBounded(t *testing.T) {
-	w := NewWorkers(func(int) {})
+	w := NewWorkers()
 	w.idle.Store(MaxIdleWorkers)
 	if _, ok := w.next(); ok {
 		t.Fatal("a worker waits with MaxIdleWorkers waiting already")
@@ -17,32 +18,45 @@ func TestIdleWorkersAreBounded(t *testing.T) {
 	if n := w.idle.Load(); n != MaxIdleWorkers {
 		t.Fatalf("idle %d after a worker ended, want %d", n, MaxIdleWorkers)
 	}
-	w.idle.Store(0)
-	if err := w.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := w.next(); ok {
-		t.Fatal("a worker waits after Stop")
-	}
 }
 
-// Jobs run one after the other reuse the waiting worker; Stop ends it.
+type jobFunc func()
+
+func (f jobFunc) Serve() { f() }
+
+// Jobs run one after the other reuse the waiting worker.
 func TestWorkersReuseWaitingGoroutines(t *testing.T) {
+	w := NewWorkers()
 	done := make(chan int)
-	w := NewWorkers(func(j int) { done <- j })
 	for i := range 20 {
-		w.Run(i)
+		w.Run(jobFunc(func() { done <- i }))
 		if got := <-done; got != i {
 			t.Fatalf("job %d served as %d", i, got)
 		}
 	}
-	if err := w.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	if n := w.Started(); n > 5 {
 		t.Errorf("%d goroutines started for 20 jobs one after the other", n)
 	}
-	if n := w.Running(); n != 0 {
-		t.Errorf("%d workers running after Stop", n)
+}
+
+// Wait returns once the streams counted in are done; at ctx's end it
+// reports those still running, which stay counted until they finish.
+func TestStreamsWaitForTheirOwnOnly(t *testing.T) {
+	var s Streams
+	s.Add()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := s.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) || s.Running() != 1 {
+		t.Fatalf("Wait with a stream running = %v, %d running; want DeadlineExceeded, 1", err, s.Running())
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Wait(context.Background()) }()
+	s.Done()
+	if err := <-done; err != nil || s.Running() != 0 {
+		t.Fatalf("Wait after the stream finished = %v, %d running", err, s.Running())
+	}
+	var idle Streams
+	if err := idle.Wait(context.Background()); err != nil {
+		t.Fatalf("Wait with no stream = %v", err)
 	}
 }
