@@ -222,10 +222,21 @@ func (c *conn) writeHeaders(st *stream, resp *fasthttp.Response, status int, hea
 	c.appendHeaderBlock(st.id, end)
 }
 
-// writeFields HPACK-encodes c.fields into c.hb. mu must be held.
+// writeFields HPACK-encodes c.fields into c.hb. mu must be held. The
+// Date of this second is the shared string, not interned: it changes
+// every second.
 func (c *conn) writeFields() {
 	for name, v := range c.fields.All() {
-		c.field(c.intern(c.names, name), c.intern(c.values, v))
+		n, value := c.intern(c.names, name), ""
+		if n == "date" {
+			if d := streamctx.Date(); string(v) == d {
+				value = d
+			}
+		}
+		if value == "" {
+			value = c.intern(c.values, v)
+		}
+		c.field(n, value)
 	}
 }
 
