@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/valyala/fasthttp"
-
-	"github.com/ramjet-proxy/ramjet/proxy/h2"
 )
 
 // stageClient settles who is asking, once, before anything trusts an
@@ -30,14 +28,14 @@ func stageClient(r *request) verdict {
 	if len(rc.From) == 0 {
 		r.setClient(peer.Addr(), peer.Port())
 		r.claimed = -1
-		r.terminator = h2.FromTerminator(r.ctx)
+		r.terminator = r.via.FromTerminator()
 		return proceed
 	}
 	name := rc.HeaderName()
 	cl := rc.Resolve(peer.Addr(), r.header().PeekAll(name))
 	if !cl.Named {
 		r.setClient(peer.Addr(), peer.Port())
-		r.terminator = h2.FromTerminator(r.ctx)
+		r.terminator = r.via.FromTerminator()
 	} else {
 		r.setClient(cl.Addr, 0)
 		r.ctx.SetRemoteAddr(&r.addr)

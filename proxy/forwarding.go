@@ -8,7 +8,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
-	"github.com/ramjet-proxy/ramjet/proxy/h2"
 )
 
 // forwarding is what the upstream is told about the client of a request
@@ -94,7 +93,7 @@ func (r *request) forwarding() forwarding {
 // (the address the connection came from, which a PROXY header may have
 // named).
 func (r *request) trustedPeer() bool {
-	if h2.BehindTLS(r.ctx) {
+	if r.via.BehindTLS() {
 		return true
 	}
 	rc := &r.g.cfg.RealIP

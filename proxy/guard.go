@@ -10,7 +10,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
-	"github.com/ramjet-proxy/ramjet/proxy/h2"
 	"github.com/ramjet-proxy/ramjet/proxy/waf"
 )
 
@@ -85,7 +84,7 @@ func (r *request) inspect() bool {
 		return r.inspectFragment(&in)
 	}
 	in.Server = addrPort(r.ctx.LocalAddr())
-	in.HTTP2 = h2.IsHTTP2(r.ctx)
+	in.Protocol = r.via.Protocol().Version()
 	switch err := r.takeBody(w); {
 	case errors.Is(err, errBodyUninspected):
 		m.bodyUninspected.Inc()

@@ -6,7 +6,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/ramjet-proxy/ramjet/proxy/h2"
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
 // The HTTPS steps of the request path: plain requests for a site that
@@ -53,7 +53,7 @@ func redirectToHTTPS(ctx *fasthttp.RequestCtx, g *generation) {
 // listener (not behind a terminator, whose port and protocols are its
 // own), unless the application sent its own Alt-Svc.
 func addAltSvc(ctx *fasthttp.RequestCtx, s *site) {
-	if len(s.altSvc) == 0 || !ctx.IsTLS() || h2.BehindTLS(ctx) {
+	if len(s.altSvc) == 0 || !ctx.IsTLS() || streamctx.TransportOf(ctx).BehindTLS() {
 		return
 	}
 	if h := &ctx.Response.Header; len(h.PeekBytes(hdrAltSvc)) == 0 {

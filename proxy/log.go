@@ -38,7 +38,7 @@ func stageLog(r *request) verdict {
 	if r.frag != nil {
 		return proceed
 	}
-	proto, sent := protocolOf(r.ctx), sentBytes(r.ctx)
+	proto, sent := r.via.Protocol(), sentBytes(r.ctx)
 	r.p.metrics.served(proto, sent)
 	if r.s.log == nil {
 		return proceed

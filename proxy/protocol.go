@@ -4,34 +4,22 @@ import (
 	"crypto/tls"
 
 	"github.com/VictoriaMetrics/metrics"
-	"github.com/valyala/fasthttp"
 
-	"github.com/ramjet-proxy/ramjet/proxy/h2"
-	"github.com/ramjet-proxy/ramjet/proxy/h3"
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
-// protocol is the HTTP version a client request came over.
-type protocol uint8
+// protocol is the HTTP version a client request came over, as its
+// transport tells it (request.via).
+type protocol = streamctx.Protocol
 
 const (
-	protoH1 protocol = iota
-	protoH2
-	protoH3
-	protocols
+	protoH1   = streamctx.HTTP1
+	protoH2   = streamctx.HTTP2
+	protoH3   = streamctx.HTTP3
+	protocols = streamctx.Protocols
 )
 
 var protocolLabels = [protocols]string{"h1", "h2", "h3"}
-
-// protocolOf tells which server a request came through.
-func protocolOf(ctx *fasthttp.RequestCtx) protocol {
-	switch {
-	case h3.IsHTTP3(ctx):
-		return protoH3
-	case h2.IsHTTP2(ctx):
-		return protoH2
-	}
-	return protoH1
-}
 
 // protocolCounters count client requests per protocol: how many, the
 // response body bytes they were sent, and the TLS handshakes of their

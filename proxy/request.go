@@ -11,6 +11,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 	"github.com/ramjet-proxy/ramjet/proxy/waf"
 )
 
@@ -37,7 +38,11 @@ type request struct {
 	// state (a fresh hit); every other stage declines.
 	inline bool
 	tls    bool // came over TLS; a fragment: its page did
-	c      *requestCounters
+	// via is what the transport tells of the client's request: its
+	// protocol, whose TLS, how to send interim responses. Nil for a
+	// fragment.
+	via streamctx.Transport
+	c   *requestCounters
 
 	// Who asked (stageClient; a fragment: its page's client). client is
 	// the single source of the client's address; ip16 and addr spell it
@@ -130,7 +135,7 @@ var requestPool = sync.Pool{New: func() any {
 func (p *Proxy) clientRequest(ctx *fasthttp.RequestCtx, inline bool) *request {
 	r := requestPool.Get().(*request)
 	r.p, r.g, r.ctx, r.req, r.inline = p, p.enter(), ctx, &ctx.Request, inline
-	r.tls, r.c = ctx.IsTLS(), &p.metrics.pages
+	r.tls, r.c, r.via = ctx.IsTLS(), &p.metrics.pages, streamctx.TransportOf(ctx)
 	return r
 }
 
@@ -145,7 +150,7 @@ func (r *request) release() {
 	r.client, r.port, r.claimed, r.terminator, r.remoteSet = netip.Addr{}, 0, 0, false, false
 	clear(r.params)
 	r.key, r.variant, r.pkey, r.params = r.key[:0], r.variant[:0], r.pkey[:0], r.params[:0]
-	r.g, r.s, r.ctx, r.req, r.frag, r.inline = nil, nil, nil, nil, nil, false
+	r.g, r.s, r.ctx, r.req, r.frag, r.inline, r.via = nil, nil, nil, nil, nil, false, nil
 	r.pass, r.id, r.idDone, r.stale, r.fwd, r.coalesce, r.authorized = nil, 0, false, nil, "", false, false
 	r.fragAuthorized, r.passUntil, r.htHash, r.pathAt = false, 0, 0, 0
 	r.res = result{}

@@ -153,27 +153,8 @@ func TestEarlyHintsReachHTTP2Clients(t *testing.T) {
 	o := startHintsOrigin(t)
 	rj := startTLSRamjet(t, newPKI(t), o.URL())
 	c := rj.client(t, "h2")
-	fetch := func(what string) (hints []string, body string) {
-		t.Helper()
-		trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
-			hints = append(hints, fmt.Sprintf("%d %s", code, strings.Join(h.Values("Link"), ",")))
-			return nil
-		}}
-		ctx := httptrace.WithClientTrace(context.Background(), trace)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, rj.HTTPS("localhost", "/h2page"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s: %s %d, want HTTP/2 200", what, resp.Proto, resp.StatusCode)
-		}
-		return hints, string(b)
+	fetch := func(what string) ([]string, string) {
+		return hintedGet(t, c, rj.HTTPS("localhost", "/h2page"), what, 2)
 	}
 	hints, first := fetch("the miss")
 	if want := "103 " + hintLink; len(hints) != 1 || hints[0] != want {
@@ -186,4 +167,30 @@ func TestEarlyHintsReachHTTP2Clients(t *testing.T) {
 	if n := o.requests.Load(); n != 1 {
 		t.Fatalf("origin answered %d requests, want 1", n)
 	}
+}
+
+// hintedGet GETs url with c, which must answer over HTTP/major with 200,
+// and returns the interim responses it got first ("103 <Link values>")
+// and the body.
+func hintedGet(t *testing.T, c *http.Client, url, what string, major int) (hints []string, body string) {
+	t.Helper()
+	trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+		hints = append(hints, fmt.Sprintf("%d %s", code, strings.Join(h.Values("Link"), ",")))
+		return nil
+	}}
+	ctx := httptrace.WithClientTrace(context.Background(), trace)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.ProtoMajor != major || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %s %d, want HTTP/%d 200", what, resp.Proto, resp.StatusCode, major)
+	}
+	return hints, string(b)
 }

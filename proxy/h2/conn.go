@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/ramjet-proxy/ramjet/internal/rawsock"
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
 // Protocol limits this server announces and keeps.
@@ -37,11 +38,11 @@ var (
 
 // conn serves one HTTP/2 connection. Its serve goroutine reads every
 // frame and answers what it can at once (control frames, Inline hits);
-// other streams run on the server's workers. Everything written goes
-// into out, which is written to the network when the reader is about to
-// wait for the client (so the responses to one batch of requests leave
-// in one write) or, while the reader waits, by the goroutine that added
-// bytes.
+// other streams run on the process's stream workers (streamctx.Shared).
+// Everything written goes into out, which is written to the network when
+// the reader is about to wait for the client (so the responses to one
+// batch of requests leave in one write) or, while the reader waits, by
+// the goroutine that added bytes.
 type conn struct {
 	s       *Server
 	nc      net.Conn // the client connection: reads by serve, writes by flush
@@ -67,6 +68,7 @@ type conn struct {
 	outBox        *[]byte    // the pooled buffer out came from
 	readBy        time.Time  // nc's read deadline, as waitForFrame or wakeIfDone last set it
 	hb            headerBuf
+	fields        streamctx.Fields // the header being encoded, as the fields enc takes
 	enc           *hpack.Encoder
 	names, values map[string]string // interned header strings for enc
 

@@ -27,6 +27,9 @@
 //
 // It owns listeners and connections, not certificates (package certs
 // makes the tls.Config) and not request handling: it must not import
-// proxy, conf or certs, and the handler cannot tell HTTP/2 from HTTP/1.1
-// except through IsHTTP2.
+// proxy, conf or certs, and the handler tells HTTP/2 from HTTP/1.1, a
+// terminator's TLS from its own, and sends interim responses only
+// through streamctx.TransportOf: a stream's stand-in connection
+// implements it, and so does an HTTP/1.1 connection from a TLS
+// terminator (terminatedConn).
 package h2

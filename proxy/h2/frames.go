@@ -246,7 +246,7 @@ func (c *conn) onHeaders(f *http2.MetaHeadersFrame) error {
 	c.mu.Lock()
 	c.streams[id] = st
 	c.mu.Unlock()
-	c.s.workers.run(st)
+	c.s.run(st)
 	return nil
 }
 
@@ -263,7 +263,7 @@ func (c *conn) answer(st *stream) {
 	st.finishOnly = true
 	c.streams[st.id] = st
 	c.mu.Unlock()
-	c.s.workers.run(st)
+	c.s.run(st)
 }
 
 // fillRequest builds st.ctx's request from the decoded header fields

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/proxy/certs"
 	"github.com/ramjet-proxy/ramjet/proxy/certs/certtest"
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
 )
@@ -134,7 +135,8 @@ func echo(ctx *fasthttp.RequestCtx) {
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return
 	case "/proto":
-		fmt.Fprintf(ctx, "http2=%v", IsHTTP2(ctx))
+		tr := streamctx.TransportOf(ctx)
+		fmt.Fprintf(ctx, "proto=%q behind=%v terminator=%v", tr.Protocol().Version(), tr.BehindTLS(), tr.FromTerminator())
 		return
 	}
 	h.Set("X-Method", string(ctx.Method()))

@@ -1,8 +1,6 @@
 package h2
 
 import (
-	"net/http"
-
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
@@ -10,22 +8,12 @@ import (
 
 // SendInterim sends an interim (1xx) response on the HTTP/2 stream ctx
 // serves, ahead of its final one: a HEADERS frame without END_STREAM
-// (RFC 9113 §8.1), each field a name and a value. It reports false, having
-// sent nothing, when ctx is no stream of this package, the status is not
-// one an HTTP/2 server may send as interim (101 is not), or the final
-// response has started.
-func SendInterim(ctx *fasthttp.RequestCtx, status int, fields [][2][]byte) bool {
-	if status < 100 || status > 199 || status == http.StatusSwitchingProtocols {
-		return false
-	}
-	var c *conn
-	switch sc := ctx.Conn().(type) {
-	case *streamConn:
-		c = sc.owner
-	case *tlsStreamConn:
-		c = sc.owner
-	}
-	if c == nil {
+// (RFC 9113 §8.1). It reports false, having sent nothing, when ctx is no
+// stream of this connection, the status is not one an HTTP/2 server may
+// send as interim (101 is not), or the final response has started.
+func (sc *streamConn) SendInterim(ctx *fasthttp.RequestCtx, status int, fields [][2][]byte) bool {
+	c := sc.owner
+	if c == nil || !streamctx.Interim(status) {
 		return false
 	}
 	c.mu.Lock()
@@ -36,12 +24,8 @@ func SendInterim(ctx *fasthttp.RequestCtx, status int, fields [][2][]byte) bool 
 	}
 	c.hb.b = c.hb.b[:0]
 	c.field(":status", statusText(status))
-	for _, f := range fields {
-		if streamctx.ConnectionField(f[0]) {
-			continue
-		}
-		c.field(c.lowerName(f[0]), c.intern(c.values, f[1]))
-	}
+	c.fields.Interim(fields)
+	c.writeFields()
 	c.appendHeaderBlock(st.id, false)
 	c.flush(false) // the point of a hint is to arrive before the answer
 	return true

@@ -47,13 +47,13 @@ func pipeServerOf(t testing.TB, cfg Config, h fasthttp.RequestHandler) (*Server,
 	return srv, c2
 }
 
-// stopWorkers joins the stream workers of a server that was never
-// started (its connections served by hand), as Shutdown would.
+// stopWorkers waits for the streams of a server that was never started
+// (its connections served by hand), as Shutdown would.
 func stopWorkers(t testing.TB, srv *Server) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := srv.workers.stop(ctx); err != nil {
+	if err := srv.streams.Wait(ctx); err != nil {
 		t.Error(err)
 	}
 }

@@ -115,8 +115,9 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Server owns one listener, the goroutine serving it, its HTTP/2
-// connections and the workers that run their streams' handlers.
+// Server owns one listener, the goroutine serving it and its HTTP/2
+// connections; their streams' handlers run on the process's workers
+// (streamctx.Shared), counted per server for Shutdown.
 type Server struct {
 	cfg     Config
 	handler fasthttp.RequestHandler
@@ -124,7 +125,7 @@ type Server struct {
 	logger  streamctx.Logger
 	fast    *fasthttp.Server
 	ctxs    streamctx.Contexts
-	workers *workers
+	streams streamctx.Streams // handed to the workers (streamctx.Shared), not yet finished
 
 	ln    net.Listener
 	limit *conns.Listener // under ln: the limits and the accept back-off
@@ -161,7 +162,6 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 		logger:  streamctx.Logger{Log: log},
 		done:    make(chan error, 1),
 		ctxs:    streamctx.Contexts{Log: streamctx.Logger{Log: log}},
-		workers: newWorkers(),
 	}
 	s.fast = &fasthttp.Server{
 		Handler:                      h,
@@ -294,7 +294,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if serr := <-s.done; serr != nil && !errors.Is(serr, net.ErrClosed) {
 			err = errors.Join(err, serr)
 		}
-		if werr := s.workers.stop(ctx); werr != nil {
+		if werr := s.streams.Wait(ctx); werr != nil {
 			err = errors.Join(err, fmt.Errorf("h2: %s listener: %w", s.cfg.Name, werr))
 		}
 	})

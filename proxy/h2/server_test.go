@@ -60,11 +60,11 @@ func TestH1AndH2GetIdenticalResponses(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got, v)
 		}
 	}
-	if _, body := get(t, h2, env.url("/proto")); string(body) != "http2=true" {
-		t.Errorf("IsHTTP2 over h2: %s", body)
+	if _, body := get(t, h2, env.url("/proto")); string(body) != `proto="HTTP/2.0" behind=false terminator=false` {
+		t.Errorf("transport over h2: %s", body)
 	}
-	if _, body := get(t, h1, env.url("/proto")); string(body) != "http2=false" {
-		t.Errorf("IsHTTP2 over h1: %s", body)
+	if _, body := get(t, h1, env.url("/proto")); string(body) != `proto="" behind=false terminator=false` {
+		t.Errorf("transport over h1: %s", body)
 	}
 }
 

@@ -204,8 +204,8 @@ func TestShutdownWaitsForHandlerOfStreamWhoseClientLeft(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Shutdown did not return after the handler finished")
 	}
-	if n := env.srv.workers.running(); n != 0 {
-		t.Errorf("%d stream workers running after Shutdown", n)
+	if n := env.srv.streams.Running(); n != 0 {
+		t.Errorf("%d streams running after Shutdown", n)
 	}
 }
 
@@ -216,14 +216,14 @@ func TestShutdownDeadlineReportsStreamWorkerStillRunning(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	err := env.srv.Shutdown(ctx)
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 stream workers still running") {
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 streams still running") {
 		t.Fatalf("Shutdown = %v, want DeadlineExceeded naming 1 running stream worker", err)
 	}
-	if n := env.srv.workers.running(); n != 1 {
-		t.Errorf("%d stream workers counted at the deadline, want 1", n)
+	if n := env.srv.streams.Running(); n != 1 {
+		t.Errorf("%d streams counted at the deadline, want 1", n)
 	}
 	close(release)
-	eventually(t, 5*time.Second, func() bool { return env.srv.workers.running() == 0 })
+	eventually(t, 5*time.Second, func() bool { return env.srv.streams.Running() == 0 })
 }
 
 // eventually polls cond every 20 ms until it holds or d passes.

@@ -12,6 +12,8 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/proxy/conns"
 	"github.com/ramjet-proxy/ramjet/proxy/handshake"
+	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
 // sniffer sorts the connections of a plain listener: those that open
@@ -156,8 +158,15 @@ func (*h2cConn) ConnectionState() tls.ConnectionState {
 }
 
 // terminatedConn is an HTTP/1.1 connection from a TLS terminator in
-// front: it poses as TLS so that the handler's ctx.IsTLS() is true.
-type terminatedConn struct{ replayConn }
+// front: it poses as TLS so that the handler's ctx.IsTLS() is true, and
+// tells the request so (streamctx.Transport).
+type terminatedConn struct {
+	replayConn
+	streamctx.HTTP1Conn
+}
+
+func (*terminatedConn) BehindTLS() bool        { return true }
+func (c *terminatedConn) FromTerminator() bool { return !proxyproto.Proxied(c.Conn) }
 
 func (*terminatedConn) Handshake() error { return nil }
 

@@ -1,11 +1,10 @@
 package h2
 
 import (
-	"context"
-	"fmt"
 	"io"
 	"sync"
-	"sync/atomic"
+
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
@@ -63,9 +62,16 @@ func (s *Server) releaseStream(st *stream) {
 	streamPool.Put(st)
 }
 
-// serve runs on a worker: the handler, then the response.
-func (st *stream) serve() {
+// run hands st to a worker, counted until it finishes (Shutdown waits).
+func (s *Server) run(st *stream) {
+	s.streams.Add()
+	streamctx.Shared.Run(st)
+}
+
+// Serve runs on a worker: the handler, then the response.
+func (st *stream) Serve() {
 	c := st.c
+	s := c.s
 	if !st.finishOnly {
 		c.s.handler(st.ctx)
 	}
@@ -76,7 +82,8 @@ func (st *stream) serve() {
 		c.writeBodyStream(st)
 	}
 	c.closeStream(st)
-	c.s.releaseStream(st)
+	s.releaseStream(st)
+	s.streams.Done()
 }
 
 // closeStream forgets a finished stream: unread body bytes go back to
@@ -134,110 +141,6 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		c.flushIfIdle()
 	}
 	return n, nil
-}
-
-// workers run the handlers of streams that are not answered inline.
-// Idle workers wait for the next stream instead of exiting, so a stream
-// costs no new goroutine; at most maxIdleWorkers wait. The Server owns
-// them: Shutdown stops the idle ones and waits for the busy ones.
-type workers struct {
-	work chan *stream
-	quit chan struct{} // closed by stop: idle workers exit
-	idle atomic.Int32
-
-	mu      sync.Mutex    // guards live, stopped and gone
-	live    int           // worker goroutines started and not yet returned
-	stopped bool          // stop began
-	gone    chan struct{} // closed when live drops to 0 after stop
-}
-
-const maxIdleWorkers = 128
-
-func newWorkers() *workers {
-	return &workers{work: make(chan *stream), quit: make(chan struct{}), gone: make(chan struct{})}
-}
-
-// run hands st to an idle worker or starts one. It is also called after
-// stop (a connection cut at the deadline may still be reading frames):
-// that worker is counted, so Shutdown reports it instead of losing it.
-func (w *workers) run(st *stream) {
-	select {
-	case w.work <- st:
-	default:
-		w.mu.Lock()
-		w.live++
-		w.mu.Unlock()
-		go w.loop(st)
-	}
-}
-
-func (w *workers) loop(st *stream) {
-	defer w.exit()
-	for {
-		st.serve()
-		if w.idle.Add(1) > maxIdleWorkers {
-			w.idle.Add(-1)
-			return
-		}
-		select {
-		case st = <-w.work:
-			w.idle.Add(-1)
-		case <-w.quit:
-			w.idle.Add(-1)
-			return
-		}
-	}
-}
-
-func (w *workers) exit() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.live--
-	if w.live == 0 && w.stopped {
-		w.closeGone()
-	}
-}
-
-// closeGone closes gone once; a worker started after stop may bring live
-// back to 0 a second time. mu must be held.
-func (w *workers) closeGone() {
-	select {
-	case <-w.gone:
-	default:
-		close(w.gone)
-	}
-}
-
-// stop makes idle workers exit and waits until the busy ones have
-// finished their streams or ctx ends. A handler cannot be cut short, so
-// one still running at ctx's end is reported, and stays counted until
-// it returns and its worker exits.
-func (w *workers) stop(ctx context.Context) error {
-	w.mu.Lock()
-	if !w.stopped {
-		w.stopped = true
-		close(w.quit)
-		if w.live == 0 {
-			w.closeGone()
-		}
-	}
-	w.mu.Unlock()
-	select {
-	case <-w.gone:
-		return nil
-	case <-ctx.Done():
-		if w.running() == 0 {
-			return nil // gone and ctx ended together
-		}
-		return fmt.Errorf("%d stream workers still running: %w", w.running(), ctx.Err())
-	}
-}
-
-// running is the number of worker goroutines not yet returned.
-func (w *workers) running() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.live
 }
 
 var _ io.Reader = (*requestBody)(nil)

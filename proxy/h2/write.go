@@ -211,38 +211,33 @@ func (c *conn) writeBodyStream(st *stream) {
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
-// writeHeaders HPACK-encodes resp's status and headers, without the
-// HTTP/1.1 connection ones, with Content-Length as fasthttp would send
-// it and Server and Date as fasthttp adds them, into HEADERS and, past
-// the client's frame size, CONTINUATION frames. mu must be held.
+// writeHeaders HPACK-encodes resp's status and fields as HTTP/2 and
+// HTTP/3 send them (streamctx.Fields) into HEADERS and, past the
+// client's frame size, CONTINUATION frames. mu must be held.
 func (c *conn) writeHeaders(st *stream, resp *fasthttp.Response, status int, head, end bool) {
 	c.hb.b = c.hb.b[:0]
 	c.field(":status", statusText(status))
-	var server, date bool
-	for k, v := range resp.Header.All() {
-		if streamctx.ConnectionField(k) {
-			continue
-		}
-		name := c.lowerName(k)
-		switch name {
-		case "server":
-			server = true
-		case "date":
-			date = true
-		}
-		c.field(name, c.intern(c.values, v))
-	}
-	if !server {
-		c.field("server", name)
-	}
-	if !date {
-		c.field("date", httpDate())
-	}
-	if n := streamctx.ContentLength(resp, head); n >= 0 && !streamctx.Bodyless(status) {
-		var d [20]byte
-		c.field("content-length", c.intern(c.values, strconv.AppendInt(d[:0], int64(n), 10)))
-	}
+	c.fields.Response(resp, status, head)
+	c.writeFields()
 	c.appendHeaderBlock(st.id, end)
+}
+
+// writeFields HPACK-encodes c.fields into c.hb. mu must be held. The
+// Date of this second is the shared string, not interned: it changes
+// every second.
+func (c *conn) writeFields() {
+	for name, v := range c.fields.All() {
+		n, value := c.intern(c.names, name), ""
+		if n == "date" {
+			if d := streamctx.Date(); string(v) == d {
+				value = d
+			}
+		}
+		if value == "" {
+			value = c.intern(c.values, v)
+		}
+		c.field(n, value)
+	}
 }
 
 // appendHeaderBlock frames the encoded fields in c.hb as HEADERS and,
@@ -272,21 +267,6 @@ func (c *conn) field(name, value string) {
 	_ = c.enc.WriteField(hpack.HeaderField{Name: name, Value: value}) // writes to memory
 }
 
-// lowerName is a header name in lower case (RFC 9113 §8.2.1), interned.
-func (c *conn) lowerName(k []byte) string {
-	if s, ok := c.names[string(k)]; ok {
-		return s
-	}
-	b := make([]byte, len(k))
-	for i, ch := range k {
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		b[i] = ch
-	}
-	return c.internAs(c.names, string(k), string(b))
-}
-
 // intern returns v as a string, without allocating for a value this
 // connection sent recently: the HPACK encoder keeps the strings it
 // indexes, so they must not alias reused buffers.
@@ -294,16 +274,12 @@ func (c *conn) intern(m map[string]string, v []byte) string {
 	if s, ok := m[string(v)]; ok {
 		return s
 	}
-	s := string(v)
-	return c.internAs(m, s, s)
-}
-
-func (c *conn) internAs(m map[string]string, k, v string) string {
 	if len(m) >= 512 {
 		clear(m)
 	}
-	m[k] = v
-	return v
+	s := string(v)
+	m[s] = s
+	return s
 }
 
 // statusText is the :status value of a code.

@@ -16,9 +16,9 @@ import (
 // conn serves one QUIC connection: its control stream, the client's
 // unidirectional streams, and its request streams, each on a worker.
 type conn struct {
-	s       *Server
-	qc      *quic.Conn
-	standin *streamConn // every stream's ctx.Conn()
+	s     *Server
+	qc    *quic.Conn
+	addrs streamctx.Conn // its streams' ctx.RemoteAddr and ctx.LocalAddr
 
 	mu        sync.Mutex       // guards the fields below and writes to ctrl
 	ctrl      *quic.SendStream // our control stream; nil until opened
@@ -31,7 +31,7 @@ type conn struct {
 
 func newConn(s *Server, qc *quic.Conn) *conn {
 	c := &conn{s: s, qc: qc}
-	c.standin = &streamConn{Conn: streamctx.Conn{Local: qc.LocalAddr(), Remote: qc.RemoteAddr()}, c: c}
+	c.addrs = streamctx.Conn{Local: qc.LocalAddr(), Remote: qc.RemoteAddr()}
 	return c
 }
 
@@ -62,7 +62,9 @@ func (c *conn) serve() {
 		}
 		c.s.wg.Add(1)
 		c.s.streams.Add(1)
-		c.s.workers.run(job{c: c, qs: qs, early: !c.handshakeDone()})
+		st := c.s.acquireStream(c, qs)
+		st.early = !c.handshakeDone()
+		streamctx.Shared.Run(st)
 	}
 }
 

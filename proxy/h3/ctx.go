@@ -3,27 +3,20 @@ package h3
 import (
 	"crypto/tls"
 	"net"
-	"net/http"
-	"sync/atomic"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
-// IsHTTP3 reports whether ctx is an HTTP/3 stream served by this package.
-func IsHTTP3(ctx *fasthttp.RequestCtx) bool {
-	_, ok := ctx.Conn().(*streamConn)
-	return ok
-}
-
 // streamConn stands in for the connection in a stream's RequestCtx, one
-// per QUIC connection, so that ctx.RemoteAddr, ctx.LocalAddr, ctx.IsTLS
-// and ctx.TLSConnectionState work. The addresses are UDP ones.
+// per stream (pooled with it), so that ctx.RemoteAddr, ctx.LocalAddr,
+// ctx.IsTLS and ctx.TLSConnectionState work, and so that the request
+// learns it came over HTTP/3 and sends its interim responses on its own
+// stream (streamctx.Transport). The addresses are UDP ones.
 type streamConn struct {
 	streamctx.Conn
-	c *conn
+	st *stream
 }
 
 // Handshake and ConnectionState make fasthttp's ctx.IsTLS true. Before
@@ -31,26 +24,40 @@ type streamConn struct {
 // either.
 func (*streamConn) Handshake() error { return nil }
 func (s *streamConn) ConnectionState() tls.ConnectionState {
-	return s.c.qc.ConnectionState().TLS
+	return s.st.c.qc.ConnectionState().TLS
 }
 
-// date is the Date value of the current second, formatted once per
-// second for every stream.
-var date atomic.Pointer[struct {
-	unix int64
-	b    []byte
-}]
+func (*streamConn) Protocol() streamctx.Protocol { return streamctx.HTTP3 }
+func (*streamConn) BehindTLS() bool              { return false }
+func (*streamConn) FromTerminator() bool         { return false }
 
-func appendDate(dst []byte, now time.Time) []byte {
-	if d := date.Load(); d != nil && d.unix == now.Unix() {
-		return append(dst, d.b...)
+// SendInterim sends an interim (1xx) response ahead of the final one: a
+// HEADERS frame of its own on the request stream (RFC 9114 §4.1), which
+// the handler's goroutine, the stream's, writes before the answer's. It
+// reports false, having sent nothing, for 101 (no interim response in
+// HTTP/3), for a ctx that is not this stream's, or once the answer has
+// started; and false when the write failed (the client is gone: the
+// answer's write shows it).
+func (s *streamConn) SendInterim(ctx *fasthttp.RequestCtx, status int, fields [][2][]byte) bool {
+	st := s.st
+	if st.ctx != ctx || st.answering || !streamctx.Interim(status) {
+		return false
 	}
-	b := now.UTC().AppendFormat(nil, http.TimeFormat)
-	date.Store(&struct {
-		unix int64
-		b    []byte
-	}{now.Unix(), b})
-	return append(dst, b...)
+	e := &st.enc
+	e.start()
+	e.status(status)
+	st.fields.Interim(fields)
+	for name, v := range st.fields.All() {
+		e.field(name, v)
+	}
+	st.out = appendFrameHeader(st.out[:0], frameHeaders, uint64(len(e.b)))
+	st.out = append(st.out, e.b...)
+	err := st.write(st.out)
+	st.out = st.out[:0]
+	return err == nil
 }
 
-var _ net.Conn = (*streamConn)(nil)
+var (
+	_ net.Conn            = (*streamConn)(nil)
+	_ streamctx.Transport = (*streamConn)(nil)
+)

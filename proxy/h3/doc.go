@@ -9,7 +9,8 @@
 //
 // Each request stream runs on a goroutine of its own (quic-go's streams
 // block per stream, there is no connection reader to keep free), taken
-// from workers whose stacks have grown serving earlier streams:
+// from the stream workers the process's HTTP/2 streams use too
+// (streamctx.Shared), whose stacks have grown serving earlier streams:
 // headers, the 0-RTT check, the handler, the response. Request bodies
 // stream to the handler from DATA frames; response bodies leave in one
 // write when small, from where they lie when large, one DATA frame per
@@ -20,5 +21,7 @@
 // It owns the socket, the connections and their goroutines, not the
 // certificates (package certs gives the tls.Config) and not request
 // handling: it must not import proxy, conf or certs, and the handler
-// tells HTTP/3 apart only through IsHTTP3.
+// tells HTTP/3 apart and sends interim responses (a HEADERS frame of
+// their own ahead of the answer's) only through streamctx.TransportOf,
+// which each stream's stand-in connection implements.
 package h3

@@ -91,8 +91,9 @@ type Stats struct {
 	Rejected, Reset atomic.Int64
 }
 
-// Server owns one UDP socket, the QUIC transport on it, its
-// connections and the goroutines serving their streams.
+// Server owns one UDP socket, the QUIC transport on it and its
+// connections; their streams run on the process's stream workers
+// (streamctx.Shared), counted in wg and streams for Shutdown.
 type Server struct {
 	cfg     Config
 	handler fasthttp.RequestHandler
@@ -107,7 +108,6 @@ type Server struct {
 	ln  *quic.EarlyListener
 
 	wg      sync.WaitGroup         // the accept loop, every connection's goroutine and every stream
-	workers *workers               // the goroutines streams run on
 	streams atomic.Int64           // streams being served
 	conns   streamctx.Conns[*conn] // open connections; draining once Shutdown began
 	once    sync.Once              // Shutdown and Close run once
@@ -135,7 +135,6 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 	tc.MinVersion = tls.VersionTLS13
 	s := &Server{
 		cfg: cfg, handler: h, log: log, tls: tc, ctxs: streamctx.Contexts{Log: streamctx.Logger{Log: log}},
-		workers: newWorkers(),
 		quic: &quic.Config{
 			// quic-go's own limit is the handshake's idle time; twice it
 			// bounds the whole handshake.
@@ -281,7 +280,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			c.goAway()
 		}
 		err = s.wait(ctx)
-		s.workers.close(err == nil)
 	})
 	return err
 }

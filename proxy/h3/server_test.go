@@ -19,6 +19,7 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/proxy/certs"
 	"github.com/ramjet-proxy/ramjet/proxy/certs/certtest"
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
 func testLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -86,7 +87,7 @@ func echoHandler(ctx *fasthttp.RequestCtx) {
 		ctx.Response.Header.Set("X-Method", string(ctx.Method()))
 		ctx.Response.Header.Set("X-Host", string(ctx.Host()))
 		ctx.Response.Header.Set("X-Early", string(ctx.Request.Header.Peek("Early-Data")))
-		ctx.Response.Header.Set("X-TLS", fmt.Sprint(ctx.IsTLS(), IsHTTP3(ctx)))
+		ctx.Response.Header.Set("X-TLS", fmt.Sprintf("%v %s", ctx.IsTLS(), streamctx.TransportOf(ctx).Protocol().Version()))
 		ctx.Response.Header.Set("X-Remote", ctx.RemoteAddr().String())
 		ctx.SetContentType("text/plain")
 		ctx.SetBodyString("hello " + string(ctx.Request.Header.Peek("X-Test")))
@@ -105,7 +106,7 @@ func TestRequestReachesHandlerAsRequestCtx(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	checks := map[string]string{
-		"X-Path": "/a/b", "X-Method": "GET", "X-Host": e.addr, "X-TLS": "true true",
+		"X-Path": "/a/b", "X-Method": "GET", "X-Host": e.addr, "X-TLS": "true HTTP/3.0",
 		"Content-Type": "text/plain", "Server": "ramjet", "Content-Length": "11",
 	}
 	for k, want := range checks {

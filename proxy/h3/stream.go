@@ -10,19 +10,30 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
 // stream is one request and its response, on the goroutine serving it.
 // Streams, their RequestCtx and their buffers are pooled.
 type stream struct {
-	c    *conn
-	qs   *quic.Stream
-	ctx  *fasthttp.RequestCtx
-	fr   frameReader
-	dec  fieldDecoder
-	enc  fieldEncoder
-	out  []byte // the response's HEADERS frame (and a small body), written at once
-	body requestBody
+	c   *conn
+	qs  *quic.Stream
+	ctx *fasthttp.RequestCtx
+	fr  frameReader
+	dec fieldDecoder
+	enc fieldEncoder
+	out []byte // the response's HEADERS frame (and a small body), written at once
+	// fields are the response's header fields as enc takes them.
+	fields streamctx.Fields
+	// standin is ctx.Conn(): the stream's addresses, TLS state and
+	// transport.
+	standin streamConn
+	// answering: writeResponse began; no interim response may follow.
+	answering bool
+	// early: the stream opened before the handshake completed (0-RTT).
+	early bool
+	body  requestBody
 	// bodyErr is the request body's protocol error (a length other than
 	// content-length, a malformed frame) as the handler met it: the
 	// stream is reset with its code instead of answered.
@@ -49,6 +60,7 @@ const (
 var streamPool = sync.Pool{New: func() any {
 	st := &stream{out: make([]byte, 0, 1024)}
 	st.body.st = st
+	st.standin.st = st
 	st.fr.buf = make([]byte, readBufSize)
 	return st
 }}
@@ -56,7 +68,8 @@ var streamPool = sync.Pool{New: func() any {
 func (s *Server) acquireStream(c *conn, qs *quic.Stream) *stream {
 	st := streamPool.Get().(*stream)
 	st.c, st.qs = c, qs
-	st.ctx = s.ctxs.Get(c.standin)
+	st.standin.Conn = c.addrs
+	st.ctx = s.ctxs.Get(&st.standin)
 	st.fr.reset(qs, st.fr.buf)
 	st.declared = -1
 	return st
@@ -72,21 +85,23 @@ func (s *Server) releaseStream(st *stream) {
 	if cap(out) > smallBody*4 {
 		out = nil
 	}
-	*st = stream{body: st.body, dec: st.dec, enc: st.enc, out: out}
+	st.fields.Reset()
+	*st = stream{body: st.body, dec: st.dec, enc: st.enc, out: out, fields: st.fields, standin: st.standin}
+	st.standin.Conn = streamctx.Conn{} // keeps no connection reachable from the pool
 	st.fr.buf = buf
 	streamPool.Put(st)
 }
 
-// serveStream runs one request stream: request, 0-RTT check, handler,
-// response.
-func (c *conn) serveStream(qs *quic.Stream, early bool) {
+// Serve runs one request stream on a worker: request, 0-RTT check,
+// handler, response.
+func (st *stream) Serve() {
+	c, qs, early := st.c, st.qs, st.early
 	s := c.s
 	defer func() {
 		s.streams.Add(-1)
 		c.streamDone()
 		s.wg.Done()
 	}()
-	st := s.acquireStream(c, qs)
 	defer s.releaseStream(st)
 	if s.cfg.IdleTimeout > 0 {
 		_ = qs.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout)) // a failure shows in the read

@@ -2,7 +2,6 @@ package h3
 
 import (
 	"io"
-	"strconv"
 	"sync"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 // in DATA frames (one for a body in memory, one per read of a body
 // stream), then the stream's end.
 func (st *stream) writeResponse() error {
+	st.answering = true
 	resp := &st.ctx.Response
 	head := st.ctx.IsHead()
 	status := resp.StatusCode()
@@ -110,56 +110,14 @@ func (st *stream) writeBodyStream(resp *fasthttp.Response) error {
 	return nil
 }
 
-// encodeHeaders QPACK-encodes resp's status and fields, without the
-// HTTP/1.1 connection ones, with Content-Length as fasthttp would send
-// it and Server and Date as fasthttp adds them.
+// encodeHeaders QPACK-encodes resp's status and fields as HTTP/2 and
+// HTTP/3 send them (streamctx.Fields).
 func (st *stream) encodeHeaders(resp *fasthttp.Response, status int, head bool) {
 	e := &st.enc
 	e.start()
 	e.status(status)
-	var server, date bool
-	var lower [64]byte
-	for k, v := range resp.Header.All() {
-		if streamctx.ConnectionField(k) {
-			continue
-		}
-		name := lowerName(lower[:0], k)
-		switch string(name) {
-		case "server":
-			server = true
-		case "date":
-			date = true
-		}
+	st.fields.Response(resp, status, head)
+	for name, v := range st.fields.All() {
 		e.field(name, v)
 	}
-	if !server {
-		e.field(fieldServer, serverName)
-	}
-	if !date {
-		var d [32]byte
-		e.field(fieldDate, appendDate(d[:0], time.Now()))
-	}
-	if n := streamctx.ContentLength(resp, head); n >= 0 && !streamctx.Bodyless(status) {
-		var d [20]byte
-		e.field(fieldContentLength, strconv.AppendInt(d[:0], int64(n), 10))
-	}
-}
-
-var (
-	fieldServer        = []byte("server")
-	fieldDate          = []byte("date")
-	fieldContentLength = []byte("content-length")
-	serverName         = []byte("ramjet")
-)
-
-// lowerName appends k in lower case (RFC 9114 §4.2) to dst, which
-// spills to the heap only for names longer than its capacity.
-func lowerName(dst, k []byte) []byte {
-	for _, c := range k {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
 }

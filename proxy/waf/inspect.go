@@ -22,7 +22,10 @@ type Request struct {
 	Client     netip.Addr
 	ClientPort int
 	Server     netip.AddrPort // where the client connected; SERVER_ADDR
-	HTTP2      bool
+	// Protocol is REQUEST_PROTOCOL for a request that came without a
+	// request line ("HTTP/2.0", "HTTP/3.0", as ModSecurity names them);
+	// empty: the request line's (HTTP/1.0 or HTTP/1.1).
+	Protocol string
 	// Body is the whole request body, to be inspected; nil when there is
 	// none or it is not to be inspected (past the site's limit).
 	Body []byte
@@ -81,9 +84,9 @@ func (s *Set) Inspect(in *Request) (*Tx, Verdict) {
 func (t *Tx) request(in *Request) Verdict {
 	tx, h := t.tx, &in.Req.Header
 	tx.ProcessConnection(in.Client.String(), in.ClientPort, in.Server.Addr().String(), int(in.Server.Port()))
-	proto := string(h.Protocol())
-	if in.HTTP2 {
-		proto = "HTTP/2.0"
+	proto := in.Protocol
+	if proto == "" {
+		proto = string(h.Protocol())
 	}
 	tx.ProcessURI(string(h.RequestURI()), string(h.Method()), proto)
 	host := h.Host()

@@ -187,7 +187,7 @@ func TestAnAttackInALongFormFieldIsBlocked(t *testing.T) {
 		for _, body := range []string{"comment=" + filler + field, "comment=%FF" + filler + field} {
 			raw := "POST /p HTTP/1.1\r\nHost: shop.example\r\nUser-Agent: Mozilla/5.0\r\nAccept: */*\r\n" +
 				"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
-			if v := inspect(s, parseRaw(t, raw), false); !v.Stop {
+			if v := inspect(s, parseRaw(t, raw), ""); !v.Stop {
 				t.Errorf("%.30q…%q: passed (%+v), want blocked", body, field, v)
 			}
 		}
@@ -195,7 +195,7 @@ func TestAnAttackInALongFormFieldIsBlocked(t *testing.T) {
 	body := "comment=" + filler
 	raw := "POST /p HTTP/1.1\r\nHost: shop.example\r\nUser-Agent: Mozilla/5.0\r\nAccept: */*\r\n" +
 		"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
-	if v := inspect(s, parseRaw(t, raw), false); v.Stop {
+	if v := inspect(s, parseRaw(t, raw), ""); v.Stop {
 		t.Errorf("the benign form was blocked: %+v", v)
 	}
 }

@@ -20,6 +20,7 @@ const marker = "zq7marker"
 
 const markerRule = `SecRule REQUEST_LINE|REQUEST_METHOD|REQUEST_URI|REQUEST_HEADERS|REQUEST_HEADERS_NAMES|REQUEST_COOKIES|REQUEST_COOKIES_NAMES|ARGS|ARGS_NAMES|REQUEST_BODY|FILES|FILES_NAMES|REMOTE_ADDR "@contains ` + marker + `" "id:10,phase:2,deny,status:403,log,msg:'marker',severity:2,t:none,t:lowercase"
 SecRule REMOTE_ADDR "@ipMatch 198.51.100.66" "id:11,phase:1,deny,status:403,log,msg:'client',severity:2"
+SecRule REQUEST_PROTOCOL "@streq HTTP/3.0" "id:12,phase:1,deny,status:403,log,msg:'h3',severity:2"
 `
 
 var markerSet = sync.OnceValues(func() (*Set, error) {
@@ -43,10 +44,10 @@ func testSet(t testing.TB) *Set {
 	return s
 }
 
-func inspect(s *Set, req *fasthttp.Request, h2 bool) Verdict {
+func inspect(s *Set, req *fasthttp.Request, proto string) Verdict {
 	body := req.Body()
 	tx, v := s.Inspect(&Request{Req: req, Client: netip.MustParseAddr("192.0.2.1"), ClientPort: 40000,
-		Server: netip.MustParseAddrPort("127.0.0.1:80"), HTTP2: h2, Body: body})
+		Server: netip.MustParseAddrPort("127.0.0.1:80"), Protocol: proto, Body: body})
 	tx.Close()
 	return v
 }
@@ -84,20 +85,20 @@ func TestInspectSeesEveryPartOfTheRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := parseRaw(t, tt.raw)
-			v := inspect(s, req, false)
+			v := inspect(s, req, "")
 			if !v.Stop || !hasRule(v, 10) {
 				t.Errorf("verdict %+v: want rule 10 to stop it", v)
 			}
 		})
 	}
 	t.Run("a clean request passes", func(t *testing.T) {
-		if v := inspect(s, parseRaw(t, "GET /p?s=hello+world HTTP/1.1\r\n"+base+"\r\n"), false); v.Stop {
+		if v := inspect(s, parseRaw(t, "GET /p?s=hello+world HTTP/1.1\r\n"+base+"\r\n"), ""); v.Stop {
 			t.Errorf("verdict %+v: want it to pass", v)
 		}
 	})
 	t.Run("http/2 fields, host from :authority", func(t *testing.T) {
 		req := h2Request([]field{{":method", "GET"}, {":path", "/p"}, {":authority", "shop.example"}, {"cookie", "s=" + marker}})
-		if v := inspect(s, req, true); !v.Stop {
+		if v := inspect(s, req, "HTTP/2.0"); !v.Stop {
 			t.Errorf("verdict %+v: want the cookie seen", v)
 		}
 	})
@@ -113,7 +114,7 @@ func TestInspectSeesEveryPartOfTheRequest(t *testing.T) {
 func TestVerdictCarriesScoreRulesAndCutData(t *testing.T) {
 	s := testSet(t)
 	long := strings.Repeat("%27+OR+%271%27%3D%271+", 40)
-	v := inspect(s, parseRaw(t, "GET /p?id="+long+" HTTP/1.1\r\nHost: shop.example\r\nUser-Agent: Mozilla/5.0\r\nAccept: */*\r\n\r\n"), false)
+	v := inspect(s, parseRaw(t, "GET /p?id="+long+" HTTP/1.1\r\nHost: shop.example\r\nUser-Agent: Mozilla/5.0\r\nAccept: */*\r\n\r\n"), "")
 	if !v.Stop || v.RuleID != ruleInboundEvaluation || v.Score < 5 || !hasRule(v, 942100) {
 		t.Fatalf("verdict %+v: want a CRS block by 949110 with 942100 and a score", v)
 	}
@@ -215,7 +216,7 @@ func FuzzInspectHTTP1(f *testing.F) {
 		if err := req.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {
 			return
 		}
-		v := inspect(s, req, false)
+		v := inspect(s, req, "")
 		head, _, _ := strings.Cut(raw, "\r\n\r\n")
 		if (strings.Contains(head, marker) || bytes.Contains(req.Body(), []byte(marker))) && !v.Stop {
 			t.Errorf("marker in %q not seen: %+v", raw, v)
@@ -243,7 +244,7 @@ func FuzzInspectHTTP2Fields(f *testing.F) {
 		}
 		req := h2Request(fields)
 		req.SetBodyString(body)
-		v := inspect(s, req, true)
+		v := inspect(s, req, "HTTP/2.0")
 		seen := strings.Contains(body, marker) && len(req.Body()) > 0
 		for _, fl := range fields[4:] {
 			seen = seen || strings.Contains(fl.value, marker) && validValue(fl.value)
@@ -275,10 +276,26 @@ func TestCRSSettingsGoBeforeTheCRS(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := "PUT /api/items/1 HTTP/1.1\r\nHost: shop.example\r\nUser-Agent: Mozilla/5.0\r\nAccept: */*\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
-	if v := inspect(plain, parseRaw(t, put), false); !v.Stop || !hasRule(v, 911100) {
+	if v := inspect(plain, parseRaw(t, put), ""); !v.Stop || !hasRule(v, 911100) {
 		t.Errorf("PUT under the CRS's defaults: %+v, want 911100 to stop it", v)
 	}
-	if v := inspect(api, parseRaw(t, put), false); v.Stop {
+	if v := inspect(api, parseRaw(t, put), ""); v.Stop {
 		t.Errorf("PUT with allowed_methods set before the CRS: %+v, want it to pass", v)
+	}
+}
+
+// REQUEST_PROTOCOL is what the request came over: the request line's
+// for HTTP/1.x, HTTP/2.0 and HTTP/3.0 for the protocols without one.
+func TestRequestProtocolIsTheTransports(t *testing.T) {
+	s := testSet(t)
+	base := "Host: shop.example\r\nUser-Agent: Mozilla/5.0\r\nAccept: */*\r\n"
+	for _, tt := range []struct {
+		proto string
+		stop  bool
+	}{{"", false}, {"HTTP/2.0", false}, {"HTTP/3.0", true}} {
+		v := inspect(s, parseRaw(t, "GET /p HTTP/1.1\r\n"+base+"\r\n"), tt.proto)
+		if v.Stop != tt.stop || v.Stop && !hasRule(v, 12) {
+			t.Errorf("protocol %q: verdict %+v, want stopped by rule 12: %v", tt.proto, v, tt.stop)
+		}
 	}
 }
