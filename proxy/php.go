@@ -48,6 +48,9 @@ func (p *Proxy) buildDocroots(g *generation, old *generation) error {
 	for _, s := range g.router.sites() {
 		if s.Docroot == nil {
 			s.up = g.pool
+			if g.pool != nil {
+				s.setGauge(g.pool)
+			}
 			if err := p.proxyHtaccess(s); err != nil {
 				errs = append(errs, err)
 			}
@@ -61,6 +64,7 @@ func (p *Proxy) buildDocroots(g *generation, old *generation) error {
 				continue
 			}
 			php = poolPHP{pp.pool}
+			s.setGauge(pp.pool)
 		}
 		dc := s.Docroot.Config
 		dc.Log = p.log.With("site", siteName(s))
