@@ -119,3 +119,45 @@ func TestCrawlerOffTellsThePluginAndRefusesEveryMiss(t *testing.T) {
 		t.Fatalf("a crawler hit with max_misses 0: %d %q", hit.Status, hit.CacheStatus().Raw)
 	}
 }
+
+func TestCrawlerMissWaitsForSpareOriginConnections(t *testing.T) {
+	o := startOrigin(t)
+	cfg := testbed.WriteConfig(t, "", "origin:\n  max_conns: 2\n  max_queue: 0\n"+
+		"defaults:\n  crawler:\n    max_busy: 50\n    retry_after: 3s\n")
+	rj := startRamjet(t, o.URL, "--config", cfg)
+	c := &http.Client{Timeout: 30 * time.Second}
+	const page = "/echo.php?h[]=Cache-Control:+max-age%3D60&page="
+
+	// A visitor's slow page holds one of the origin's two connections.
+	visitor := make(chan result, 1)
+	go func() {
+		r, err := tryDo(c, "GET", rj.URL+"/echo.php?sleep_ms=3000&mark=slow", nil)
+		if err != nil {
+			r = result{Status: -1, Body: []byte(err.Error())}
+		}
+		visitor <- r
+	}()
+	if !testbed.Poll(10*time.Second, func() bool { return o.marked("slow") }) {
+		t.Fatal("the visitor's slow page never reached the origin")
+	}
+	r := get(t, c, rj.URL+page+"1", pluginCrawlerUA)
+	mustStatus(t, r, 503, "a crawler miss with half the origin's connections busy")
+	if got := r.Header.Get("Retry-After"); got != "3" {
+		t.Fatalf("Retry-After %q, want 3", got)
+	}
+	other := get(t, c, rj.URL+page+"1")
+	mustStatus(t, other, 200, "another visitor beside the refused crawler")
+	if v := <-visitor; v.Status != 200 {
+		t.Fatalf("the slow visitor: %d %.200q", v.Status, v.Body)
+	}
+
+	// The origin idle: the crawler fills a page the next visitor hits.
+	filled := get(t, c, rj.URL+page+"2", pluginCrawlerUA)
+	mustStatus(t, filled, 200, "a crawler miss on an idle origin")
+	if cs := filled.CacheStatus(); !cs.Stored {
+		t.Fatalf("crawler miss on an idle origin: Cache-Status %q", cs.Raw)
+	}
+	if hit := get(t, c, rj.URL+page+"2"); !hit.CacheStatus().Hit || hit.ID() != filled.ID() {
+		t.Fatalf("the visitor after the crawler: Cache-Status %q", hit.CacheStatus().Raw)
+	}
+}
