@@ -39,7 +39,9 @@ type crawlerBudget struct {
 	// crawler (a site serving static files only).
 	gauge      loadGauge
 	retryAfter string
-	upstream   atomic.Int32 // crawler requests upstream now
+	// upstream counts the crawler requests upstream now: the site
+	// state's, kept across reloads, once bound.
+	upstream *atomic.Int32
 }
 
 func newCrawlerBudget(c *Crawler) *crawlerBudget {
@@ -47,7 +49,7 @@ func newCrawlerBudget(c *Crawler) *crawlerBudget {
 		return nil
 	}
 	secs := max(int64((c.RetryAfter+time.Second-1)/time.Second), 1)
-	return &crawlerBudget{Crawler: *c, retryAfter: strconv.FormatInt(secs, 10)}
+	return &crawlerBudget{Crawler: *c, retryAfter: strconv.FormatInt(secs, 10), upstream: new(atomic.Int32)}
 }
 
 // The user agents of the LiteSpeed Cache plugin's crawler: it sends
@@ -93,7 +95,7 @@ func (b *crawlerBudget) give() { b.upstream.Add(-1) }
 // is answered 503 with Retry-After.
 func (r *request) admitCrawler() bool {
 	b := r.s.crawler
-	if b == nil || r.frag != nil || !isCrawler(r.ctx.Request.Header.UserAgent()) {
+	if b == nil || r.frag != nil || !isCrawler(r.header().UserAgent()) {
 		return true
 	}
 	if b.take() {
@@ -101,6 +103,7 @@ func (r *request) admitCrawler() bool {
 		return true
 	}
 	r.p.metrics.crawlerRefused.Inc()
+	r.s.state.crawlerRefused.Inc()
 	r.refuseCrawler(b.retryAfter)
 	return false
 }

@@ -93,13 +93,18 @@ func newBlockingOrigin(t *testing.T) *blockingOrigin {
 
 func (b *blockingOrigin) unblock() { b.once.Do(func() { close(b.release) }) }
 
-// crawlerProxy is a proxy in front of o whose origin takes conns
-// requests at once, with the crawler budget c.
-func crawlerProxy(t *testing.T, o *blockingOrigin, conns int, c *Crawler) string {
+// crawlerConfig is a proxy's config in front of o whose origin takes
+// conns requests at once, with the crawler budget c.
+func crawlerConfig(o *blockingOrigin, conns int, c *Crawler) Config {
 	cfg := testConfig(o.URL)
 	cfg.Origin.MaxConns, cfg.Origin.MaxQueue = conns, conns
 	cfg.Default.Crawler = c
-	_, base := startProxy(t, cfg)
+	return cfg
+}
+
+// crawlerProxy serves crawlerConfig and returns its base URL.
+func crawlerProxy(t *testing.T, o *blockingOrigin, conns int, c *Crawler) string {
+	_, base := startProxy(t, crawlerConfig(o, conns, c))
 	return base
 }
 
@@ -180,5 +185,26 @@ func TestCrawlerMissesPerSiteAreBounded(t *testing.T) {
 	// Its slot is back once its answer is out.
 	if r := get(t, base+"/page2", "User-Agent", "lscache_walker"); r.status != 200 {
 		t.Fatalf("crawler miss after the first finished: %d", r.status)
+	}
+}
+
+func TestCrawlerBudgetOutlastsAReload(t *testing.T) {
+	o := newBlockingOrigin(t)
+	cfg := crawlerConfig(o, 64, &Crawler{MaxMisses: 1, MaxBusy: 100, RetryAfter: time.Second})
+	p, base := startProxy(t, cfg)
+	c1 := getAsync(t, base+"/slow/crawled", "User-Agent", crawlerUA)
+	<-o.entered
+	if err := p.Reload(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if r := get(t, base+"/page", "User-Agent", crawlerUA); r.status != 503 {
+		t.Fatalf("a reload gave the crawler a second slot: %d", r.status)
+	}
+	o.unblock()
+	if r := <-c1; r.status != 200 {
+		t.Fatalf("the crawler miss held across the reload: %d", r.status)
+	}
+	if r := get(t, base+"/page", "User-Agent", crawlerUA); r.status != 200 {
+		t.Fatalf("the slot was not given back across the reload: %d", r.status)
 	}
 }
