@@ -116,6 +116,11 @@ func TestCrawlerOffTellsThePluginAndRefusesEveryMiss(t *testing.T) {
 		}
 	}
 	mustStatus(t, get(t, c, rj.URL+"/crawled.php?id=2", pluginCrawlerUA), 503, "a crawler miss with max_misses 0")
+	for _, series := range []string{"ramjet_crawler_refused_total", `ramjet_site_crawler_refused_total{site="_default"}`} {
+		if n := metricValue(t, rj.AdminURL, series); n != 1 {
+			t.Errorf("%s = %v, want 1", series, n)
+		}
+	}
 	hit := get(t, c, rj.URL+"/crawled.php?id=visitor", pluginCrawlerUA)
 	if hit.Status != 200 || !hit.CacheStatus().Hit {
 		t.Fatalf("a crawler hit with max_misses 0: %d %q", hit.Status, hit.CacheStatus().Raw)
