@@ -218,6 +218,8 @@ type Site struct {
 	// variant, no-cache cookies and agents, vary cookies, dropped query
 	// parameters); the origin's server applies the rest. "" = none.
 	HtaccessRoot string `yaml:"htaccess_root"`
+	// Crawler bounds the LiteSpeed Cache plugin's crawler (crawler.go).
+	Crawler Crawler `yaml:"crawler"`
 }
 
 // Switch is a setting written on or off (true/false also read).
@@ -377,6 +379,7 @@ func Default() *Config {
 			LSCacheHeader: true,
 			AltSvc:        true,
 			WAF:           defaultWAF(),
+			Crawler:       defaultCrawler(),
 			Docroot: Docroot{
 				Serve:           "all",
 				Index:           []string{"index.php", "index.html"},

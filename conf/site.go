@@ -62,6 +62,11 @@ func (s *Site) validate(p *problems, path string, base *Site) {
 		bw = &base.WAF
 	}
 	s.WAF.validate(p, path, bw)
+	var bc *Crawler
+	if base != nil {
+		bc = &base.Crawler
+	}
+	s.Crawler.validate(p, path, bc)
 }
 
 // patterns checks name patterns: non-empty, '*' only at the end, none of

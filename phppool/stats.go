@@ -202,3 +202,12 @@ func pssOf(pid int) int64 {
 	}
 	return 0
 }
+
+// Load is how much of the pool is in use: workers busy plus requests
+// waiting for one, against the most workers it may run. A caller that
+// has optional work (a crawler's miss) sends it only while some is spare.
+func (p *Pool) Load() (busy, capacity int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.busy + len(p.queue), p.cfg.Max
+}

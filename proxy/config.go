@@ -135,6 +135,9 @@ type Site struct {
 	// .htaccess files' LiteSpeed cache rules ramjet applies; "" none. A
 	// docroot site with Docroot.Htaccess reads its own root instead.
 	HtaccessRoot string
+	// Crawler bounds what the LiteSpeed Cache plugin's crawler sends to
+	// the site's upstream; nil: it is served as anyone.
+	Crawler *Crawler
 }
 
 // WAF is a site's firewall policy (guard.go). The zero value inspects
@@ -216,6 +219,8 @@ type site struct {
 	// lsRules keeps what fills need of the rules' cache directives,
 	// made once per distinct value instead of per fill.
 	lsRules lsRulesCache
+	// crawler is the Crawler budget at run time; nil: none.
+	crawler *crawlerBudget
 }
 
 // classify is classify with the field addressed to ramjet alone counted
@@ -242,6 +247,7 @@ func compileSite(cfg *Config, s Site, scope string) *site {
 		anonymous:   newPatterns(s.AnonymousCookies),
 		varyCookies: s.VaryCookies,
 		wafPage:     blockPage(s.WAF.Page),
+		crawler:     newCrawlerBudget(s.Crawler),
 	}
 	if s.AltSvc && cfg.AltSvc != "" {
 		cs.altSvc = []byte(cfg.AltSvc)

@@ -38,10 +38,14 @@ type result struct {
 // fetched. Concurrent misses of one key share one fetch unless the key is
 // remembered as uncacheable (hit-for-miss); the request that leads the
 // fetch first looks again, since a fill may have stored the entry between
-// this request's lookup and its joining.
+// this request's lookup and its joining. The plugin's crawler goes
+// upstream only within its site's budget (crawler.go).
 func stageFill(r *request) verdict {
 	if r.inline {
 		return declined
+	}
+	if !r.admitCrawler() {
+		return answered
 	}
 	if r.pass != nil {
 		return r.forward()

@@ -132,6 +132,9 @@ func (b *builder) site(s *site) error {
 		return b.docroot(s)
 	}
 	s.up = originUpstream{b.g.pool}
+	if b.g.pool != nil {
+		s.setGauge(b.g.pool)
+	}
 	return b.proxyHtaccess(s)
 }
 

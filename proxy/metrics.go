@@ -35,6 +35,7 @@ type Metrics struct {
 	gapStale, gapRefreshes *metrics.Counter
 	badPurgeHeaders        *metrics.Counter
 	phpBusy, originBusy    *metrics.Counter
+	crawlerRefused         *metrics.Counter
 	waf                    wafMetrics
 }
 
@@ -74,6 +75,7 @@ func newMetrics(c *cache.Cache) *Metrics {
 		badPurgeHeaders:   s.NewCounter("ramjet_purge_header_errors_total"),
 		phpBusy:           s.NewCounter(`ramjet_origin_errors_total{kind="php_busy"}`),
 		originBusy:        s.NewCounter(`ramjet_origin_errors_total{kind="busy"}`),
+		crawlerRefused:    s.NewCounter("ramjet_crawler_refused_total"),
 		waf:               newWAFMetrics(s),
 	}
 	s.NewGauge("ramjet_cache_objects", func() float64 { return float64(c.Len()) })

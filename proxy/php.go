@@ -47,6 +47,7 @@ func (b *builder) docroot(s *site) error {
 			return err
 		}
 		php = poolPHP{pp.pool}
+		s.setGauge(pp.pool)
 	}
 	dc := s.Docroot.Config
 	dc.Log = b.p.log.With("site", siteName(s))

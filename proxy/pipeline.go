@@ -18,7 +18,8 @@ package proxy
 //	guard    the WAF on what may reach the upstream; a fresh     guard.go
 //	         hit never gets here (a stale one is inspected in
 //	         lookup, before its refresh goes upstream)
-//	fill     forward a pass, or coalesce, re-check, fetch,      fill.go
+//	fill     the crawler's budget (what it may send upstream),  crawler.go
+//	         forward a pass, or coalesce, re-check, fetch,      fill.go
 //	         apply response purges, decide, store               store.go
 //	respond  write the answer (page) or hand the body over      respond.go
 //	         (fragment); runs for every answered request

@@ -93,6 +93,9 @@ type request struct {
 	// passUntil: the URL's hit-for-pass marker lookup found lasts until
 	// then (0: none).
 	passUntil int64
+	// crawlerSlot: the request holds one of its site's crawler slots
+	// (crawler.go) until release.
+	crawlerSlot bool
 
 	res result // the answer
 
@@ -141,6 +144,7 @@ func (p *Proxy) clientRequest(ctx *fasthttp.RequestCtx, inline bool) *request {
 
 // release returns r to the pool; nothing of it may be used after.
 func (r *request) release() {
+	r.releaseCrawler() // held for the whole exchange with the upstream
 	if r.ctx != nil {
 		r.g.leave()
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/VictoriaMetrics/metrics"
 
@@ -35,6 +36,10 @@ type siteState struct {
 	// wafBlocked and wafDetected count the requests and responses the
 	// WAF stopped (block mode) or would have (detect mode) on the site.
 	wafBlocked, wafDetected *metrics.Counter
+	// crawlerRefused counts the crawler requests its budget refused;
+	// crawlerUpstream is how many are upstream now, across reloads.
+	crawlerRefused  *metrics.Counter
+	crawlerUpstream atomic.Int32
 }
 
 // outcome is how a request's site counts it.
@@ -121,6 +126,7 @@ func (ss *siteStates) add(label string) (*siteState, bool) {
 	st.hits, st.misses = c("ramjet_site_hits_total"), c("ramjet_site_misses_total")
 	st.passes, st.purges = c("ramjet_site_passes_total"), c("ramjet_site_purges_total")
 	st.wafBlocked, st.wafDetected = c("ramjet_site_waf_blocked_total"), c("ramjet_site_waf_detected_total")
+	st.crawlerRefused = c("ramjet_site_crawler_refused_total")
 	ss.set.NewGauge(fmt.Sprintf(`ramjet_site_cache_objects{site=%q}`, label), func() float64 { return float64(st.tally.Entries()) })
 	ss.set.NewGauge(fmt.Sprintf(`ramjet_site_cache_bytes{site=%q}`, label), func() float64 { return float64(st.tally.Bytes()) })
 	ss.m[label] = st
@@ -143,6 +149,9 @@ func (ss *siteStates) bind(s *site, shared *cache.Cache, m *made) error {
 		m.states = append(m.states, st.label)
 	}
 	s.state, s.cache = st, shared
+	if s.crawler != nil { // a reload must not hand the crawler a fresh budget
+		s.crawler.upstream = &st.crawlerUpstream
+	}
 	if s.CacheSize <= 0 {
 		return nil
 	}

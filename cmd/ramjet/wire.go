@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/ramjet-proxy/ramjet/conf"
@@ -152,7 +153,7 @@ func site(names []string, s conf.Site, log conf.AccessLog) proxy.Site {
 		VaryCookies:     s.VaryCookies,
 		DropQueryParams: s.DropQueryParams,
 		LSCacheHeader:   s.LSCacheHeader,
-		Docroot:         docrootConfig(s.Docroot),
+		Docroot:         docrootConfig(s.Docroot, serverVars(s)),
 		HTTPSRedirect:   s.HTTPSRedirect,
 		HSTS:            s.HSTS,
 		AltSvc:          s.AltSvc,
@@ -160,7 +161,34 @@ func site(names []string, s conf.Site, log conf.AccessLog) proxy.Site {
 		// Apart: a name this long would realign every line above.
 		DefaultTTLWithCookies: s.DefaultTTLWithCookies,
 		AnonymousCookies:      s.AnonymousCookies,
+		Crawler: &proxy.Crawler{MaxMisses: s.Crawler.MaxMisses, MaxBusy: s.Crawler.MaxBusy,
+			RetryAfter: time.Duration(s.Crawler.RetryAfter)},
 	}
+}
+
+// serverVars are the CGI variables a docroot site's scripts get from its
+// config, as LiteSpeed sets them: X-LSCACHE says the cache is there
+// (with "crawler" when the site lets its plugin crawl), and the CRAWLER_*
+// variables bound how the plugin's crawler runs.
+func serverVars(s conf.Site) []phppool.Param {
+	if !s.LSCacheHeader {
+		return nil // the site keeps the plugin off: nothing may turn it on
+	}
+	c := s.Crawler
+	lscache := "on"
+	if c.MaxMisses > 0 {
+		lscache = "on,crawler"
+	}
+	vars := []phppool.Param{{Name: "X-LSCACHE", Value: lscache}}
+	for _, v := range [...]struct {
+		name string
+		n    int
+	}{{"CRAWLER_USLEEP", c.USleep}, {"CRAWLER_LOAD_LIMIT", c.LoadLimit}, {"CRAWLER_LOAD_LIMIT_ENFORCE", c.LoadLimitEnforce}} {
+		if v.n > 0 {
+			vars = append(vars, phppool.Param{Name: v.name, Value: strconv.Itoa(v.n)})
+		}
+	}
+	return vars
 }
 
 // accessLog translates a validated access_log block; the zero value (no
@@ -181,7 +209,7 @@ func accessLog(a conf.AccessLog) proxy.AccessLog {
 }
 
 // docrootConfig translates a site's docroot block; nil when it has none.
-func docrootConfig(d conf.Docroot) *proxy.Docroot {
+func docrootConfig(d conf.Docroot, vars []phppool.Param) *proxy.Docroot {
 	if d.Root == "" {
 		return nil
 	}
@@ -196,6 +224,7 @@ func docrootConfig(d conf.Docroot) *proxy.Docroot {
 			FollowSymlinks:  d.FollowSymlinks,
 			StaticTTL:       time.Duration(d.StaticTTL),
 			Htaccess:        bool(d.Htaccess),
+			ServerVars:      vars,
 		},
 		PHP: &phppool.Config{
 			Engine:         phppool.Engine(h.Engine),

@@ -51,6 +51,11 @@ type Config struct {
 	// RewriteRule [P] may send a request to, through the fallback
 	// Upstream; a [P] to any other answers 502.
 	ProxyOrigins []string
+	// ServerVars are CGI variables every script of the site gets, as
+	// nginx's fastcgi_param or Apache's SetEnv give them (the LiteSpeed
+	// Cache plugin's X-LSCACHE, CRAWLER_USLEEP, ...). A client cannot
+	// set one: its header fields become HTTP_* variables.
+	ServerVars []phppool.Param
 }
 
 // PHP runs FastCGI requests (a phppool.Pool, adapted by the proxy): Begin

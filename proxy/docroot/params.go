@@ -118,6 +118,7 @@ func (h *Handler) params(req *fasthttp.Request, t *target, contentLength int64) 
 			phppool.Param{Name: "PATH_INFO", Value: t.pathInfo},
 			phppool.Param{Name: "PATH_TRANSLATED", Value: filepath.Join(h.realRoot, filepath.FromSlash(t.pathInfo))})
 	}
+	ps = append(ps, h.cfg.ServerVars...)
 	l.ps = appendHTTPParams(ps, req, c)
 	return l
 }

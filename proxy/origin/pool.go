@@ -265,3 +265,10 @@ func (p *Pool) Healthy() map[string]bool {
 	}
 	return m
 }
+
+// Load is how much of the pool is in use: requests sending or waiting
+// for a connection, against the connections it may open. A caller that
+// has optional work (a crawler's miss) sends it only while some is spare.
+func (p *Pool) Load() (busy, capacity int) {
+	return int(p.asking.Load()), p.cfg.MaxConns * len(p.servers)
+}
