@@ -217,7 +217,7 @@ func (ss *siteStates) commit(g *generation) []*cache.Cache {
 func (ss *siteStates) unregister(label string) {
 	for _, name := range []string{"ramjet_site_hits_total", "ramjet_site_misses_total", "ramjet_site_passes_total",
 		"ramjet_site_purges_total", "ramjet_site_cache_objects", "ramjet_site_cache_bytes",
-		"ramjet_site_waf_blocked_total", "ramjet_site_waf_detected_total"} {
+		"ramjet_site_waf_blocked_total", "ramjet_site_waf_detected_total", "ramjet_site_crawler_refused_total"} {
 		ss.set.UnregisterMetric(fmt.Sprintf(`%s{site=%q}`, name, label))
 	}
 }
