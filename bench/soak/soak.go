@@ -299,7 +299,12 @@ func (s *soak) run() bool {
 	warm := min(s.cfg.duration/5, 60*time.Second)
 	sleepCtx(ctx, warm)
 	s.openIdle()
-	base := s.sample("after warm-up")
+	// The baseline is taken once every kind of disruption has happened:
+	// RSS is compared steady state to steady state (a fan-out gap's
+	// warm-up holds the old and the new copy of each page for a moment,
+	// a flush held neither).
+	s.disruptOnce(ctx)
+	base := s.sample("after warm-up and one round of disruptions")
 	wg.Add(1)
 	go func() { defer wg.Done(); s.disrupt(ctx) }()
 	wg.Add(1)
@@ -512,15 +517,20 @@ func (s *soak) keepIdle(ctx context.Context) {
 
 // disrupt runs a round of disruptions every cfg.every, spread out.
 func (s *soak) disrupt(ctx context.Context) {
-	steps := []func(){s.reload, s.restartOrigin, s.restartRedis, s.killPHP, s.rotateCert, s.restartRedisDuringOrigin}
 	for ctx.Err() == nil {
-		for _, f := range steps {
-			if ctx.Err() != nil {
-				return
-			}
-			f()
-			sleepCtx(ctx, s.cfg.every/time.Duration(len(steps)))
+		s.disruptOnce(ctx)
+	}
+}
+
+// disruptOnce runs one round of disruptions over cfg.every.
+func (s *soak) disruptOnce(ctx context.Context) {
+	steps := []func(){s.reload, s.restartOrigin, s.restartRedis, s.killPHP, s.rotateCert, s.restartRedisDuringOrigin}
+	for _, f := range steps {
+		if ctx.Err() != nil {
+			return
 		}
+		f()
+		sleepCtx(ctx, s.cfg.every/time.Duration(len(steps)))
 	}
 }
 
