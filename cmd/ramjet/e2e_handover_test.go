@@ -182,7 +182,7 @@ func TestUpgradeHandsOverListenersUnderLoadWithoutALostRequest(t *testing.T) {
 	go func() { defer wg.Done(); freshConnLoad(page, stop, &ok, &failed, &errs) }()
 	signalled := make(chan struct{})
 	go func() {
-		time.Sleep(700 * time.Millisecond) // pacing: the load runs on both sides of the signal
+		time.Sleep(700 * time.Millisecond)        // pacing: the load runs on both sides of the signal
 		_ = u.cmd.Process.Signal(syscall.SIGUSR2) // the old process's exit is checked below
 		close(signalled)
 	}()
