@@ -36,6 +36,17 @@ type upgradable struct {
 
 func startUpgradable(t *testing.T, args ...string) *upgradable {
 	t.Helper()
+	u := runUpgradable(t, nil, args...)
+	if !testbed.Poll(10*time.Second, func() bool { return u.healthPid() == u.cmd.Process.Pid }) {
+		t.Fatalf("ramjet not healthy within 10 s:\n%s", u.output())
+	}
+	return u
+}
+
+// runUpgradable starts `ramjet serve` on ports of its own, through
+// wrap's command (e.g. systemd-socket-activate) when not empty.
+func runUpgradable(t *testing.T, wrap func(addr string) []string, args ...string) *upgradable {
+	t.Helper()
 	dir := t.TempDir()
 	u := &upgradable{bin: filepath.Join(dir, "ramjet"), logPath: filepath.Join(dir, "ramjet.log"), done: make(chan struct{})}
 	copyExecutable(t, testbed.Binary(t), u.bin)
@@ -47,16 +58,17 @@ func startUpgradable(t *testing.T, args ...string) *upgradable {
 		t.Fatal(err)
 	}
 	defer logf.Close() // the processes hold their own copies
-	u.cmd = exec.Command(u.bin, append([]string{"serve", "--listen", addr, "--admin", admin}, args...)...)
+	argv := append([]string{u.bin, "serve", "--listen", addr, "--admin", admin}, args...)
+	if wrap != nil {
+		argv = append(wrap(addr), argv...)
+	}
+	u.cmd = exec.Command(argv[0], argv[1:]...)
 	u.cmd.Stdout, u.cmd.Stderr = logf, logf
 	if err := u.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = u.cmd.Wait(); close(u.done) }() // the exit status is read from ProcessState
 	t.Cleanup(func() { u.stop(t) })
-	if !testbed.Poll(10*time.Second, func() bool { return u.healthPid() == u.cmd.Process.Pid }) {
-		t.Fatalf("ramjet not healthy within 10 s:\n%s", u.output())
-	}
 	return u
 }
 
@@ -242,5 +254,52 @@ func TestUpgradeToABinaryThatFailsKeepsTheOldOneServing(t *testing.T) {
 		if !strings.Contains(u.output(), want) {
 			t.Errorf("the log does not say why (%q):\n%s", want, u.output())
 		}
+	}
+}
+
+// TestUpgradeOpensTheListenersTheConfigNowNames: a listener added to
+// the file (a setting that needs a restart) serves after the upgrade,
+// the ones kept serve on.
+func TestUpgradeOpensTheListenersTheConfigNowNames(t *testing.T) {
+	o := startOrigin(t)
+	dir := t.TempDir()
+	path := testbed.WriteConfig(t, dir, "log:\n  level: info\n")
+	u := startUpgradable(t, "--origin", o.URL, "--config", path)
+	h2c := fmt.Sprintf("127.0.0.1:%d", testbed.FreePorts(t, 1)[0])
+	testbed.WriteConfig(t, dir, "log:\n  level: info\nh2c:\n  listen: "+h2c+"\n")
+	c := newClient(t)
+	if _, err := tryDo(c, http.MethodGet, "http://"+h2c+"/e/h2c", nil); err == nil {
+		t.Fatalf("h2c listener %s serves before the upgrade", h2c)
+	}
+	if err := u.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	if !u.exited(15 * time.Second) {
+		t.Fatalf("the old process still runs 15 s after SIGUSR2")
+	}
+	mustStatus(t, get(t, c, "http://"+h2c+"/e/h2c"), http.StatusOK, "GET on the h2c listener added")
+	mustStatus(t, get(t, c, u.url+"/e/main"), http.StatusOK, "GET on the main listener kept")
+}
+
+// TestSocketActivatedRamjetServesTheConnectionThatStartedIt: systemd's
+// socket activation (here its systemd-socket-activate) holds the socket
+// and starts ramjet on the first connection; ramjet takes the socket by
+// its address, and the connection waiting in its queue is answered.
+func TestSocketActivatedRamjetServesTheConnectionThatStartedIt(t *testing.T) {
+	activate, err := exec.LookPath("systemd-socket-activate")
+	if err != nil {
+		t.Fatalf("systemd-socket-activate not found (Debian package systemd): %v", err)
+	}
+	o := startOrigin(t)
+	u := runUpgradable(t, func(addr string) []string {
+		return []string{activate, "--listen=" + addr, "--fdname=web"}
+	}, "--origin", o.URL)
+	r, err := tryDo(newClient(t), http.MethodGet, u.url+"/e/activated", nil)
+	if err != nil {
+		t.Fatalf("the first connection, which started ramjet: %v\n%s", err, u.output())
+	}
+	mustStatus(t, r, http.StatusOK, "the first GET, which started ramjet")
+	if pid := u.healthPid(); pid != u.cmd.Process.Pid {
+		t.Fatalf("/healthz answered by pid %d, want the activated process %d", pid, u.cmd.Process.Pid)
 	}
 }
