@@ -294,6 +294,9 @@ func TestSocketActivatedRamjetServesTheConnectionThatStartedIt(t *testing.T) {
 	u := runUpgradable(t, func(addr string) []string {
 		return []string{activate, "--listen=" + addr, "--fdname=web"}
 	}, "--origin", o.URL)
+	if !testbed.Poll(10*time.Second, func() bool { return strings.Contains(u.output(), "Listening on") }) {
+		t.Fatalf("systemd-socket-activate does not listen:\n%s", u.output())
+	}
 	r, err := tryDo(newClient(t), http.MethodGet, u.url+"/e/activated", nil)
 	if err != nil {
 		t.Fatalf("the first connection, which started ramjet: %v\n%s", err, u.output())
