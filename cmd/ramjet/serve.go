@@ -396,7 +396,7 @@ func (d *daemon) apply(cfg *conf.Config, raw []byte) error {
 	d.level.Set(cfg.Log.SlogLevel())
 	if cfg.Listen != d.cfg.Listen || !reflect.DeepEqual(cfg.Admin, d.cfg.Admin) || !reflect.DeepEqual(cfg.Server, d.cfg.Server) ||
 		cfg.Log.Format != d.cfg.Log.Format || edgeRestartNeeded(d.cfg, cfg) || (cfg.Cache.PrivateSize == 0) != (d.cfg.Cache.PrivateSize == 0) {
-		d.log.Warn("listen, admin, server, log.format, tls.listen, tls.h2_max_streams, tls.http3, tls.h3_*, h2c settings and turning the private cache on or off apply at the next restart")
+		d.log.Warn("listen, admin, server, log.format, tls.listen, tls.h2_max_streams, tls.http3, tls.h3_*, h2c settings and turning the private cache on or off apply at the next restart or upgrade (SIGUSR2)")
 	}
 	setMemoryLimit(cfg, d.log)
 	d.cfg = cfg
