@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ramjet-proxy/ramjet/proxy"
@@ -101,6 +102,9 @@ func inheritSockets() (*sockets, error) {
 		_ = os.Unsetenv(v) // cannot fail for these names
 	}
 	if err != nil {
+		if ready != nil {
+			_ = ready.Close() // the old process reads EOF: this one did not start
+		}
 		return nil, err
 	}
 	for i, fd := range fds {
@@ -142,6 +146,7 @@ func readyPipe() (*os.File, error) {
 	if err != nil || fd < firstFD {
 		return nil, fmt.Errorf("%s=%q: not a descriptor", envHandoverReady, v)
 	}
+	syscall.CloseOnExec(fd) // php-cgi, started before it is closed, must not hold it
 	return os.NewFile(uintptr(fd), "handover"), nil
 }
 
