@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -305,4 +306,32 @@ func TestSocketActivatedRamjetServesTheConnectionThatStartedIt(t *testing.T) {
 	if pid := u.healthPid(); pid != u.cmd.Process.Pid {
 		t.Fatalf("/healthz answered by pid %d, want the activated process %d", pid, u.cmd.Process.Pid)
 	}
+}
+
+// TestUpgradeHandsOverTheTLSListenerAndTheHTTP3Socket: HTTPS (h2) and
+// HTTP/3 answer on the same ports from the new process after the
+// upgrade, which took the TCP listener and the UDP socket over.
+func TestUpgradeHandsOverTheTLSListenerAndTheHTTP3Socket(t *testing.T) {
+	o := startOrigin(t)
+	p := newPKI(t)
+	tlsAddr := fmt.Sprintf("127.0.0.1:%d", testbed.FreePort(t))
+	u := startUpgradable(t, "--origin", o.URL, "--tls-listen", tlsAddr, "--tls-cert", p.cert, "--tls-key", p.key, "--http3")
+	_, port, _ := net.SplitHostPort(tlsAddr)
+	rj := &tlsRamjet{TLSAddr: tlsAddr, Port: port, pki: p}
+	page := rj.HTTPS("localhost", "/e/handover-tls?"+hq("Cache-Control: max-age=600"))
+	mustStatus(t, get(t, rj.client(t, "h2"), page), http.StatusOK, "h2 before the upgrade")
+	mustStatus(t, get(t, rj.h3Client(t, nil), page), http.StatusOK, "h3 before the upgrade")
+
+	oldPid := u.cmd.Process.Pid
+	if err := u.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	if !u.exited(15 * time.Second) {
+		t.Fatalf("the old process still runs 15 s after SIGUSR2")
+	}
+	if pid := u.healthPid(); pid == 0 || pid == oldPid {
+		t.Fatalf("/healthz answered by pid %d after the upgrade, want a new process (old %d)", pid, oldPid)
+	}
+	mustStatus(t, get(t, rj.client(t, "h2"), page), http.StatusOK, "h2 after the upgrade")
+	mustStatus(t, get(t, rj.h3Client(t, nil), page), http.StatusOK, "h3 after the upgrade")
 }
