@@ -335,3 +335,43 @@ func TestUpgradeHandsOverTheTLSListenerAndTheHTTP3Socket(t *testing.T) {
 	mustStatus(t, get(t, rj.client(t, "h2"), page), http.StatusOK, "h2 after the upgrade")
 	mustStatus(t, get(t, rj.h3Client(t, nil), page), http.StatusOK, "h3 after the upgrade")
 }
+
+// TestUpgradeFinishesTheRequestInFlight: a request the origin is slow
+// to answer when SIGUSR2 comes is answered whole by the old process,
+// which exits only after it.
+func TestUpgradeFinishesTheRequestInFlight(t *testing.T) {
+	o := startOrigin(t)
+	u := startUpgradable(t, "--origin", o.URL)
+	type outcome struct {
+		r   result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		r, err := tryDo(newClient(t), http.MethodGet, u.url+"/e/handover-slow?mark=handover-slow&sleep_ms=2500", nil)
+		done <- outcome{r, err}
+	}()
+	if !testbed.Poll(5*time.Second, func() bool { return o.marked("handover-slow") }) {
+		t.Fatal("the slow request never reached the origin")
+	}
+	if err := u.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	if !testbed.Poll(5*time.Second, func() bool { return strings.Contains(u.output(), "upgraded: the new process serves") }) {
+		t.Fatalf("no upgrade within 5 s")
+	}
+	if u.exited(0) {
+		t.Fatalf("the old process exited with a request in flight")
+	}
+	got := <-done
+	if got.err != nil {
+		t.Fatalf("the request in flight failed across the upgrade: %v", got.err)
+	}
+	mustStatus(t, got.r, http.StatusOK, "the request in flight")
+	if got.r.ID() == "" {
+		t.Errorf("its body is incomplete: %.200q", got.r.Body)
+	}
+	if !u.exited(10 * time.Second) {
+		t.Fatalf("the old process still runs 10 s after its last request")
+	}
+}
