@@ -71,7 +71,7 @@ func TestPackageInstallsServesReloadsAndRemoves(t *testing.T) {
 		{"BindsPort80AsRamjetUser", checkPort80},
 		{"LogrotateRotatesAndSignalsWithoutKilling", checkLogrotate},
 		{"DocrootWorkersRunAsTheSitesUserWithoutCapabilities", checkDocroot},
-		{"UpgradeKeepsEditedConfigAndRestarts", func(t *testing.T, b *box) { checkUpgrade(t, b, pkg) }},
+		{"UpgradeKeepsEditedConfigAndHandsOver", func(t *testing.T, b *box) { checkUpgrade(t, b, pkg) }},
 		{"StopDrainsAndStartServesAgain", checkStop},
 		{"RemoveStopsAndKeepsConfig", checkRemove},
 		{"PurgeRemovesConfigLogsAndUser", checkPurge},
@@ -357,7 +357,9 @@ printf '%s\n' '<?php header("Cache-Control: no-store"); echo file_get_contents("
 }
 
 // checkUpgrade installs the package again over itself: the admin's edit
-// of the conffile stays, its permissions too, and the service restarts.
+// of the conffile stays, its permissions too, and the running service
+// hands over to the binary installed (SIGUSR2), which systemd then
+// follows as the main process; the old one drains and exits.
 func checkUpgrade(t *testing.T, b *box, pkg string) {
 	pid := mainPID(t, b)
 	edited := b.must(t, "cat", config) + "# edited by the admin\n"
@@ -372,6 +374,12 @@ func checkUpgrade(t *testing.T, b *box, pkg string) {
 	waitServing(t, b, site)
 	if got := mainPID(t, b); got == pid {
 		t.Errorf("ramjet not restarted by the upgrade (PID %d)", got)
+	}
+	if j := journal(t, b); !strings.Contains(j, "upgraded: the new process serves") || strings.Contains(j, "upgrade failed") {
+		t.Errorf("the upgrade did not hand over (no \"upgraded\" line, or a failure):\n%s", j)
+	}
+	if !testbed.Poll(waitFor, func() bool { _, err := b.run("kill", "-0", strconv.Itoa(pid)); return err != nil }) {
+		t.Errorf("the old process %d still runs after the handover", pid)
 	}
 }
 
@@ -434,8 +442,7 @@ func checkPurge(t *testing.T, b *box) {
 	}
 }
 
-// waitServing waits until ramjet answers 200 at base (a start is
-// asynchronous: Type=simple).
+// waitServing waits until ramjet answers 200 at base.
 func waitServing(t *testing.T, b *box, base string) {
 	t.Helper()
 	var out string

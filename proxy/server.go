@@ -21,6 +21,10 @@ import (
 type ServerConfig struct {
 	Name string // for logs and metrics: "main", "admin"
 	Addr string
+	// Listener, when set, is served instead of listening on Addr: a
+	// socket taken over from the process before (an upgrade's handover,
+	// systemd's socket activation). Shutdown closes it.
+	Listener net.Listener
 	// HeaderTimeout bounds receiving a request's header: from the
 	// connection's accept for its first request, from the first byte for
 	// later ones (a slowloris client trickling a header is cut off here,
@@ -107,18 +111,12 @@ func ErrorHandler(ctx *fasthttp.RequestCtx, err error) { errorHandler(ctx, err) 
 
 // Start listens on the configured address and serves until Shutdown.
 func (s *Server) Start(ctx context.Context) error {
-	// No TCP keep-alive probes when idle connections time out (Go's
-	// default turns them on: four setsockopt calls per accepted
-	// connection, which nginx does not make): an idle connection ends at
-	// IdleTimeout, a stuck write at WriteTimeout. Without an idle
-	// timeout the probes are what ends a vanished client's connection.
-	var lc net.ListenConfig
-	if s.cfg.IdleTimeout > 0 {
-		lc.KeepAlive = -1
-	}
-	ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("%s listener: %w", s.cfg.Name, err)
+	ln := s.cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = ListenTCP(ctx, s.cfg.Addr, s.cfg.IdleTimeout); err != nil {
+			return fmt.Errorf("%s listener: %w", s.cfg.Name, err)
+		}
 	}
 	if s.cfg.ProxyProtocol != nil {
 		ln = proxyproto.NewListener(ln, *s.cfg.ProxyProtocol)
@@ -129,6 +127,20 @@ func (s *Server) Start(ctx context.Context) error {
 	go func() { s.done <- s.srv.Serve(s.ln) }()
 	s.log.Info("listening", "listener", s.cfg.Name, "addr", ln.Addr().String(), "proxy_protocol", s.cfg.ProxyProtocol != nil)
 	return nil
+}
+
+// ListenTCP opens a client listener on addr. No TCP keep-alive probes
+// when idle connections time out (Go's default turns them on: four
+// setsockopt calls per accepted connection, which nginx does not make):
+// an idle connection ends at idle, a stuck write at the write timeout.
+// Without an idle timeout the probes are what ends a vanished client's
+// connection.
+func ListenTCP(ctx context.Context, addr string, idle time.Duration) (net.Listener, error) {
+	var lc net.ListenConfig
+	if idle > 0 {
+		lc.KeepAlive = -1
+	}
+	return lc.Listen(ctx, "tcp", addr)
 }
 
 // ReadTimeouts are fasthttp's ReadTimeout, which it applies to a

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -16,13 +18,18 @@ import (
 // startH3 serves HTTP/3 on UDP at the TLS listener's address, with its
 // certificates (tc asks the current store), limits and timeouts, and
 // registers its counters with p's metrics.
-func startH3(ctx context.Context, c *conf.Config, tc *tls.Config, p *proxy.Proxy, log *slog.Logger) (*h3.Server, error) {
+func startH3(ctx context.Context, c *conf.Config, tc *tls.Config, p *proxy.Proxy, socks *sockets, log *slog.Logger) (*h3.Server, error) {
 	// h3 logs the UDP buffer advice itself, through slog; quic-go would
 	// print it again on the standard logger.
 	_ = os.Setenv("QUIC_GO_DISABLE_RECEIVE_BUFFER_WARNING", "true") // cannot fail for this name
+	udp, err := socks.listenUDP(c.TLS.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("h3 listener: %w", err)
+	}
 	s, err := h3.NewServer(h3.Config{
 		Name:                 "h3",
 		Addr:                 c.TLS.Listen,
+		Conn:                 udp,
 		TLS:                  tc,
 		HandshakeTimeout:     time.Duration(c.Server.ReadTimeout),
 		IdleTimeout:          time.Duration(c.Server.IdleTimeout),
@@ -34,7 +41,7 @@ func startH3(ctx context.Context, c *conf.Config, tc *tls.Config, p *proxy.Proxy
 		Disable0RTT:          !c.TLS.H3ZeroRTT,
 	}, p.ServeFastHTTP, log)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, udp.Close())
 	}
 	if err := s.Start(ctx); err != nil {
 		return nil, err

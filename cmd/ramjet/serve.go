@@ -47,6 +47,12 @@ type daemon struct {
 	// a site's rules.
 	wafs      *waf.Library
 	wafsInUse []*waf.Set // those of the last config built
+	// socks are the listening sockets, taken over from the process
+	// before or opened, which an upgrade hands on.
+	socks *sockets
+	// closing has HTTP/1.1 answers say "Connection: close": set once an
+	// upgrade's new process took the listeners.
+	closing atomic.Bool
 }
 
 func serve(args []string, stderr io.Writer) int {
@@ -83,6 +89,10 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	d.cfg, d.lastRaw = cfg, raw
 	d.log = newLogger(cfg.Log, d.level)
+	if d.socks, err = inheritSockets(); err != nil {
+		d.log.Error("ramjet not started", "err", err)
+		return 1
+	}
 	if err := d.run(); err != nil {
 		d.log.Error("ramjet stopped", "err", err)
 		return 1
@@ -152,11 +162,15 @@ func (d *daemon) run() error {
 	sc.ProxyProtocol = d.proxyProtocol(d.cfg.Server.ProxyProtocol, "main")
 	sc.Metrics = d.proxy.Metrics().Set()
 	sc.ErrorHandler = d.proxy.ErrorHandler
-	main := proxy.NewServer(sc, d.proxy.ServeFastHTTP, d.log)
+	if sc.Listener, err = d.socks.listenTCP(ctx, sc.Addr, sc.IdleTimeout); err != nil {
+		return fmt.Errorf("main listener: %w", err)
+	}
+	h := d.closeWhenHandedOver(d.proxy.ServeFastHTTP)
+	main := proxy.NewServer(sc, h, d.log)
 	if err := main.Start(ctx); err != nil {
 		return err
 	}
-	if d.edge, err = startEdge(ctx, d.cfg, d.proxy, d.proxyProtocol, d.log); err != nil {
+	if d.edge, err = startEdge(ctx, d.cfg, d.proxy, h, d.socks, d.proxyProtocol, d.log); err != nil {
 		return errors.Join(err, main.Shutdown(ctx))
 	}
 	admin, err := d.startAdmin(ctx)
@@ -168,16 +182,26 @@ func (d *daemon) run() error {
 	if err != nil {
 		d.log.Warn("config file not watched; reload with SIGHUP", "err", err)
 	}
-	d.log.Info("ramjet started", "version", version, "origin", d.cfg.Origin.Servers)
-	d.loop(changed)
+	if err := d.socks.closeInherited(); err != nil {
+		d.log.Warn("closing the inherited sockets no listener took", "err", err)
+	}
+	if err := d.socks.serving(); err != nil {
+		d.log.Warn("telling that ramjet serves", "err", err) // the old process times out and serves on
+	}
+	d.log.Info("ramjet started", "version", version, "origin", d.cfg.Origin.Servers, "pid", os.Getpid())
+	if d.loop(changed) {
+		d.handOver(main, admin)
+	}
 	return d.shutdown(main, admin, w)
 }
 
-// loop handles signals until SIGTERM or SIGINT: HUP and file changes
-// reload, USR1 reopens the access logs (logrotate's postrotate).
-func (d *daemon) loop(changed <-chan struct{}) {
+// loop handles signals until SIGTERM or SIGINT, or until an upgrade's
+// new process serves (it then reports true): HUP and file changes
+// reload, USR1 reopens the access logs (logrotate's postrotate), USR2
+// upgrades (the binary now on disk takes over the listeners).
+func (d *daemon) loop(changed <-chan struct{}) (handedOver bool) {
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
 	for {
 		select {
@@ -188,6 +212,12 @@ func (d *daemon) loop(changed <-chan struct{}) {
 				_ = d.reopenLogs("SIGUSR1") // logged there: a signal has no one to answer
 				continue
 			}
+			if s == syscall.SIGUSR2 {
+				if d.upgradeBySignal() {
+					return true
+				}
+				continue
+			}
 			if s == syscall.SIGHUP {
 				d.reload("SIGHUP")
 				if err := d.edge.rereadCerts(); err != nil {
@@ -196,7 +226,7 @@ func (d *daemon) loop(changed <-chan struct{}) {
 				continue
 			}
 			d.log.Info("draining", "signal", s.String(), "timeout", time.Duration(d.cfg.Server.DrainTimeout))
-			return
+			return false
 		}
 	}
 }
@@ -225,10 +255,14 @@ func (d *daemon) startAdmin(ctx context.Context) (*proxy.Server, error) {
 	if d.cfg.Admin.Listen == "" {
 		return nil, nil
 	}
-	s := proxy.NewServer(proxy.ServerConfig{Name: "admin", Addr: d.cfg.Admin.Listen,
+	sc := proxy.ServerConfig{Name: "admin", Addr: d.cfg.Admin.Listen,
 		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute,
-		ProxyProtocol: d.proxyProtocol(d.cfg.Admin.ProxyProtocol, "admin")},
-		d.adminHandler(), d.log)
+		ProxyProtocol: d.proxyProtocol(d.cfg.Admin.ProxyProtocol, "admin")}
+	var err error
+	if sc.Listener, err = d.socks.listenTCP(ctx, sc.Addr, sc.IdleTimeout); err != nil {
+		return nil, fmt.Errorf("admin listener: %w", err)
+	}
+	s := proxy.NewServer(sc, d.closeWhenHandedOver(d.adminHandler()), d.log)
 	return s, s.Start(ctx)
 }
 
@@ -362,7 +396,7 @@ func (d *daemon) apply(cfg *conf.Config, raw []byte) error {
 	d.level.Set(cfg.Log.SlogLevel())
 	if cfg.Listen != d.cfg.Listen || !reflect.DeepEqual(cfg.Admin, d.cfg.Admin) || !reflect.DeepEqual(cfg.Server, d.cfg.Server) ||
 		cfg.Log.Format != d.cfg.Log.Format || edgeRestartNeeded(d.cfg, cfg) || (cfg.Cache.PrivateSize == 0) != (d.cfg.Cache.PrivateSize == 0) {
-		d.log.Warn("listen, admin, server, log.format, tls.listen, tls.h2_max_streams, tls.http3, tls.h3_*, h2c settings and turning the private cache on or off apply at the next restart")
+		d.log.Warn("listen, admin, server, log.format, tls.listen, tls.h2_max_streams, tls.http3, tls.h3_*, h2c settings and turning the private cache on or off apply at the next restart or upgrade (SIGUSR2)")
 	}
 	setMemoryLimit(cfg, d.log)
 	d.cfg = cfg

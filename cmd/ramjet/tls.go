@@ -74,12 +74,12 @@ type edge struct {
 // streams that p.ServeHit can answer at once (cache hits) are answered
 // on their connection's goroutine. Every TLS handshake is counted in
 // p's metrics.
-func startEdge(ctx context.Context, c *conf.Config, p *proxy.Proxy,
+func startEdge(ctx context.Context, c *conf.Config, p *proxy.Proxy, h fasthttp.RequestHandler, socks *sockets,
 	pp func(conf.ProxyProtocol, string) *proxyproto.Config, log *slog.Logger) (*edge, error) {
 	if c.TLS.Listen == "" && c.H2C.Listen == "" {
 		return nil, nil
 	}
-	h, inline := p.ServeFastHTTP, p.ServeHit
+	inline := p.ServeHit
 	e := &edge{log: log, ctx: ctx}
 	if c.TLS.Listen != "" {
 		store, err := newStore(ctx, c.TLS, log)
@@ -93,12 +93,15 @@ func startEdge(ctx context.Context, c *conf.Config, p *proxy.Proxy,
 		tc.VerifyConnection = p.Metrics().Handshake
 		cfg := listenerConfig(c, "tls", c.TLS.Listen, tc)
 		cfg.Inline, cfg.ProxyProtocol = inline, pp(c.TLS.ProxyProtocol, "tls")
+		if cfg.Listener, err = socks.listenTCP(ctx, c.TLS.Listen, cfg.IdleTimeout); err != nil {
+			return nil, errors.Join(fmt.Errorf("tls listener: %w", err), store.Close())
+		}
 		e.tls, err = startH2(ctx, cfg, h, p, log)
 		if err != nil {
 			return nil, errors.Join(err, store.Close())
 		}
 		if c.TLS.HTTP3 {
-			if e.h3, err = startH3(ctx, c, tc, p, log); err != nil {
+			if e.h3, err = startH3(ctx, c, tc, p, socks, log); err != nil {
 				return nil, errors.Join(err, e.shutdown(ctx))
 			}
 			e.alt = altSvc(c)
@@ -108,12 +111,15 @@ func startEdge(ctx context.Context, c *conf.Config, p *proxy.Proxy,
 		cfg := listenerConfig(c, "h2c", c.H2C.Listen, nil)
 		cfg.H2C, cfg.BehindTLS = true, c.H2C.BehindTLS
 		cfg.Inline, cfg.ProxyProtocol = inline, pp(c.H2C.ProxyProtocol, "h2c")
+		var err error
+		if cfg.Listener, err = socks.listenTCP(ctx, c.H2C.Listen, cfg.IdleTimeout); err != nil {
+			return nil, errors.Join(fmt.Errorf("h2c listener: %w", err), e.shutdown(ctx))
+		}
 		if c.H2C.BehindTLS && cfg.ProxyProtocol == nil && len(c.RealIP.From) == 0 {
 			log.Warn("h2c.behind_tls without h2c.proxy_protocol or real_ip: every request has the terminator's address, "+
 				"which is trusted for nothing (PURGE over h2c is refused); have the terminator send PROXY or X-Forwarded-For and trust only it",
 				"h2c", c.H2C.Listen)
 		}
-		var err error
 		if e.h2c, err = startH2(ctx, cfg, h, p, log); err != nil {
 			return nil, errors.Join(err, e.shutdown(ctx))
 		}
@@ -266,6 +272,20 @@ func edgeRestartNeeded(old, cur *conf.Config) bool {
 		old.TLS.HTTP3 != cur.TLS.HTTP3 || old.TLS.H3MaxStreams != cur.TLS.H3MaxStreams || old.TLS.H3ZeroRTT != cur.TLS.H3ZeroRTT ||
 		old.TLS.H3StreamWindow != cur.TLS.H3StreamWindow || old.TLS.H3ConnWindow != cur.TLS.H3ConnWindow ||
 		!reflect.DeepEqual(old.TLS.ProxyProtocol, cur.TLS.ProxyProtocol) || !reflect.DeepEqual(old.H2C, cur.H2C)
+}
+
+// openConns counts the TLS and h2c listeners' open connections (0 on a
+// nil *edge).
+func (e *edge) openConns() (n int64) {
+	if e == nil {
+		return 0
+	}
+	for _, s := range []*h2.Server{e.tls, e.h2c} {
+		if s != nil {
+			n += s.Listener().Stats().Open
+		}
+	}
+	return n
 }
 
 // shutdown drains every listener at once (GOAWAY to HTTP/2 and HTTP/3

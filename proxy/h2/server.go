@@ -27,6 +27,9 @@ const name = "ramjet"
 type Config struct {
 	Name string // for logs: "tls", "h2c"
 	Addr string
+	// Listener, when set, is served instead of listening on Addr: a
+	// socket taken over from the process before. Shutdown closes it.
+	Listener net.Listener
 	// TLS terminates TLS on the listener and offers h2 and http/1.1 by
 	// ALPN (added to a copy of NextProtos when missing). nil means a
 	// plain listener.
@@ -206,9 +209,12 @@ func withALPN(c *tls.Config) *tls.Config {
 // (package conns), before their TLS handshake or h2c sniffing: a client
 // over its share costs no handshake.
 func (s *Server) Start(context.Context) error {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("h2: %s listener: %w", s.cfg.Name, err)
+	ln := s.cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", s.cfg.Addr); err != nil {
+			return fmt.Errorf("h2: %s listener: %w", s.cfg.Name, err)
+		}
 	}
 	if s.cfg.ProxyProtocol != nil {
 		ln = proxyproto.NewListener(ln, *s.cfg.ProxyProtocol)

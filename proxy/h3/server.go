@@ -30,6 +30,9 @@ type Config struct {
 	Name string // for logs: "h3"
 	// Addr is the UDP address, the TLS listener's host:port.
 	Addr string
+	// Conn, when set, is served instead of a socket opened on Addr: one
+	// taken over from the process before. Shutdown closes it.
+	Conn *net.UDPConn
 	// TLS gives the certificates (GetCertificate by SNI, or
 	// Certificates); a copy offers only "h3" by ALPN and TLS 1.3, as
 	// QUIC requires.
@@ -176,15 +179,18 @@ const maxUniStreams = 8
 // Start opens the UDP socket, raises its buffers (logging the advice
 // when the kernel refuses) and serves until Shutdown or Close.
 func (s *Server) Start(context.Context) error {
-	addr, err := net.ResolveUDPAddr("udp", s.cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("h3: %s listener: %w", s.cfg.Name, err)
-	}
-	if s.udp, err = net.ListenUDP("udp", addr); err != nil {
-		return fmt.Errorf("h3: %s listener: %w", s.cfg.Name, err)
+	if s.udp = s.cfg.Conn; s.udp == nil {
+		addr, err := net.ResolveUDPAddr("udp", s.cfg.Addr)
+		if err != nil {
+			return fmt.Errorf("h3: %s listener: %w", s.cfg.Name, err)
+		}
+		if s.udp, err = net.ListenUDP("udp", addr); err != nil {
+			return fmt.Errorf("h3: %s listener: %w", s.cfg.Name, err)
+		}
 	}
 	s.raiseBuffers()
 	s.tr = &quic.Transport{Conn: s.udp}
+	var err error
 	if s.ln, err = s.tr.ListenEarly(s.tls, s.quic); err != nil {
 		_ = s.udp.Close() // the error that matters is the listener's
 		return fmt.Errorf("h3: %s listener: %w", s.cfg.Name, err)
