@@ -40,6 +40,8 @@ type Cache struct {
 	gap             atomic.Pointer[gapMark]
 	gapMu           sync.Mutex // serialises MarkGap
 	variantsDropped atomic.Uint64
+	// lower is the tier under the cache (lower.go); nil: none.
+	lower Lower
 }
 
 // New returns an empty cache bounded by cfg.Size bytes.
@@ -101,6 +103,9 @@ func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
 	}
 	if n != nil {
 		c.store.Set(h, n)
+		if c.lower != nil {
+			c.lower.Stored(h, n)
+		}
 	}
 }
 
@@ -129,6 +134,7 @@ func (c *Cache) Remove(h uint64, key []byte) bool {
 		removed = true
 		return nil, otter.InvalidateOp
 	})
+	c.lowerPurgeKey(string(key)) // the lower tier may hold a key RAM no longer does
 	return removed
 }
 
