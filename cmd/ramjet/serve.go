@@ -127,9 +127,17 @@ func (d *daemon) run() error {
 		return err
 	}
 	defer d.proxy.Close()
+	tier, err := d.openDisk()
+	if err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if tier != nil {
+		tier.Start(ctx)
+		defer d.closeDisk(tier) // after the fan-out and the servers: every purge applied
+	}
 	fan, err := d.startFanout(ctx)
 	if err != nil {
 		return err
@@ -147,6 +155,9 @@ func (d *daemon) run() error {
 	d.api.Store(api)
 	if err := d.proxy.Start(ctx); err != nil {
 		return err
+	}
+	if tier != nil {
+		d.gapAfterLoad(tier)
 	}
 	sc := serverConfig(d.cfg)
 	sc.ProxyProtocol = d.proxyProtocol(d.cfg.Server.ProxyProtocol, "main")
@@ -363,6 +374,9 @@ func (d *daemon) apply(cfg *conf.Config, raw []byte) error {
 	if cfg.Listen != d.cfg.Listen || !reflect.DeepEqual(cfg.Admin, d.cfg.Admin) || !reflect.DeepEqual(cfg.Server, d.cfg.Server) ||
 		cfg.Log.Format != d.cfg.Log.Format || edgeRestartNeeded(d.cfg, cfg) || (cfg.Cache.PrivateSize == 0) != (d.cfg.Cache.PrivateSize == 0) {
 		d.log.Warn("listen, admin, server, log.format, tls.listen, tls.h2_max_streams, tls.http3, tls.h3_*, h2c settings and turning the private cache on or off apply at the next restart")
+	}
+	if cfg.Cache.Disk != d.cfg.Cache.Disk {
+		d.log.Warn("cache.disk settings apply at the next restart")
 	}
 	setMemoryLimit(cfg, d.log)
 	d.cfg = cfg
