@@ -164,3 +164,25 @@ func TestDiskTierFullDiskDegradesToRAMOnly(t *testing.T) {
 	}
 	n.rj.WaitOutput(t, 0, "disk tier: write failed", testbed.StopTimeout)
 }
+
+// A crash may lose the last purges before they reached the disk: what a
+// start without the clean-shutdown marker loads is a gap (stale while
+// refreshed), never fresh hits.
+func TestDiskTierAfterACrashServesNothingAsFresh(t *testing.T) {
+	t.Parallel()
+	n := startDiskNode(t, t.TempDir())
+	ns := nsFor(t)
+	mustMissStored(t, n.get(t, diskPage(ns, "a", "ta")), "first request")
+	n.restart(t) // on disk, with the marker
+	mustFreshHit(t, n.get(t, diskPage(ns, "a", "ta")), "after a clean restart")
+	n.rj.Signal(t, syscall.SIGKILL)
+	n.rj.Wait(t, testbed.StopTimeout)
+	n.rj = startRamjet(t, n.o.URL, "--config", n.cfg)
+	r := n.get(t, diskPage(ns, "a", "ta"))
+	mustStatus(t, r, http.StatusOK, "first request after a crash")
+	if r.CacheStatus().FreshHit() {
+		t.Fatalf("Cache-Status %q: a page loaded after a crash served as fresh", r.CacheStatus().Raw)
+	}
+	n.o.waitRequests(t, "/e/"+ns+"/a", 2) // refreshed from the origin
+	n.rj.WaitOutput(t, 0, "did not stop cleanly", testbed.StopTimeout)
+}
