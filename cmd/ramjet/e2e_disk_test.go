@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
@@ -165,6 +166,16 @@ func TestDiskTierFullDiskDegradesToRAMOnly(t *testing.T) {
 	n.rj.WaitOutput(t, 0, "disk tier: write failed", testbed.StopTimeout)
 }
 
+// mustNotFreshOld fails if r is a fresh hit of old's body: served stale
+// while refreshed is the gap's policy, and the gap's warm-up may have
+// refreshed it already.
+func mustNotFreshOld(t *testing.T, r, old result, what string) {
+	t.Helper()
+	if r.CacheStatus().FreshHit() && r.ID() == old.ID() {
+		t.Fatalf("%s: Cache-Status %q, the body of before served as fresh", what, r.CacheStatus().Raw)
+	}
+}
+
 // A crash may lose the last purges before they reached the disk: what a
 // start without the clean-shutdown marker loads is a gap (stale while
 // refreshed), never fresh hits.
@@ -172,7 +183,8 @@ func TestDiskTierAfterACrashServesNothingAsFresh(t *testing.T) {
 	t.Parallel()
 	n := startDiskNode(t, t.TempDir())
 	ns := nsFor(t)
-	mustMissStored(t, n.get(t, diskPage(ns, "a", "ta")), "first request")
+	first := n.get(t, diskPage(ns, "a", "ta"))
+	mustMissStored(t, first, "first request")
 	n.restart(t) // on disk, with the marker
 	mustFreshHit(t, n.get(t, diskPage(ns, "a", "ta")), "after a clean restart")
 	n.rj.Signal(t, syscall.SIGKILL)
@@ -180,9 +192,33 @@ func TestDiskTierAfterACrashServesNothingAsFresh(t *testing.T) {
 	n.rj = startRamjet(t, n.o.URL, "--config", n.cfg)
 	r := n.get(t, diskPage(ns, "a", "ta"))
 	mustStatus(t, r, http.StatusOK, "first request after a crash")
-	if r.CacheStatus().FreshHit() {
-		t.Fatalf("Cache-Status %q: a page loaded after a crash served as fresh", r.CacheStatus().Raw)
-	}
+	mustNotFreshOld(t, r, first, "a page loaded after a crash")
 	n.o.waitRequests(t, "/e/"+ns+"/a", 2) // refreshed from the origin
 	n.rj.WaitOutput(t, 0, "did not stop cleanly", testbed.StopTimeout)
+}
+
+// With the Redis fan-out, a purge another node published while this one
+// was down is not replayed: what the restarted node loaded is a gap,
+// never a fresh hit of a page purged meanwhile.
+func TestDiskTierNodeRestartedAfterAFanOutPurgeServesNoPurgedPageAsFresh(t *testing.T) {
+	t.Parallel()
+	redis := testbed.StartRedis(t)
+	n := startDiskNode(t, t.TempDir())
+	node2 := []string{"--config", n.cfg, "--redis", redis.URL, "--node", "node2"}
+	n.stop(t)
+	n.rj = startRamjet(t, n.o.URL, node2...)
+	node1 := startRamjet(t, n.o.URL, "--redis", redis.URL, "--node", "node1")
+	ns := nsFor(t)
+	first := n.get(t, diskPage(ns, "a", ns+"-a"))
+	mustMissStored(t, first, "node2: first request")
+	n.stop(t)
+	mustStatus(t, adminPost(t, n.c, node1, "tag="+ns+"-a", "", ""), http.StatusOK, "purge on node1 while node2 is down")
+	if !testbed.Poll(5*time.Second, func() bool { l, _ := redis.Query("XLEN", "ramjet:purge"); return l == "1" }) {
+		t.Fatal("node1 did not publish the purge")
+	}
+	n.rj = startRamjet(t, n.o.URL, node2...)
+	r := n.get(t, diskPage(ns, "a", ns+"-a"))
+	mustStatus(t, r, http.StatusOK, "node2: first request after its restart")
+	mustNotFreshOld(t, r, first, "node2: the page purged while it was down")
+	n.rj.WaitOutput(t, 0, "cannot be replayed", testbed.StopTimeout)
 }
