@@ -134,7 +134,7 @@ func (c *Cache) Remove(h uint64, key []byte) bool {
 		removed = true
 		return nil, otter.InvalidateOp
 	})
-	c.lowerPurgeKey(string(key)) // the lower tier may hold a key RAM no longer does
+	c.lowerPurgeKey(key) // the lower tier may hold a key RAM no longer does
 	return removed
 }
 

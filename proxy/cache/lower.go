@@ -59,9 +59,9 @@ func (c *Cache) lowerPurge(p Purge) {
 // keyIs matches one key.
 func keyIs(key string) func(string) bool { return func(k string) bool { return k == key } }
 
-func (c *Cache) lowerPurgeKey(key string) {
+func (c *Cache) lowerPurgeKey(key []byte) {
 	if c.lower != nil {
-		c.lower.Purged(Purge{Exact: key, At: always})
+		c.lower.Purged(Purge{Exact: string(key), At: always})
 	}
 }
 

@@ -68,9 +68,8 @@ func (c *Cache) PurgeKeys(match func(key string) bool, soft bool) int {
 
 // PurgeKey purges every variant of one primary key.
 func (c *Cache) PurgeKey(h uint64, key []byte, soft bool) bool {
-	k := string(key)
-	c.lowerPurgeKey(k)
-	return c.purgeObject(h, keyIs(k), soft)
+	c.lowerPurgeKey(key)
+	return c.purgeObject(h, keyIs(string(key)), soft)
 }
 
 // purgeObject removes the object under h (soft: replaces its variants
