@@ -112,7 +112,7 @@ func (t *Tier) readAll(found []onDisk) {
 		mu        sync.Mutex // guards t.loaded's counts
 		wg        sync.WaitGroup
 	)
-	for range runtime.GOMAXPROCS(0) {
+	for range 4 * runtime.GOMAXPROCS(0) { // more than the CPUs: a cold read waits on the device
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
