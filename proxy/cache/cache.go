@@ -120,6 +120,9 @@ func (c *Cache) MarkPass(h uint64, key string, until int64) {
 	o := &Object{Key: key, PassUntil: until}
 	o.account()
 	c.store.Set(h, o)
+	if c.lower != nil { // what RAM dropped for answering uncacheably must not come back at restart
+		c.lower.Purged(Purge{Exact: key, At: always})
+	}
 }
 
 // Remove drops every variant of key. It reports whether there was one.
