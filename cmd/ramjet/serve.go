@@ -138,7 +138,8 @@ func (d *daemon) run() error {
 		tier.Start(ctx)
 		defer d.closeDisk(tier) // after the fan-out and the servers: every purge applied
 	}
-	fan, err := d.startFanout(ctx)
+	resume := d.resumePosition(tier)
+	fan, err := d.startFanout(ctx, resume)
 	if err != nil {
 		return err
 	}
@@ -157,7 +158,7 @@ func (d *daemon) run() error {
 		return err
 	}
 	if tier != nil {
-		d.gapAfterLoad(tier)
+		d.gapAfterLoad(tier, resume != nil)
 	}
 	sc := serverConfig(d.cfg)
 	sc.ProxyProtocol = d.proxyProtocol(d.cfg.Server.ProxyProtocol, "main")
@@ -245,7 +246,7 @@ func (d *daemon) startAdmin(ctx context.Context) (*proxy.Server, error) {
 
 // startFanout connects the purge fan-out when Redis is configured; a
 // single node needs none.
-func (d *daemon) startFanout(ctx context.Context) (*purge.Fanout, error) {
+func (d *daemon) startFanout(ctx context.Context, resume *purge.Position) (*purge.Fanout, error) {
 	if d.cfg.Purge.Redis == "" {
 		return nil, nil
 	}
@@ -260,6 +261,7 @@ func (d *daemon) startFanout(ctx context.Context) (*purge.Fanout, error) {
 		Stream:   d.cfg.Purge.Stream,
 		Gap:      gap,
 		GapGrace: time.Duration(d.cfg.Purge.GapGrace),
+		Resume:   resume,
 	}, d.proxy, d.log, d.proxy.Metrics().Set())
 	if err != nil {
 		return nil, err
