@@ -197,36 +197,62 @@ func TestDiskTierAfterACrashServesNothingAsFresh(t *testing.T) {
 	n.rj.WaitOutput(t, 0, "did not stop cleanly", testbed.StopTimeout)
 }
 
+// fanOutPair is node2 (n: a disk tier) and node1 (none) on one Redis.
+type fanOutPair struct {
+	n      *diskNode
+	node1  *testbed.Ramjet
+	redis  *testbed.Redis
+	node2  []string // node2's arguments
+	ns     string
+	cached map[string]result // node2's first answer per page
+}
+
+// startFanOutPair starts both nodes and caches pages on node2.
+func startFanOutPair(t *testing.T, pages ...string) *fanOutPair {
+	t.Helper()
+	p := &fanOutPair{redis: testbed.StartRedis(t), n: startDiskNode(t, t.TempDir()), ns: nsFor(t), cached: map[string]result{}}
+	p.node2 = []string{"--config", p.n.cfg, "--redis", p.redis.URL, "--node", "node2"}
+	p.n.stop(t)
+	p.n.rj = startRamjet(t, p.n.o.URL, p.node2...)
+	p.node1 = startRamjet(t, p.n.o.URL, "--redis", p.redis.URL, "--node", "node1")
+	for _, pg := range pages {
+		p.cached[pg] = p.get(t, pg)
+		mustMissStored(t, p.cached[pg], "node2: first request of "+pg)
+	}
+	return p
+}
+
+func (p *fanOutPair) get(t *testing.T, page string) result {
+	t.Helper()
+	return p.n.get(t, diskPage(p.ns, page, p.ns+"-"+page))
+}
+
+// purgeWhileDown stops node2 and purges page's tag through node1.
+func (p *fanOutPair) purgeWhileDown(t *testing.T, page string) {
+	t.Helper()
+	p.n.stop(t)
+	mustStatus(t, adminPost(t, p.n.c, p.node1, "tag="+p.ns+"-"+page, "", ""), http.StatusOK, "purge on node1 while node2 is down")
+	if !testbed.Poll(5*time.Second, func() bool { l, _ := p.redis.Query("XLEN", "ramjet:purge"); return l == "1" }) {
+		t.Fatal("node1 did not publish the purge")
+	}
+}
+
 // With the Redis fan-out, a node restarted with its disk tier resumes the
 // stream where it stopped: a purge another node published while it was
 // down is applied before it serves, and the pages nobody purged are
 // still fresh hits.
 func TestDiskTierNodeRestartedAfterAFanOutPurgeAppliesItAndKeepsTheRest(t *testing.T) {
 	t.Parallel()
-	redis := testbed.StartRedis(t)
-	n := startDiskNode(t, t.TempDir())
-	node2 := []string{"--config", n.cfg, "--redis", redis.URL, "--node", "node2"}
-	n.stop(t)
-	n.rj = startRamjet(t, n.o.URL, node2...)
-	node1 := startRamjet(t, n.o.URL, "--redis", redis.URL, "--node", "node1")
-	ns := nsFor(t)
-	purged := n.get(t, diskPage(ns, "purged", ns+"-purged"))
-	mustMissStored(t, purged, "node2: first request")
-	kept := n.get(t, diskPage(ns, "kept", ns+"-kept"))
-	mustMissStored(t, kept, "node2: first request")
-	n.stop(t)
-	mustStatus(t, adminPost(t, n.c, node1, "tag="+ns+"-purged", "", ""), http.StatusOK, "purge on node1 while node2 is down")
-	if !testbed.Poll(5*time.Second, func() bool { l, _ := redis.Query("XLEN", "ramjet:purge"); return l == "1" }) {
-		t.Fatal("node1 did not publish the purge")
-	}
-	n.rj = startRamjet(t, n.o.URL, node2...)
-	r := n.get(t, diskPage(ns, "purged", ns+"-purged"))
-	mustNotFreshOld(t, r, purged, "node2: the page purged while it was down")
+	p := startFanOutPair(t, "purged", "kept")
+	p.purgeWhileDown(t, "purged")
+	p.n.rj = startRamjet(t, p.n.o.URL, p.node2...)
+	r := p.get(t, "purged")
+	mustNotFreshOld(t, r, p.cached["purged"], "node2: the page purged while it was down")
 	mustMissStored(t, r, "node2: the page purged while it was down")
-	again := n.get(t, diskPage(ns, "kept", ns+"-kept"))
+	again := p.get(t, "kept")
 	mustFreshHit(t, again, "node2: a page nobody purged")
-	if again.ID() != kept.ID() {
-		t.Fatalf("kept page id %q, want the stored %q", again.ID(), kept.ID())
+	if again.ID() != p.cached["kept"].ID() {
+		t.Fatalf("kept page id %q, want the stored %q", again.ID(), p.cached["kept"].ID())
 	}
 }
 
@@ -235,24 +261,12 @@ func TestDiskTierNodeRestartedAfterAFanOutPurgeAppliesItAndKeepsTheRest(t *testi
 // page purged meanwhile.
 func TestDiskTierFanOutNodeWhoseStreamWasLostServesNoPurgedPageAsFresh(t *testing.T) {
 	t.Parallel()
-	redis := testbed.StartRedis(t)
-	n := startDiskNode(t, t.TempDir())
-	node2 := []string{"--config", n.cfg, "--redis", redis.URL, "--node", "node2"}
-	n.stop(t)
-	n.rj = startRamjet(t, n.o.URL, node2...)
-	node1 := startRamjet(t, n.o.URL, "--redis", redis.URL, "--node", "node1")
-	ns := nsFor(t)
-	first := n.get(t, diskPage(ns, "a", ns+"-a"))
-	mustMissStored(t, first, "node2: first request")
-	n.stop(t)
-	mustStatus(t, adminPost(t, n.c, node1, "tag="+ns+"-a", "", ""), http.StatusOK, "purge on node1 while node2 is down")
-	if !testbed.Poll(5*time.Second, func() bool { l, _ := redis.Query("XLEN", "ramjet:purge"); return l == "1" }) {
-		t.Fatal("node1 did not publish the purge")
-	}
-	redis.Do(t, "DEL", "ramjet:purge", "ramjet:purge:epoch") // a Redis restarted without its data
-	n.rj = startRamjet(t, n.o.URL, node2...)
-	r := n.get(t, diskPage(ns, "a", ns+"-a"))
+	p := startFanOutPair(t, "a")
+	p.purgeWhileDown(t, "a")
+	p.redis.Do(t, "DEL", "ramjet:purge", "ramjet:purge:epoch") // a Redis restarted without its data
+	p.n.rj = startRamjet(t, p.n.o.URL, p.node2...)
+	r := p.get(t, "a")
 	mustStatus(t, r, http.StatusOK, "node2: first request after its restart")
-	mustNotFreshOld(t, r, first, "node2: the page purged while it was down")
-	n.rj.WaitOutput(t, 0, "purge fan-out gap", testbed.StopTimeout) // the resumed cursor saw the epoch change
+	mustNotFreshOld(t, r, p.cached["a"], "node2: the page purged while it was down")
+	p.n.rj.WaitOutput(t, 0, "purge fan-out gap", testbed.StopTimeout) // the resumed cursor saw the epoch change
 }
