@@ -154,6 +154,7 @@ type Cache struct {
 	TargetedCacheControl string   `yaml:"targeted_cache_control"`
 	PrivateSize          Size     `yaml:"private_size"` // memory bound of the per-user private cache; 0 disables it
 	Compress             Compress `yaml:"compress"`
+	Disk                 Disk     `yaml:"disk"`
 }
 
 // Compress selects response compression.

@@ -151,6 +151,7 @@ func (c *Cache) validate(p *problems) {
 		p.add("cache.max_object_size", fmt.Sprintf("%s is larger than cache.size (%s)", c.MaxObjectSize, c.Size))
 	}
 	p.nonNegative("cache.hit_for_pass", c.HitForPass)
+	c.Disk.validate(p)
 	if n := c.TargetedCacheControl; n != "" && !validFieldName(n) {
 		p.add("cache.targeted_cache_control", fmt.Sprintf("%q is not a header field name", n))
 	}

@@ -61,7 +61,9 @@ func storedHead(e *cache.Entry) *fasthttp.ResponseHeader {
 	block = append(block, "\r\n\r\n"...)
 	h := new(fasthttp.ResponseHeader)
 	undated.CopyTo(h)
-	if err := h.Read(bufio.NewReader(bytes.NewReader(block))); err != nil {
+	// A reader just the block's size: bufio's default 4 KiB per stored entry
+	// (per entry loaded from the disk tier) is garbage at once.
+	if err := h.Read(bufio.NewReaderSize(bytes.NewReader(block), len(block))); err != nil {
 		return nil // a Date with bytes no header may hold: not from a parsed response
 	}
 	// The parsed status line must not outlive the parse: each hit's status

@@ -54,6 +54,9 @@ type FanoutConfig struct {
 	// GapGrace bounds how long an entry is served stale after a gap.
 	// Default 10s.
 	GapGrace time.Duration
+	// Resume, when set, is where a previous run stopped (Position): the
+	// subscriber reads on from there instead of from the stream's end.
+	Resume *Position
 }
 
 // GapPolicy says what a fan-out gap does to the local cache.
@@ -137,6 +140,8 @@ type Fanout struct {
 	recent recentSigs              // owned by the subscriber goroutine
 
 	m fanoutMetrics
+	// caught is closed once the subscriber is at the stream's end.
+	caught caughtUp
 }
 
 type pending struct {
@@ -195,8 +200,14 @@ func NewFanout(cfg FanoutConfig, local Invalidator, log *slog.Logger, m *metrics
 		pub:   client(4),
 		// go-redis gives the blocking XREAD a read timeout of its block
 		// plus 10s; every other command has ReadTimeout.
-		sub:  client(2),
-		wake: make(chan struct{}, 1),
+		sub:    client(2),
+		wake:   make(chan struct{}, 1),
+		caught: newCaughtUp(),
+	}
+	if cfg.Resume != nil {
+		if err := f.resumeAt(cfg.Resume); err != nil {
+			return nil, err
+		}
 	}
 	f.pubUp.Store(true)
 	f.SetKeys(nil) // until the caller's SetKeys: unsigned

@@ -76,6 +76,7 @@ func (f *Fanout) runSubscriber(ctx context.Context) {
 			f.everUp.Store(true)
 			bo.reset()
 			if !full {
+				f.caught.close()
 				err = f.await(ctx)
 			}
 		}

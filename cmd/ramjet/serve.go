@@ -137,10 +137,19 @@ func (d *daemon) run() error {
 		return err
 	}
 	defer d.proxy.Close()
+	tier, err := d.openDisk()
+	if err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fan, err := d.startFanout(ctx)
+	if tier != nil {
+		tier.Start(ctx)
+		defer d.closeDisk(tier) // after the fan-out and the servers: every purge applied
+	}
+	resume := d.resumePosition(tier)
+	fan, err := d.startFanout(ctx, resume)
 	if err != nil {
 		return err
 	}
@@ -157,6 +166,9 @@ func (d *daemon) run() error {
 	d.api.Store(api)
 	if err := d.proxy.Start(ctx); err != nil {
 		return err
+	}
+	if tier != nil {
+		d.gapAfterLoad(tier, resume != nil)
 	}
 	sc := serverConfig(d.cfg)
 	sc.ProxyProtocol = d.proxyProtocol(d.cfg.Server.ProxyProtocol, "main")
@@ -268,7 +280,7 @@ func (d *daemon) startAdmin(ctx context.Context) (*proxy.Server, error) {
 
 // startFanout connects the purge fan-out when Redis is configured; a
 // single node needs none.
-func (d *daemon) startFanout(ctx context.Context) (*purge.Fanout, error) {
+func (d *daemon) startFanout(ctx context.Context, resume *purge.Position) (*purge.Fanout, error) {
 	if d.cfg.Purge.Redis == "" {
 		return nil, nil
 	}
@@ -283,6 +295,7 @@ func (d *daemon) startFanout(ctx context.Context) (*purge.Fanout, error) {
 		Stream:   d.cfg.Purge.Stream,
 		Gap:      gap,
 		GapGrace: time.Duration(d.cfg.Purge.GapGrace),
+		Resume:   resume,
 	}, d.proxy, d.log, d.proxy.Metrics().Set())
 	if err != nil {
 		return nil, err
@@ -397,6 +410,9 @@ func (d *daemon) apply(cfg *conf.Config, raw []byte) error {
 	if cfg.Listen != d.cfg.Listen || !reflect.DeepEqual(cfg.Admin, d.cfg.Admin) || !reflect.DeepEqual(cfg.Server, d.cfg.Server) ||
 		cfg.Log.Format != d.cfg.Log.Format || edgeRestartNeeded(d.cfg, cfg) || (cfg.Cache.PrivateSize == 0) != (d.cfg.Cache.PrivateSize == 0) {
 		d.log.Warn("listen, admin, server, log.format, tls.listen, tls.h2_max_streams, tls.http3, tls.h3_*, h2c settings and turning the private cache on or off apply at the next restart or upgrade (SIGUSR2)")
+	}
+	if cfg.Cache.Disk != d.cfg.Cache.Disk {
+		d.log.Warn("cache.disk settings apply at the next restart")
 	}
 	setMemoryLimit(cfg, d.log)
 	d.cfg = cfg

@@ -40,6 +40,8 @@ type Cache struct {
 	gap             atomic.Pointer[gapMark]
 	gapMu           sync.Mutex // serialises MarkGap
 	variantsDropped atomic.Uint64
+	// lower is the tier under the cache (lower.go); nil: none.
+	lower Lower
 }
 
 // New returns an empty cache bounded by cfg.Size bytes.
@@ -101,6 +103,9 @@ func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
 	}
 	if n != nil {
 		c.store.Set(h, n)
+		if c.lower != nil {
+			c.lower.Stored(h, n)
+		}
 	}
 }
 
@@ -115,6 +120,9 @@ func (c *Cache) MarkPass(h uint64, key string, until int64) {
 	o := &Object{Key: key, PassUntil: until}
 	o.account()
 	c.store.Set(h, o)
+	if c.lower != nil { // what RAM dropped for answering uncacheably must not come back at restart
+		c.lower.Purged(Purge{Exact: key, At: always})
+	}
 }
 
 // Remove drops every variant of key. It reports whether there was one.
@@ -129,6 +137,7 @@ func (c *Cache) Remove(h uint64, key []byte) bool {
 		removed = true
 		return nil, otter.InvalidateOp
 	})
+	c.lowerPurgeKey(key) // the lower tier may hold a key RAM no longer does
 	return removed
 }
 

@@ -34,6 +34,9 @@ func (c *Cache) MarkGap(grace time.Duration) int {
 		}
 	}
 	c.gap.Store(&gapMark{at: now, until: until})
+	// The lower tier keeps no stale copies: what a refresh fills again
+	// is stored again.
+	c.lowerPurge(Purge{Key: Everything, At: now})
 	return c.Len()
 }
 

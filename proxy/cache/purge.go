@@ -10,19 +10,26 @@ import (
 // whose fill began before at (unix nanos; 0 = now). It reports whether any
 // entry carried the tag. O(1) in the number of entries.
 func (c *Cache) PurgeTag(tag string, soft bool, at int64) bool {
-	return c.tags.purge(tag, soft, c.orNow(at))
+	at = c.orNow(at)
+	hit := c.tags.purge(tag, soft, at)
+	c.lowerPurge(Purge{Tag: func(t string) bool { return t == tag }, At: at})
+	return hit
 }
 
 // PurgeTagsMatching purges every tag name match accepts (wildcard tag
 // purges) and returns how many there were. It scans tags, not entries.
 func (c *Cache) PurgeTagsMatching(match func(tag string) bool, soft bool, at int64) int {
-	return c.tags.purgeMatching(match, soft, c.orNow(at))
+	at = c.orNow(at)
+	n := c.tags.purgeMatching(match, soft, at)
+	c.lowerPurge(Purge{Tag: match, At: at})
+	return n
 }
 
 // PurgeAll invalidates everything filled before at (0 = now); a hard purge
 // of everything up to now also frees the memory at once.
 func (c *Cache) PurgeAll(soft bool, at int64) {
 	now := c.orNow(at)
+	c.lowerPurge(Purge{Key: Everything, At: now})
 	if soft {
 		raise(&c.allSoft, now)
 		return
@@ -55,13 +62,14 @@ func (c *Cache) PurgeKeys(match func(key string) bool, soft bool) int {
 			n++
 		}
 	}
+	c.lowerPurge(Purge{Key: match, At: always}) // the lower tier may hold keys RAM no longer does
 	return n
 }
 
 // PurgeKey purges every variant of one primary key.
 func (c *Cache) PurgeKey(h uint64, key []byte, soft bool) bool {
-	k := string(key)
-	return c.purgeObject(h, func(s string) bool { return s == k }, soft)
+	c.lowerPurgeKey(key)
+	return c.purgeObject(h, keyIs(string(key)), soft)
 }
 
 // purgeObject removes the object under h (soft: replaces its variants

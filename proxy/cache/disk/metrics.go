@@ -1,0 +1,45 @@
+package disk
+
+import "github.com/VictoriaMetrics/metrics"
+
+// Register adds the tier's series to set.
+func (t *Tier) Register(set *metrics.Set) {
+	s := &t.stats
+	gauges := map[string]func() float64{
+		"ramjet_disk_objects":               func() float64 { return float64(s.files.Load()) },
+		"ramjet_disk_bytes":                 func() float64 { return float64(s.bytes.Load()) },
+		"ramjet_disk_written_total":         func() float64 { return float64(s.written.Load()) },
+		"ramjet_disk_dropped_total":         func() float64 { return float64(s.dropped.Load()) },
+		"ramjet_disk_write_errors_total":    func() float64 { return float64(s.failed.Load()) },
+		"ramjet_disk_evicted_total":         func() float64 { return float64(s.evicted.Load()) },
+		"ramjet_disk_purged_total":          func() float64 { return float64(s.purged.Load()) },
+		"ramjet_disk_degraded":              func() float64 { return b2f(s.degraded.Load()) },
+		"ramjet_disk_loaded_objects":        func() float64 { return float64(t.loaded.Objects) },
+		"ramjet_disk_corrupt_dropped_total": func() float64 { return float64(t.loaded.Corrupt) },
+	}
+	for name, f := range gauges {
+		set.NewGauge(name, f)
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Snapshot is the tier's counters at one moment.
+type Snapshot struct {
+	Files, Bytes                              int64
+	Written, Dropped, Failed, Evicted, Purged uint64
+	Degraded                                  bool
+}
+
+// Snapshot reads the counters.
+func (t *Tier) Snapshot() Snapshot {
+	s := &t.stats
+	return Snapshot{Files: s.files.Load(), Bytes: s.bytes.Load(), Written: s.written.Load(),
+		Dropped: s.dropped.Load(), Failed: s.failed.Load(), Evicted: s.evicted.Load(),
+		Purged: s.purged.Load(), Degraded: s.degraded.Load()}
+}
