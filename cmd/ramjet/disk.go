@@ -121,6 +121,14 @@ func (d *daemon) caughtUp() bool {
 // closeDisk runs after the fan-out and the servers stopped: every purge is
 // applied and the stream position final.
 func (d *daemon) closeDisk(t *disk.Tier) {
+	if d.handedOver {
+		// The successor loaded the tier and keeps its own position: this
+		// process applies its purges to the files and vouches for nothing.
+		if err := t.Leave(); err != nil {
+			d.log.Error("disk tier: leaving it to the new process", "err", err)
+		}
+		return
+	}
 	if err := d.savePosition(); err != nil {
 		d.log.Error("disk tier: fan-out position not kept; the next start treats the cache as a gap", "err", err)
 	}

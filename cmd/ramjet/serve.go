@@ -38,7 +38,9 @@ type daemon struct {
 	proxy   *proxy.Proxy
 	hub     *purge.Hub
 	fan     *purge.Fanout // nil on a single node
-	edge    *edge         // TLS and h2c listeners; nil when neither is configured
+	// handedOver: an upgrade's new process serves; this one only drains.
+	handedOver bool
+	edge       *edge // TLS and h2c listeners; nil when neither is configured
 	// api is the admin purge API, rebuilt by a reload (the sites' tokens).
 	api     atomic.Pointer[purge.API]
 	cfg     *conf.Config
@@ -202,6 +204,7 @@ func (d *daemon) run() error {
 	}
 	d.log.Info("ramjet started", "version", version, "origin", d.cfg.Origin.Servers, "pid", os.Getpid())
 	if d.loop(changed) {
+		d.handedOver = true
 		d.handOver(main, admin)
 	}
 	return d.shutdown(main, admin, w)

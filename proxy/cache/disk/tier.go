@@ -121,14 +121,24 @@ func (t *Tier) Start(ctx context.Context) {
 
 // Close writes what is queued, applies every purge, flushes the
 // filesystem and leaves the clean-shutdown marker. It is idempotent.
-func (t *Tier) Close() error {
+func (t *Tier) Close() error { return t.close(true) }
+
+// Leave is Close for a process that handed the directory on to another
+// (an upgrade's successor, which loaded it already): every purge is
+// applied, but no marker is left — only the last process out may vouch
+// for the files, and a crash of the successor must read as one.
+func (t *Tier) Leave() error { return t.close(false) }
+
+func (t *Tier) close(mark bool) error {
 	var err error
 	t.once.Do(func() {
 		t.start.Do(func() { close(t.done) }) // never started: nothing runs
 		close(t.stop)
 		<-t.done
 		t.drain()
-		err = t.markClean()
+		if mark {
+			err = t.markClean()
+		}
 	})
 	return err
 }

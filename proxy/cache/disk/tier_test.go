@@ -336,3 +336,22 @@ func TestFailedWriteDegradesToRAMOnly(t *testing.T) {
 		t.Fatal("RAM cache lost the entry")
 	}
 }
+
+// A process that hands the directory on (an upgrade) leaves no marker:
+// the successor loaded it already, and a crash of the successor must
+// still read as one.
+func TestLeavingTheTierToASuccessorVouchesForNothing(t *testing.T) {
+	dir := t.TempDir()
+	a := start(t, dir, Config{})
+	store(a, "http://s/1", cache.VarySpec{}, entry("", "1"))
+	a.stop(t)
+	old := start(t, dir, Config{}) // the running process, marker taken
+	successor := start(t, dir, Config{})
+	if err := old.t.Leave(); err != nil {
+		t.Fatalf("Leave: %v", err)
+	}
+	_ = successor // "crashes": never closed
+	if l := start(t, dir, Config{}).t.Loaded(); l.Clean {
+		t.Fatalf("Loaded = %+v after the predecessor left and its successor crashed, want unclean", l)
+	}
+}
