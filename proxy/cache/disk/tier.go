@@ -233,11 +233,35 @@ func anyTag(tags []string, match func(string) bool) bool {
 
 // write copies p's object, if it is still what the cache stores, with the
 // variants no purge reached; an object left with none is deleted.
-func (t *Tier) write(p put) {
-	if !t.c.Holds(p.h, p.o) {
-		return // replaced (its successor has its own copy), purged or evicted
+// anyServable reports whether a variant of o may still be served at now.
+func (t *Tier) anyServable(o *cache.Object, now int64) bool {
+	for _, e := range o.Variants {
+		if !e.Expired(now) && !t.c.Invalidated(e) {
+			return true
+		}
 	}
+	return false
+}
+
+// forget removes the file of key, if there is one.
+func (t *Tier) forget(key string) {
+	if f := t.files[nameOf(key)]; f != nil && f.key == key {
+		t.remove(f)
+	}
+}
+
+func (t *Tier) write(p put) {
 	now := t.c.Now()
+	if !t.c.Holds(p.h, p.o) {
+		// Replaced (its successor has its own copy), purged (the purge
+		// removed the file) or evicted. One whose every variant is past
+		// serving went because it expired: it superseded the copy on
+		// disk, which must not come back at the next start.
+		if !t.anyServable(p.o, now) {
+			t.forget(p.o.Key)
+		}
+		return
+	}
 	if now < t.degraded {
 		t.stats.dropped.Add(1)
 		return
@@ -250,13 +274,11 @@ func (t *Tier) write(p put) {
 		o.variants = append(o.variants, e)
 		o.docs = append(o.docs, e.Doc != nil)
 	}
-	name := nameOf(o.key)
 	if len(o.variants) == 0 {
-		if f := t.files[name]; f != nil && f.key == o.key {
-			t.remove(f)
-		}
+		t.forget(o.key)
 		return
 	}
+	name := nameOf(o.key)
 	t.buf = encode(t.buf[:0], o)
 	if err := t.writeFile(name, t.buf); err != nil {
 		t.fail(err, now)
