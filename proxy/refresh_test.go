@@ -54,9 +54,7 @@ func TestGapRefreshesAreBoundedAndVisitorsGetTheStaleCopy(t *testing.T) {
 		}()
 	}
 	wg.Wait() // every visitor answered while the refreshes are held
-	for deadline := time.Now().Add(5 * time.Second); held.Load() < maxGapRefreshes && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond) // until the refreshes started have reached the origin
-	}
+	waitFor(t, "the refreshes started to reach the origin", func() bool { return held.Load() >= maxGapRefreshes })
 	if m := most.Load(); m == 0 || m > maxGapRefreshes {
 		t.Errorf("%d refreshes at the origin at once, want 1 to %d", m, maxGapRefreshes)
 	}

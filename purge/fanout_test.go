@@ -797,13 +797,7 @@ func (w testWriter) Write(b []byte) (int, error) {
 // A node that may have missed purges keeps serving what it holds, stale,
 // for its grace: the command it applies says so.
 func TestFanoutGapMarksEverythingStaleForTheGrace(t *testing.T) {
-	r := startRedis(t)
-	link := startCut(t, r.Addr)
-	link.Cut()
-	a := newNode(t, link.URL(), "A", func(c *FanoutConfig) { c.GapGrace = 3 * time.Second })
-	waitUntil(t, "A refused", func() bool { return link.refused.Load() >= 3 })
-	link.Mend()
-	a.rec.waitFor(t, "gap on A", has("ALL"))
+	a := lateNode(t, func(c *FanoutConfig) { c.GapGrace = 3 * time.Second })
 	cmd := a.rec.all()[0]
 	if !cmd.Gap || cmd.Grace != 3*time.Second || !cmd.Targets[0].Soft {
 		t.Errorf("gap applied as %+v, want a soft gap command with a 3s grace", cmd)
@@ -816,15 +810,24 @@ func TestFanoutGapMarksEverythingStaleForTheGrace(t *testing.T) {
 	}
 }
 
-// purge.gap: flush keeps the hard flush of before.
-func TestFanoutGapFlushPolicyEmptiesTheCache(t *testing.T) {
+// lateNode starts node A while Redis is unreachable (three refused
+// dials: its placement failed), lets Redis through, and returns once A
+// applied what it applies for the purges it may have missed.
+func lateNode(t *testing.T, tweak func(*FanoutConfig)) *node {
+	t.Helper()
 	r := startRedis(t)
 	link := startCut(t, r.Addr)
 	link.Cut()
-	a := newNode(t, link.URL(), "A", func(c *FanoutConfig) { c.Gap = GapFlush })
+	a := newNode(t, link.URL(), "A", tweak)
 	waitUntil(t, "A refused", func() bool { return link.refused.Load() >= 3 })
 	link.Mend()
-	a.rec.waitFor(t, "flush on A", has("ALL"))
+	a.rec.waitFor(t, "A's gap", has("ALL"))
+	return a
+}
+
+// purge.gap: flush keeps the hard flush of before.
+func TestFanoutGapFlushPolicyEmptiesTheCache(t *testing.T) {
+	a := lateNode(t, func(c *FanoutConfig) { c.Gap = GapFlush })
 	if cmd := a.rec.all()[0]; cmd.Gap || cmd.Targets[0].Soft {
 		t.Errorf("flush applied as %+v, want a hard purge of everything", cmd)
 	}
