@@ -40,6 +40,9 @@ type siteState struct {
 	// crawlerUpstream is how many are upstream now, across reloads.
 	crawlerRefused  *metrics.Counter
 	crawlerUpstream atomic.Int32
+	// series are the names of the metric series add registered, which
+	// unregister drops: the list is written once.
+	series []string
 }
 
 // outcome is how a request's site counts it.
@@ -120,15 +123,18 @@ func (ss *siteStates) add(label string) (*siteState, bool) {
 		return st, false
 	}
 	st := &siteState{label: label}
-	c := func(name string) *metrics.Counter {
-		return ss.set.NewCounter(fmt.Sprintf(`%s{site=%q}`, name, label))
+	series := func(name string) string {
+		s := fmt.Sprintf(`%s{site=%q}`, name, label)
+		st.series = append(st.series, s)
+		return s
 	}
+	c := func(name string) *metrics.Counter { return ss.set.NewCounter(series(name)) }
 	st.hits, st.misses = c("ramjet_site_hits_total"), c("ramjet_site_misses_total")
 	st.passes, st.purges = c("ramjet_site_passes_total"), c("ramjet_site_purges_total")
 	st.wafBlocked, st.wafDetected = c("ramjet_site_waf_blocked_total"), c("ramjet_site_waf_detected_total")
 	st.crawlerRefused = c("ramjet_site_crawler_refused_total")
-	ss.set.NewGauge(fmt.Sprintf(`ramjet_site_cache_objects{site=%q}`, label), func() float64 { return float64(st.tally.Entries()) })
-	ss.set.NewGauge(fmt.Sprintf(`ramjet_site_cache_bytes{site=%q}`, label), func() float64 { return float64(st.tally.Bytes()) })
+	ss.set.NewGauge(series("ramjet_site_cache_objects"), func() float64 { return float64(st.tally.Entries()) })
+	ss.set.NewGauge(series("ramjet_site_cache_bytes"), func() float64 { return float64(st.tally.Bytes()) })
 	ss.m[label] = st
 	return st, true
 }
@@ -176,8 +182,10 @@ func (ss *siteStates) forget(labels []string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for _, label := range labels {
-		delete(ss.m, label)
-		ss.unregister(label)
+		if st := ss.m[label]; st != nil {
+			delete(ss.m, label)
+			ss.unregister(st)
+		}
 	}
 }
 
@@ -208,17 +216,16 @@ func (ss *siteStates) commit(g *generation) []*cache.Cache {
 		}
 		if !kept {
 			delete(ss.m, label)
-			ss.unregister(label)
+			ss.unregister(st)
 		}
 	}
 	return gone
 }
 
-func (ss *siteStates) unregister(label string) {
-	for _, name := range []string{"ramjet_site_hits_total", "ramjet_site_misses_total", "ramjet_site_passes_total",
-		"ramjet_site_purges_total", "ramjet_site_cache_objects", "ramjet_site_cache_bytes",
-		"ramjet_site_waf_blocked_total", "ramjet_site_waf_detected_total", "ramjet_site_crawler_refused_total"} {
-		ss.set.UnregisterMetric(fmt.Sprintf(`%s{site=%q}`, name, label))
+// unregister drops the series st registered (add).
+func (ss *siteStates) unregister(st *siteState) {
+	for _, s := range st.series {
+		ss.set.UnregisterMetric(s)
 	}
 }
 
