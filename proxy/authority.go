@@ -48,6 +48,10 @@ func settleTarget(req *fasthttp.Request, tls bool) error {
 		}
 		host, absolute = auth, true
 	}
+	if !absolute && isNormalHost(host, tls) {
+		pinURI(req) // the common case, on every hit: nothing to rewrite
+		return nil
+	}
 	var buf [maxHost]byte
 	norm, err := appendHost(buf[:0], host, tls)
 	if err != nil {
@@ -68,6 +72,46 @@ func settleTarget(req *fasthttp.Request, tls bool) error {
 	}
 	pinURI(req)
 	return nil
+}
+
+// isNormalHost reports whether host is already as appendHost would
+// write it: a lower-case name of non-empty labels (no trailing dot), and
+// a port, if any, without leading zeros that is not the scheme's default.
+// IP literals and anything else take appendHost's way.
+func isNormalHost(host []byte, tls bool) bool {
+	if len(host) == 0 || len(host) > maxHost {
+		return false
+	}
+	prev, i := byte('.'), 0
+	for ; i < len(host) && host[i] != ':'; i++ {
+		c := host[i]
+		switch {
+		case c == '.' && prev == '.':
+			return false
+		case c == '.', c == '-', c == '_', c == '~', '0' <= c && c <= '9', 'a' <= c && c <= 'z':
+		default:
+			return false
+		}
+		prev = c
+	}
+	if prev == '.' {
+		return false
+	}
+	if i == len(host) {
+		return true
+	}
+	port := host[i+1:]
+	if len(port) == 0 || len(port) > 5 || port[0] == '0' {
+		return false
+	}
+	n := 0
+	for _, c := range port {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n <= 65535 && !(n == 80 && !tls || n == 443 && tls)
 }
 
 // normalHost is host (a purge command's, the admin API's) read as a

@@ -343,3 +343,20 @@ func TestPurgeHostsAreReadAsRequestsHosts(t *testing.T) {
 		}
 	}
 }
+
+// isNormalHost says yes exactly when appendHost would write the host as
+// it is: the fast path never skips a rewrite or a refusal.
+func FuzzNormalHostAgreesWithAppendHost(f *testing.F) {
+	for _, h := range []string{"a.test", "A.test", "a.test.", "a.test:80", "a.test:443", "a.test:8080", "a.test:08080",
+		"127.0.0.1:51470", "[::1]:80", "x@a.test", "a..test", ".a", "a.test:", "a.test:99999", "a_b~c-d", ""} {
+		f.Add(h, false)
+		f.Add(h, true)
+	}
+	f.Fuzz(func(t *testing.T, host string, tls bool) {
+		norm, err := appendHost(nil, []byte(host), tls)
+		same := err == nil && string(norm) == host
+		if got := isNormalHost([]byte(host), tls); got && !same {
+			t.Fatalf("isNormalHost(%q, %v) = true, but appendHost gives %q, %v", host, tls, norm, err)
+		}
+	})
+}
