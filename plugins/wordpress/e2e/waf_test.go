@@ -63,7 +63,11 @@ func TestWordPressBehindTheWAF(t *testing.T) {
 	if err := json.Unmarshal([]byte(lastLine(out)), &ids); err != nil {
 		t.Fatalf("setup.php output %q: %v", out, err)
 	}
-	origin := startOrigin(t, wp.Docroot)
+	// Each php-fpm child serves one request: after processing an uploaded
+	// image, Debian's PHP 8.2 has crashed (SIGSEGV) on the child's next
+	// request, on 724ee47 as now (2 of 5 runs here), which is PHP's and
+	// not what this tests.
+	origin := startOriginWith(t, wp.Docroot, "php_admin_flag[display_errors] = off\nphp_admin_value[memory_limit] = 256M\npm.max_requests = 1\n", "")
 	startWAFNode(t, guarded, origin, "[wordpress]")
 	startWAFNode(t, plain, origin, "[]")
 
