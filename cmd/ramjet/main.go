@@ -18,6 +18,8 @@ const usage = `usage:
   ramjet check --config FILE | --htaccess DIR
   ramjet purge [--admin URL] [--token TOKEN] (--tag T... | --url U... | --prefix P... | --all) [--soft] [--host H]
   ramjet reopen-logs [--config FILE] [--admin URL] [--token TOKEN]
+  ramjet wp scan [-c FILE] [--root DIR]...
+  ramjet wp enable|disable [-c FILE] [--root DIR]... (--all | SITE...)
   ramjet version
 `
 
@@ -39,6 +41,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return purgeCmd(args[1:], stdout, stderr)
 	case "reopen-logs":
 		return reopenLogsCmd(args[1:], stdout, stderr)
+	case "wp":
+		return wpCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "ramjet", version)
 		return 0
