@@ -119,18 +119,25 @@ func (a *wpAccount) retitle(t *testing.T, title string) {
 	}
 }
 
-// pluginSettings reads the account's ramjet-cache settings option, as
-// its user.
-func (a *wpAccount) pluginSettings(t *testing.T) map[string]any {
+// wpEval runs PHP code in the account's WordPress, as its user, and
+// returns the last line it printed.
+func (a *wpAccount) wpEval(t *testing.T, code string) string {
 	t.Helper()
-	cmd := exec.Command("php", "-r", `$_SERVER["HTTP_HOST"] = $argv[2]; require $argv[1] . "/wp-load.php"; echo json_encode(get_option("ramjet_cache_settings", null));`, a.docroot, a.host)
+	cmd := exec.Command("php", "-r", `$_SERVER["HTTP_HOST"] = $argv[2]; require $argv[1] . "/wp-load.php"; require_once ABSPATH . "wp-admin/includes/plugin.php"; `+code, a.docroot, a.host)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(a.uid), Gid: uint32(a.gid)}}
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%s: read ramjet_cache_settings: %v", a.host, err)
+		t.Fatalf("%s: php -r %s: %v\n%s", a.host, code, err, out)
 	}
+	return lastLineOf(string(out))
+}
+
+// pluginSettings reads the account's ramjet-cache settings option.
+func (a *wpAccount) pluginSettings(t *testing.T) map[string]any {
+	t.Helper()
+	out := a.wpEval(t, `echo json_encode(get_option("ramjet_cache_settings", null));`)
 	var settings map[string]any
-	if err := json.Unmarshal([]byte(lastLineOf(string(out))), &settings); err != nil {
+	if err := json.Unmarshal([]byte(out), &settings); err != nil {
 		t.Fatalf("%s: ramjet_cache_settings %q: %v", a.host, out, err)
 	}
 	return settings
@@ -403,6 +410,47 @@ func TestWPEnableGivesEachCPanelAccountsWordPressItsOwnPurgeToken(t *testing.T) 
 			}
 		}
 		wantScan(t, "none", "none", "-")
+	})
+	t.Run("with the stock LiteSpeed Cache plugin active, enable switches its cache on", func(t *testing.T) {
+		// A stand-in with the stock plugin's directory and main file: the
+		// real one is in no package registry reachable here
+		// (plugins/wordpress/README.md).
+		lscache := filepath.Join(b.docroot, "wp-content", "plugins", "litespeed-cache")
+		if err := os.Mkdir(lscache, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(lscache, "litespeed-cache.php"), []byte("<?php\n/**\n * Plugin Name: LiteSpeed Cache\n */\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(lscache, b.uid, b.gid); err != nil {
+			t.Fatal(err)
+		}
+		b.wpEval(t, `activate_plugin("litespeed-cache/litespeed-cache.php"); update_option("litespeed.conf.cache", 0);`)
+		// Options read back from the database are strings.
+		cacheOption := func() string { return b.wpEval(t, `echo get_option("litespeed.conf.cache", "unset");`) }
+		if code, out := enable(b.host); code != 0 || !strings.Contains(out, "enabled litespeed-cache as "+b.user) {
+			t.Fatalf("enable b.test: exit %d, want 0 and litespeed-cache enabled\n%s", code, out)
+		}
+		if got := cacheOption(); got != "1" {
+			t.Errorf("litespeed.conf.cache after enable: %s, want 1", got)
+		}
+		if b.pluginOwners(t) != nil {
+			t.Error("enable installed ramjet-cache beside the active LiteSpeed Cache plugin")
+		}
+		wantScan(t, "none", "litespeed-cache", "-")
+		if code, out := wpRun(t, "disable", "-c", cfg, b.host); code != 0 {
+			t.Fatalf("disable b.test: exit %d\n%s", code, out)
+		}
+		if got := cacheOption(); got != "0" {
+			t.Errorf("litespeed.conf.cache after disable: %s, want 0 as before", got)
+		}
+		if got := b.wpEval(t, `echo is_plugin_active("litespeed-cache/litespeed-cache.php") ? "active" : "inactive";`); got != "active" {
+			t.Errorf("disable deactivated the site's own LiteSpeed Cache plugin: %s", got)
+		}
+		b.wpEval(t, `deactivate_plugins("litespeed-cache/litespeed-cache.php"); delete_option("litespeed.conf.cache");`)
+		if err := os.RemoveAll(lscache); err != nil {
+			t.Fatal(err)
+		}
 	})
 	t.Run("an opt-out flag keeps an install out of enable", func(t *testing.T) {
 		flag := filepath.Join(b.docroot, ".ramjet_flag")
