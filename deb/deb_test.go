@@ -147,6 +147,9 @@ func checkInstalled(t *testing.T, b *box) {
 		"/var/log/ramjet":                    "ramjet:ramjet 755",
 		"/lib/systemd/system/ramjet.service": "root:root 644",
 		"/etc/logrotate.d/ramjet":            "root:root 644",
+		// ramjet wp enable's default --plugin-dir, read by each site's owner.
+		"/usr/share/ramjet/wordpress/ramjet-cache/ramjet-cache.php": "root:root 644",
+		"/usr/share/ramjet/wordpress/ramjet-cache/src":              "root:root 755",
 	} {
 		if got := strings.TrimSpace(b.must(t, "stat", "-c", "%U:%G %a", path)); got != want {
 			t.Errorf("%s: %s, want %s", path, got, want)
