@@ -472,3 +472,29 @@ func TestWPEnableGivesEachCPanelAccountsWordPressItsOwnPurgeToken(t *testing.T) 
 		wantScan(t, "none", "none", ".ramjet_flag")
 	})
 }
+
+// TestWPRefusesUnclearCommands: ramjet wp without a subcommand, enable
+// without naming what (or naming both sites and --all), a scan with
+// nowhere to look or a root that does not exist, and a config that does
+// not parse all stop with a message and change nothing.
+func TestWPRefusesUnclearCommands(t *testing.T) {
+	bad := testbed.WriteConfig(t, "", "hosts:\n  - names: [a.test]\n    docroot_typo: /x\n")
+	missing := filepath.Join(t.TempDir(), "nope")
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"wp"}, 2, "usage: ramjet wp scan|enable|disable"},
+		{[]string{"wp", "enable", "--root", missing}, 2, "name the sites (names or directories), or --all"},
+		{[]string{"wp", "disable", "--root", missing, "--all", "a.test"}, 2, "name the sites"},
+		{[]string{"wp", "scan"}, 2, "nowhere to search: give --root DIR or -c CONFIG"},
+		{[]string{"wp", "scan", "--root", missing}, 1, missing},
+		{[]string{"wp", "enable", "-c", bad, "--all"}, 1, bad + ":3: "},
+	} {
+		code, out := testbed.RunRamjet(t, time.Minute, tt.args...)
+		if code != tt.code || !strings.Contains(out, tt.want) {
+			t.Errorf("ramjet %s: exit %d, want %d with %q\n%s", strings.Join(tt.args, " "), code, tt.code, tt.want, out)
+		}
+	}
+}
