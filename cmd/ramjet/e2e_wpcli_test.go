@@ -326,8 +326,11 @@ func TestWPEnableGivesEachCPanelAccountsWordPressItsOwnPurgeToken(t *testing.T) 
 	t.Run("bad input stops enable with a clear error and changes nothing", func(t *testing.T) {
 		notWP := t.TempDir()
 		code, out := enable(notWP)
-		if code != 1 || !strings.Contains(out, "no WordPress install found") {
-			t.Errorf("enable %s: exit %d, want 1 with 'no WordPress install found'", notWP, code)
+		if code != 1 || !strings.Contains(out, notWP+": not a WordPress install: no wp-includes/version.php") {
+			t.Errorf("enable %s: exit %d, want 1 saying it is not a WordPress install", notWP, code)
+		}
+		if code, out := enable("c.test"); code != 1 || !strings.Contains(out, `"c.test" is no site of the config and no WordPress install`) {
+			t.Errorf("enable c.test: exit %d, want 1 saying there is no such site\n%s", code, out)
 		}
 		wpConfig := filepath.Join(b.docroot, "wp-config.php")
 		if err := os.Chown(wpConfig, 0, 0); err != nil {

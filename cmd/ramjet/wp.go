@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
 
 	"github.com/ramjet-proxy/ramjet/conf"
@@ -22,6 +23,7 @@ type wpFlags struct {
 	php       string
 	pluginDir string
 	admin     string
+	sites     []wpsite.Site // from the config, once loaded
 }
 
 func newWPFlags(name string, stderr io.Writer) *wpFlags {
@@ -68,11 +70,12 @@ func wpCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if !f.all {
 		picked, unknown := wpsite.Select(targets, f.fs.Args())
-		if len(unknown) > 0 {
-			fmt.Fprintf(stderr, "ramjet wp %s: no WordPress install found for %q (searched %v)\n", args[0], unknown, f.roots)
+		extra, err := f.resolve(unknown)
+		if err != nil {
+			fmt.Fprintf(stderr, "ramjet wp %s: %v\n", args[0], err)
 			return 1
 		}
-		targets = picked
+		targets = append(picked, extra...)
 	}
 	var err error
 	if args[0] == "enable" {
@@ -91,15 +94,14 @@ func wpCmd(args []string, stdout, stderr io.Writer) int {
 // them with their sites.
 func (f *wpFlags) load(stderr io.Writer) ([]wpsite.Target, wpsite.Manager, int) {
 	m := wpsite.Manager{PHP: wpsite.PHP{Binary: f.php}, PluginDir: f.pluginDir, AdminURL: f.admin}
-	var sites []wpsite.Site
 	if f.config != "" {
 		cfg, _, err := conf.Load(f.config)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return nil, m, 1
 		}
-		sites = wpSites(cfg)
-		for _, s := range sites {
+		f.sites = wpSites(cfg)
+		for _, s := range f.sites {
 			f.roots = append(f.roots, s.Roots...)
 		}
 		if m.AdminURL == "" && cfg.Admin.Listen != "" {
@@ -118,7 +120,28 @@ func (f *wpFlags) load(stderr io.Writer) ([]wpsite.Target, wpsite.Manager, int) 
 	for _, p := range problems {
 		fmt.Fprintln(stderr, "ramjet wp: skipped:", p)
 	}
-	return wpsite.Match(installs, sites), m, 0
+	return wpsite.Match(installs, f.sites), m, 0
+}
+
+// resolve finds the installs named by directories outside the searched
+// roots; a name that is neither a site nor a directory, or a directory
+// that is no WordPress, is an error saying which.
+func (f *wpFlags) resolve(names []string) ([]wpsite.Target, error) {
+	var found []wpsite.Target
+	var problems []error
+	for _, name := range names {
+		if _, err := os.Stat(name); err != nil {
+			problems = append(problems, fmt.Errorf("%q is no site of the config and no WordPress install under %v", name, f.roots))
+			continue
+		}
+		in, err := wpsite.Inspect(name)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		found = append(found, wpsite.Match([]wpsite.Install{in}, f.sites)...)
+	}
+	return found, errors.Join(problems...)
 }
 
 // wpSites maps the config's hosts to the sites wpsite matches installs
