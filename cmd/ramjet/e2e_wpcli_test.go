@@ -341,7 +341,7 @@ func TestWPEnableGivesEachCPanelAccountsWordPressItsOwnPurgeToken(t *testing.T) 
 		}
 		code, out = enable("--all")
 		if code != 1 || !strings.Contains(out, wpConfig+" is not readable by "+b.user) || !strings.Contains(out, "nothing changed") {
-			t.Errorf("enable --all with b's wp-wpConfig.php unreadable by b: exit %d, want 1 naming the file and its owner", code)
+			t.Errorf("enable --all with b's wp-config.php unreadable by b: exit %d, want 1 naming the file and its owner", code)
 		}
 		if err := os.Chown(wpConfig, b.uid, b.gid); err != nil {
 			t.Fatal(err)
