@@ -81,7 +81,9 @@ func (p PHP) run(ctx context.Context, in Install, req request) (Status, error) {
 		"-r", strings.TrimPrefix(wpScript, "<?php"))
 	cmd.Dir = in.Path
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home(in), "LANG=C.UTF-8"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+	// Its own process group, so a terminal's ^C reaches ramjet, which
+	// cancels ctx; and killed with ramjet should ramjet die first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Stdin = bytes.NewReader(body)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

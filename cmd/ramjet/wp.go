@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/ramjet-proxy/ramjet/conf"
@@ -62,7 +64,10 @@ func wpCmd(args []string, stdout, stderr io.Writer) int {
 	if code != 0 {
 		return code
 	}
-	ctx := context.Background()
+	// ^C or SIGTERM cancels: the PHP under way is killed; an enable cut
+	// short has written its state first, so disable undoes it.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	if args[0] == "scan" {
 		m.Probe(ctx, targets)
 		printTargets(stdout, stderr, targets)
