@@ -184,8 +184,11 @@ type fill struct {
 // client has its answer, and the refresh outlives by. by nil: a gap's
 // warm-up of a stored page, which no request asked for.
 func newFill(p *Proxy, g *generation, s *site, req *fasthttp.Request, key string, h uint64, stale *cache.Entry, by *request, background bool) fill {
-	f := fill{p: p, g: g, s: s, req: req, key: key, h: h, stale: stale, fwd: fwdStale,
+	f := fill{p: p, g: g, s: s, req: req, key: key, h: h, stale: stale, fwd: fwdMiss,
 		scope: scopeOf(s, req.Header.Host())} // req's Host is the one its request was settled on
+	if stale != nil {
+		f.fwd = fwdStale
+	}
 	if by == nil {
 		return f
 	}
