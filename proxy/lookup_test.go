@@ -13,17 +13,22 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 )
 
-// beforeLookup is a GET of path for fillHost with the header lines
-// ("Name: value"), taken through the stages before lookup (inline: an
-// HTTP/2 inline hit's). It is released when the test ends.
-func beforeLookup(t *testing.T, p *Proxy, path string, inline bool, lines ...string) *request {
-	t.Helper()
+// getCtx is a client's GET of path for fillHost with the header lines
+// ("Name: value").
+func getCtx(path string, lines ...string) *fasthttp.RequestCtx {
 	ctx := requestCtx(http.MethodGet, fillHost, path, false)
 	for _, l := range lines {
 		k, v, _ := strings.Cut(l, ":")
 		ctx.Request.Header.Add(k, strings.TrimSpace(v))
 	}
-	r := p.clientRequest(ctx, inline)
+	return ctx
+}
+
+// beforeLookup is a client's GET (getCtx) taken through the stages
+// before lookup. It is released when the test ends.
+func beforeLookup(t *testing.T, p *Proxy, path string, lines ...string) *request {
+	t.Helper()
+	r := p.clientRequest(getCtx(path, lines...), false)
 	t.Cleanup(r.release)
 	for _, st := range p.steps.stages {
 		if st.name == "lookup" {
@@ -37,8 +42,8 @@ func beforeLookup(t *testing.T, p *Proxy, path string, inline bool, lines ...str
 	return nil
 }
 
-// handoff is what lookup left for fill: the one hand-off between stages.
-func handoff(r *request) (stale *cache.Entry, fwd string, coalesce bool) {
+// leftForFill is what lookup left for fill: the one hand-off between stages.
+func leftForFill(r *request) (stale *cache.Entry, fwd string, coalesce bool) {
 	return r.stale, r.fwd, r.coalesce
 }
 
@@ -54,8 +59,8 @@ func copyAt(now int64, fresh, staleFor, errorFor time.Duration) *cache.Entry {
 
 // Lookup answers what the cache may answer at once and leaves fill the
 // rest, with the stale copy to revalidate, why it missed and whether the
-// misses of the key may share one fill; an inline request declines all
-// that is not a fresh copy.
+// misses of the key may share one fill; an HTTP/2 inline hit (ServeHit)
+// is declined, unchanged, for all that is not a fresh copy.
 func TestLookupAnswersOrHandsTheMissToFill(t *testing.T) {
 	fresh := func(now int64) *cache.Entry { return copyAt(now, time.Minute, 0, 0) }
 	tests := []struct {
@@ -77,11 +82,11 @@ func TestLookupAnswersOrHandsTheMissToFill(t *testing.T) {
 	}{
 		{name: "nothing stored is a miss that coalesces", want: proceed, fwd: fwdMiss, coalesce: true},
 		{name: "a fresh copy is a hit", stored: fresh, want: answered, status: string(csHit)},
-		{name: "a fresh copy answers an inline request", stored: fresh, inline: true, want: answered, status: string(csHit)},
+		{name: "a fresh copy answers an inline hit", stored: fresh, inline: true, want: answered, status: string(csHit)},
 		{name: "a stale copy within stale-while-revalidate is served while it is refreshed",
 			stored: func(now int64) *cache.Entry { return copyAt(now, -time.Second, time.Minute, 0) },
 			want:   answered, status: string(csStale), refreshesNow: true},
-		{name: "an inline request declines a stale copy",
+		{name: "an inline hit is declined for a stale copy",
 			stored: func(now int64) *cache.Entry { return copyAt(now, -time.Second, time.Minute, 0) },
 			inline: true, want: declined},
 		{name: "a copy servable only if the origin fails is revalidated",
@@ -95,7 +100,7 @@ func TestLookupAnswersOrHandsTheMissToFill(t *testing.T) {
 			},
 			want: proceed, fwd: fwdStale, coalesce: true, revalidates: true},
 		{name: "a hit-for-miss mark sends the request upstream alone", mark: true, want: proceed, fwd: fwdURIMiss},
-		{name: "an inline request declines a hit-for-miss mark", mark: true, inline: true, want: declined},
+		{name: "an inline hit is declined for a hit-for-miss mark", mark: true, inline: true, want: declined},
 		{name: "a copy not said shared does not answer a request with Authorization", stored: fresh,
 			lines: []string{"Authorization: Basic dTpw"}, want: proceed, fwd: fwdMiss},
 		{name: "a shared copy answers a request with Authorization",
@@ -113,7 +118,7 @@ func TestLookupAnswersOrHandsTheMissToFill(t *testing.T) {
 				io.WriteString(w, "from the origin")
 			})
 			p := newTestProxy(t, testConfig(o.URL), clock.Now)
-			r := beforeLookup(t, p, "/page", tt.inline, tt.lines...)
+			r := beforeLookup(t, p, "/page", tt.lines...)
 			c, now := r.s.cache, clock.Now()
 			var e *cache.Entry
 			if tt.stored != nil {
@@ -135,6 +140,10 @@ func TestLookupAnswersOrHandsTheMissToFill(t *testing.T) {
 				c.PurgeAll(false, 0)
 				clock.Advance(time.Millisecond)
 			}
+			if tt.inline {
+				serveHit(t, p, tt.want, tt.status, e, clock.Now(), tt.lines...)
+				return
+			}
 			v := stageLookup(r)
 			if v != tt.want {
 				t.Fatalf("verdict %v, want %v", v, tt.want)
@@ -145,7 +154,7 @@ func TestLookupAnswersOrHandsTheMissToFill(t *testing.T) {
 				}
 			}
 			if v == proceed {
-				stale, fwd, coalesce := handoff(r)
+				stale, fwd, coalesce := leftForFill(r)
 				if fwd != tt.fwd || coalesce != tt.coalesce || (stale != nil) != tt.revalidates || stale != nil && stale != e {
 					t.Errorf("left fill stale %v, fwd %q, coalesce %v; want stale %v, fwd %q, coalesce %v",
 						stale != nil, fwd, coalesce, tt.revalidates, tt.fwd, tt.coalesce)
@@ -157,5 +166,22 @@ func TestLookupAnswersOrHandsTheMissToFill(t *testing.T) {
 				t.Errorf("lookup asked the origin %d times", n)
 			}
 		})
+	}
+}
+
+// serveHit sends a GET of /page as an HTTP/2 inline hit and checks that
+// it was answered with status and the body of e, or declined having
+// written nothing.
+func serveHit(t *testing.T, p *Proxy, want verdict, status string, e *cache.Entry, now int64, lines ...string) {
+	t.Helper()
+	ctx := getCtx("/page", lines...)
+	ok := p.ServeHit(ctx)
+	switch {
+	case ok != (want == answered):
+		t.Fatalf("ServeHit answered %v, want %v", ok, want == answered)
+	case ok && (respField(&ctx.Response, "Cache-Status") != status || string(ctx.Response.Body()) != string(e.Body)):
+		t.Errorf("inline hit %q %q, want %q %q", respField(&ctx.Response, "Cache-Status"), ctx.Response.Body(), status, e.Body)
+	case !ok && (len(ctx.Response.Body()) > 0 || respField(&ctx.Response, "Cache-Status") != ""):
+		t.Errorf("a declined inline hit wrote %q", ctx.Response.Body())
 	}
 }

@@ -147,7 +147,7 @@ func TestRelayAssemblesESIPagesItDoesNotStore(t *testing.T) {
 			if tt.accept != "" {
 				lines = append(lines, "Accept-Encoding: "+tt.accept)
 			}
-			r := beforeLookup(t, p, "/esi", false, lines...)
+			r := beforeLookup(t, p, "/esi", lines...)
 			respLines := []string{"X-LiteSpeed-Cache-Control: no-cache, esi=on", "Content-Type: text/html", "Age: 7", "Set-Cookie: s=1"}
 			if tt.coding != "" {
 				respLines = append(respLines, "Content-Encoding: "+tt.coding)
