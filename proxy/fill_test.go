@@ -238,3 +238,65 @@ func TestFillStopsWhatTheResponseInspectionRefuses(t *testing.T) {
 		t.Error("the refused answer was stored")
 	}
 }
+
+// A fill takes from the request it answers what that request's fill
+// needs: why it missed, who asks (the identity its private answers and
+// purges act for), the client its interim responses go to, the
+// hit-for-pass marker it came through, and itself as the requester PHP
+// must not run for once it left (unless others wait on the fill). A
+// background refresh takes none of that: its client has its answer and
+// may be gone before it ends; nor does a warm-up, which nobody asked for.
+func TestNewFillTakesFromTheRequestWhatItsFillNeeds(t *testing.T) {
+	tests := []struct {
+		name       string
+		marked     bool // the URL is hit-for-miss: the request fills alone
+		by         bool // a request asks
+		background bool
+		stale      bool
+		fwd        string
+		request    bool // id, client and passUntil are the request's
+		requester  bool
+	}{
+		{name: "a page's miss that others may wait on", by: true, fwd: fwdMiss, request: true},
+		{name: "a page's miss that fills alone", marked: true, by: true, fwd: fwdURIMiss, request: true, requester: true},
+		{name: "a background refresh", by: true, background: true, stale: true, fwd: fwdStale},
+		{name: "a warm-up of a stale page", stale: true, fwd: fwdStale},
+		{name: "a warm-up of a missing page", fwd: fwdMiss},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := newTestClock()
+			p := fillProxy(t, nil, clock)
+			r := beforeLookup(t, p, "/page", "Cookie: sess=abc")
+			if tt.marked {
+				r.s.cache.MarkPass(r.h, string(r.key), clock.Now()+int64(time.Minute))
+			}
+			if v := stageLookup(r); v != proceed {
+				t.Fatalf("lookup: %v, want a miss", v)
+			}
+			var stale *cache.Entry
+			if tt.stale {
+				stale = staleCopy(clock.Now(), "old", 0, false)
+			}
+			var by *request
+			if tt.by {
+				by = r
+			}
+			req := r.upstreamRequest()
+			defer fasthttp.ReleaseRequest(req)
+			f := newFill(p, r.g, r.s, req, string(r.key), r.h, stale, by, tt.background)
+			if f.fwd != tt.fwd || f.stale != stale || f.scope != fillHost {
+				t.Errorf("fwd %q, stale %v, scope %q; want %q, %v, %q", f.fwd, f.stale != nil, f.scope, tt.fwd, tt.stale, fillHost)
+			}
+			if got := f.id != 0 && f.id == r.identity() && f.client == r.ctx && f.passUntil == r.passUntil; got != tt.request {
+				t.Errorf("the request's identity, client and hit-for-pass marker taken: %v, want %v", got, tt.request)
+			}
+			if !tt.request && (f.id != 0 || f.client != nil || f.passUntil != 0) {
+				t.Errorf("id %x, client %v, passUntil %d taken by a fill for nobody waiting", f.id, f.client != nil, f.passUntil)
+			}
+			if got := f.requester != nil; got != tt.requester {
+				t.Errorf("requester set %v, want %v", got, tt.requester)
+			}
+		})
+	}
+}
