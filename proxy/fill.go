@@ -112,18 +112,7 @@ func (r *request) cancelled() <-chan struct{} {
 func (r *request) fetch(key string) result {
 	req := r.upstreamRequest()
 	defer fasthttp.ReleaseRequest(req)
-	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.stale, fwd: r.fwd,
-		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private,
-		scope: scopeOf(r.s, r.header().Host()), client: r.ctx, ls: r.lsRules(), passUntil: r.passUntil}
-	if r.wafTx != nil { // kept only when the site inspects responses
-		f.inspect = r.inspectResponse
-	}
-	if r.frag == nil && !r.coalesce {
-		f.requester = r
-	}
-	if r.stale == nil { // a revalidation adds validators the key does not know
-		f.htKey = r.docrootKey(true) // the leader's: f.req is made of its request
-	}
+	f := newFill(r.p, r.g, r.s, req, key, r.h, r.stale, r, false)
 	res := f.run()
 	res.origin = max(f.now-f.born, 1)
 	switch {
@@ -187,6 +176,40 @@ type fill struct {
 	ls *lsRules
 }
 
+// newFill is the one place a fill is made: of key (hash h) on s,
+// sending req to its upstream, revalidating stale when set. by is the
+// request the fill answers: a page's or a fragment's miss, or
+// (background) the refresh of the stale copy by was served, which takes
+// from it only how to store (a fragment's way, the site rules' TTL): its
+// client has its answer, and the refresh outlives by. by nil: a gap's
+// warm-up of a stored page, which no request asked for.
+func newFill(p *Proxy, g *generation, s *site, req *fasthttp.Request, key string, h uint64, stale *cache.Entry, by *request, background bool) fill {
+	f := fill{p: p, g: g, s: s, req: req, key: key, h: h, stale: stale, fwd: fwdMiss,
+		scope: scopeOf(s, req.Header.Host())} // req's Host is the one its request was settled on
+	if stale != nil {
+		f.fwd = fwdStale
+	}
+	if by == nil {
+		return f
+	}
+	f.fragment, f.ls = by.frag != nil, by.lsRules()
+	if background {
+		return f
+	}
+	f.fwd, f.id, f.client, f.passUntil = by.fwd, by.identity(), by.ctx, by.passUntil
+	f.private = by.frag != nil && by.frag.private
+	if by.wafTx != nil { // kept only when the site inspects responses
+		f.inspect = by.inspectResponse
+	}
+	if by.frag == nil && !by.coalesce {
+		f.requester = by
+	}
+	if stale == nil { // a revalidation adds validators the key does not know
+		f.htKey = by.docrootKey(true) // the leader's: req is made of its request
+	}
+	return f
+}
+
 // run sends the request, applies the purges the answer carries, decides,
 // stores, and says what to answer.
 func (f *fill) run() result {
@@ -228,7 +251,7 @@ func (f *fill) run() result {
 		in.LSCacheControl = f.ls.control // the rules' TTL, when the application says nothing
 	}
 	f.d = policy.Decide(&in)
-	f.applyOriginExpires()
+	applyOriginExpires(f.s, f.req, f.resp)
 	if f.private {
 		f.d.Private, f.d.Store = f.d.Private || f.d.Store, false
 	}

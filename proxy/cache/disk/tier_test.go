@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 )
 
@@ -219,12 +220,9 @@ func TestUncleanShutdownIsReported(t *testing.T) {
 // written waits until the writer copied n objects.
 func written(t *testing.T, n node, want uint64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for n.t.Snapshot().Written < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("snapshot %+v: %d copies never written", n.t.Snapshot(), want)
-		}
-		time.Sleep(time.Millisecond) // polls the writer's counter; nothing to wait on
+	// polls the writer's counter; nothing to wait on
+	if !testbed.Poll(10*time.Second, func() bool { return n.t.Snapshot().Written >= want }) {
+		t.Fatalf("snapshot %+v: %d copies never written", n.t.Snapshot(), want)
 	}
 }
 
