@@ -12,7 +12,7 @@ bin/ramjet: $(shell find . -name '*.go' -not -path './bench/*') go.mod go.sum
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ramjet ./cmd/ramjet
 
 # deb: the Debian package bin/ramjet_<version>_<arch>.deb (deb/build; see
-# README "Install as a Debian package"). Needs dpkg-dev.
+# docs/install.md). Needs dpkg-dev.
 deb: bin/ramjet
 	deb/build bin/ramjet bin '$(VERSION)'
 

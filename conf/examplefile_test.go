@@ -61,7 +61,7 @@ func TestExampleFileDocumentsEveryKey(t *testing.T) {
 	}
 	documented := map[string]bool{}
 	collectKeys(doc.Content[0], "", documented)
-	for _, key := range schemaKeys(reflect.TypeFor[Config](), "") {
+	for _, key := range Keys() {
 		if rest, ok := strings.CutPrefix(key, "hosts[]."); ok && documented["defaults."+rest] {
 			continue // host overrides are the defaults keys, documented there
 		}
@@ -93,26 +93,4 @@ func collectKeys(n *yaml.Node, path string, out map[string]bool) {
 			collectKeys(item, path+"[]", out)
 		}
 	}
-}
-
-// schemaKeys lists the key paths of t's yaml tags; list items are "[]".
-func schemaKeys(t reflect.Type, path string) []string {
-	var keys []string
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, opt, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if opt == "inline" {
-			keys = append(keys, schemaKeys(f.Type, path)...)
-			continue
-		}
-		kp := join(path, name)
-		keys = append(keys, kp)
-		switch {
-		case f.Type.Kind() == reflect.Struct:
-			keys = append(keys, schemaKeys(f.Type, kp)...)
-		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
-			keys = append(keys, schemaKeys(f.Type.Elem(), kp+"[]")...)
-		}
-	}
-	return keys
 }

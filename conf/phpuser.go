@@ -19,7 +19,7 @@ type phpIdentity struct {
 // service's user (the unit's ExecStartPre), and so does serve.
 func (h *PHP) validateUser(p *problems, path string) (phpIdentity, bool) {
 	if h.User == "" {
-		p.add(path+".user", "must name the user this site's PHP runs as (a user of its own; see README \"Docroot mode\")")
+		p.add(path+".user", "must name the user this site's PHP runs as (a user of its own; see docs/install.md, \"Docroot mode under this unit\")")
 		return phpIdentity{}, false
 	}
 	u, err := findUser(h.User)

@@ -66,6 +66,7 @@ func TestPackageInstallsServesReloadsAndRemoves(t *testing.T) {
 		f    func(*testing.T, *box)
 	}{
 		{"InstallMakesUserFilesAndStartsIt", checkInstalled},
+		{"ManPagesShowWithMan", checkManPages},
 		{"ServesCachesAndPurges", checkServes},
 		{"ReloadChecksFirstAndKeepsRunningConfig", checkReload},
 		{"BindsPort80AsRamjetUser", checkPort80},
@@ -111,7 +112,7 @@ func lintPackage(t *testing.T, pkg string) {
 		t.Log("lintian not installed: the package is not linted")
 		return
 	}
-	out, err := exec.Command("lintian", "--allow-root", "--fail-on", "error", "--suppress-tags", "no-manual-page", pkg).CombinedOutput()
+	out, err := exec.Command("lintian", "--allow-root", "--fail-on", "error", pkg).CombinedOutput()
 	if err != nil {
 		t.Fatalf("lintian %s: %v\n%s", pkg, err, out)
 	}
@@ -514,4 +515,24 @@ func hardNofile(t *testing.T, b *box, pid int) int {
 func journal(t *testing.T, b *box) string {
 	t.Helper()
 	return b.must(t, "journalctl", "--no-pager", "-o", "cat", "-u", "ramjet")
+}
+
+// checkManPages: man finds the package's ramjet(8) and ramjet.yaml(5),
+// and they render, without a warning from groff, with what each is for.
+func checkManPages(t *testing.T, b *box) {
+	if out, _ := b.run("sh", "-c", "grep -hs '^path-exclude=/usr/share/man' /etc/dpkg/dpkg.cfg.d/*"); out != "" {
+		t.Skipf("this machine's dpkg leaves man pages out (%s)", strings.TrimSpace(out))
+	}
+	for _, p := range []struct{ name, file, says string }{
+		{"ramjet", "/usr/share/man/man8/ramjet.8.gz", "SIGUSR2"},
+		{"ramjet.yaml", "/usr/share/man/man5/ramjet.yaml.5.gz", "cache.disk.path"},
+	} {
+		if got := strings.TrimSpace(b.must(t, "man", "-w", p.name)); got != p.file {
+			t.Errorf("man -w %s: %q, want %s", p.name, got, p.file)
+		}
+		out := b.must(t, "env", "MANWIDTH=80", "man", "--warnings", "-P", "cat", p.name)
+		if strings.Contains(out, "warning") || !strings.Contains(out, p.says) {
+			t.Errorf("man %s: want no warning and %q in:\n%s", p.name, p.says, out)
+		}
+	}
 }
