@@ -13,32 +13,42 @@ import (
 // check validates a config file, or with --htaccess a tree of .htaccess
 // files: exit 0, or 1 with one FILE:LINE: message per problem.
 func check(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := fs.String("config", "", "config file to validate")
-	tree := fs.String("htaccess", "", "directory whose .htaccess files to validate (a docroot)")
-	if err := fs.Parse(args); err != nil {
+	path, tree, err := parseCheck(args, stderr)
+	if err != nil {
 		return 2
 	}
-	if *tree != "" {
-		return checkHtaccess(*tree, stdout, stderr)
+	if tree != "" {
+		return checkHtaccess(tree, stdout, stderr)
 	}
-	if *path == "" {
-		fmt.Fprintln(stderr, "ramjet check: --config FILE or --htaccess DIR is required")
-		return 2
-	}
-	cfg, raw, err := conf.Load(*path)
+	cfg, raw, err := conf.Load(path)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	pc := proxyConfig(cfg)
 	if _, err := attachWAF(&pc, cfg, waf.NewLibrary()); err != nil { // rule files must compile
-		fmt.Fprintln(stderr, located(err, raw, *path))
+		fmt.Fprintln(stderr, located(err, raw, path))
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s: ok\n", *path)
+	fmt.Fprintf(stdout, "%s: ok\n", path)
 	return 0
+}
+
+// parseCheck reads check's command line: the config file, or the tree
+// of .htaccess files; a bad one is reported on stderr.
+func parseCheck(args []string, stderr io.Writer) (path, tree string, err error) {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&path, "config", "", "config file to validate")
+	fs.StringVar(&tree, "htaccess", "", "directory whose .htaccess files to validate (a docroot)")
+	if err := fs.Parse(args); err != nil {
+		return "", "", err
+	}
+	if path == "" && tree == "" {
+		fmt.Fprintln(stderr, "ramjet check: --config FILE or --htaccess DIR is required")
+		return "", "", errUsage
+	}
+	return path, tree, nil
 }
 
 // checkHtaccess prints every problem of the .htaccess files under dir:

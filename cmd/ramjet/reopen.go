@@ -20,37 +20,51 @@ import (
 // The admin address and token come from the flags or from the config
 // file, so a script needs neither on its command line.
 func reopenLogsCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("reopen-logs", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	config := fs.String("config", "", "read admin.listen and admin.token from this config file")
-	admin := fs.String("admin", "", "admin listener base URL (default: the config's admin.listen, else http://127.0.0.1:9090)")
-	token := fs.String("token", "", "admin bearer token (default: the config's admin.token)")
-	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the daemon")
-	if err := fs.Parse(args); err != nil {
+	a, err := parseReopenLogs(args, stderr)
+	if err != nil {
 		return 2
 	}
 	base, tok := "http://127.0.0.1:9090", ""
-	if *config != "" {
-		cfg, _, err := conf.Load(*config)
+	if a.config != "" {
+		cfg, _, err := conf.Load(a.config)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
 		base, tok = adminURL(cfg.Admin.Listen), cfg.Admin.Token
 	}
-	if *admin != "" {
-		base = *admin
+	if a.admin != "" {
+		base = a.admin
 	}
-	if *token != "" {
-		tok = *token
+	if a.token != "" {
+		tok = a.token
 	}
-	msg, err := postReopen(base, tok, *timeout)
+	msg, err := postReopen(base, tok, a.timeout)
 	if err != nil {
 		fmt.Fprintln(stderr, "ramjet reopen-logs:", err)
 		return 1
 	}
 	fmt.Fprint(stdout, msg)
 	return 0
+}
+
+// reopenArgs is reopen-logs' command line.
+type reopenArgs struct {
+	config, admin, token string
+	timeout              time.Duration
+}
+
+// parseReopenLogs reads reopen-logs' command line; a bad one is reported
+// on stderr.
+func parseReopenLogs(args []string, stderr io.Writer) (reopenArgs, error) {
+	var a reopenArgs
+	fs := flag.NewFlagSet("reopen-logs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&a.config, "config", "", "read admin.listen and admin.token from this config file")
+	fs.StringVar(&a.admin, "admin", "", "admin listener base URL (default: the config's admin.listen, else http://127.0.0.1:9090)")
+	fs.StringVar(&a.token, "token", "", "admin bearer token (default: the config's admin.token)")
+	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "how long to wait for the daemon")
+	return a, fs.Parse(args)
 }
 
 // adminURL is the base URL of an admin listen address (":9090" is

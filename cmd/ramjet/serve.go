@@ -58,9 +58,33 @@ type daemon struct {
 }
 
 func serve(args []string, stderr io.Writer) int {
+	d := &daemon{level: new(slog.LevelVar), wafs: waf.NewLibrary()}
+	if err := d.parseFlags(args, stderr); err != nil {
+		return 2
+	}
+	cfg, raw, err := d.load()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	d.cfg, d.lastRaw = cfg, raw
+	d.log = newLogger(cfg.Log, d.level)
+	if d.socks, err = inheritSockets(); err != nil {
+		d.log.Error("ramjet not started", "err", err)
+		return 1
+	}
+	if err := d.run(); err != nil {
+		d.log.Error("ramjet stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// parseFlags reads serve's command line into d, touching nothing else;
+// a bad one is reported on stderr.
+func (d *daemon) parseFlags(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	d := &daemon{level: new(slog.LevelVar), wafs: waf.NewLibrary()}
 	fs.StringVar(&d.path, "config", "", "config file (YAML); embedded defaults when empty")
 	fs.StringVar(&d.flags.listen, "listen", "", "main listener address, overrides listen")
 	fs.StringVar(&d.flags.origin, "origin", "", "origin URL, overrides origin.servers")
@@ -81,25 +105,7 @@ func serve(args []string, stderr io.Writer) int {
 		d.flags.phpIdleSuspend = &v
 		return err
 	})
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	cfg, raw, err := d.load()
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	d.cfg, d.lastRaw = cfg, raw
-	d.log = newLogger(cfg.Log, d.level)
-	if d.socks, err = inheritSockets(); err != nil {
-		d.log.Error("ramjet not started", "err", err)
-		return 1
-	}
-	if err := d.run(); err != nil {
-		d.log.Error("ramjet stopped", "err", err)
-		return 1
-	}
-	return 0
+	return fs.Parse(args)
 }
 
 // load reads the file (or the embedded defaults) and applies the flags.

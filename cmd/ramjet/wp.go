@@ -48,16 +48,8 @@ func newWPFlags(name string, stderr io.Writer) *wpFlags {
 
 // wpCmd runs `ramjet wp scan|enable|disable`.
 func wpCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "scan" && args[0] != "enable" && args[0] != "disable") {
-		fmt.Fprint(stderr, "usage: ramjet wp scan|enable|disable [-c FILE] [--root DIR]... [--all | SITE...]\n")
-		return 2
-	}
-	f := newWPFlags(args[0], stderr)
-	if err := f.fs.Parse(args[1:]); err != nil {
-		return 2
-	}
-	if args[0] != "scan" && f.all == (f.fs.NArg() > 0) {
-		fmt.Fprintf(stderr, "ramjet wp %s: name the sites (names or directories), or --all\n", args[0])
+	f, err := parseWP(args, stderr)
+	if err != nil {
 		return 2
 	}
 	targets, m, code := f.load(stderr)
@@ -82,7 +74,6 @@ func wpCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		targets = append(picked, extra...)
 	}
-	var err error
 	if args[0] == "enable" {
 		err = m.Enable(ctx, withoutOptOuts(targets, f.all, stdout), stdout)
 	} else {
@@ -93,6 +84,24 @@ func wpCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// parseWP reads wp's command line, its subcommand first; a bad one is
+// reported on stderr.
+func parseWP(args []string, stderr io.Writer) (*wpFlags, error) {
+	if len(args) == 0 || (args[0] != "scan" && args[0] != "enable" && args[0] != "disable") {
+		fmt.Fprint(stderr, "usage: ramjet wp scan|enable|disable [-c FILE] [--root DIR]... [--all | SITE...]\n")
+		return nil, errUsage
+	}
+	f := newWPFlags(args[0], stderr)
+	if err := f.fs.Parse(args[1:]); err != nil {
+		return nil, err
+	}
+	if args[0] != "scan" && f.all == (f.fs.NArg() > 0) {
+		fmt.Fprintf(stderr, "ramjet wp %s: name the sites (names or directories), or --all\n", args[0])
+		return nil, errUsage
+	}
+	return f, nil
 }
 
 // load reads the config, finds the installs under the roots and pairs

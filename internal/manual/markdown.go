@@ -26,12 +26,13 @@ func Blocks(md string) []Block {
 	var out []Block
 	var cur *Block
 	var fence string
+	indent := 0 // the opening fence's, which its lines lose
 	for i, line := range strings.Split(md, "\n") {
 		trimmed := strings.TrimLeft(line, " ")
 		if cur == nil {
 			if f := fenceOf(trimmed); f != "" {
 				cur = &Block{Info: strings.TrimSpace(trimmed[len(f):]), Line: i + 2}
-				fence = f
+				fence, indent = f, len(line)-len(trimmed)
 			}
 			continue
 		}
@@ -40,14 +41,19 @@ func Blocks(md string) []Block {
 			cur = nil
 			continue
 		}
-		cur.Body += strings.TrimPrefix(line, indentOf(line, trimmed)) + "\n"
+		cur.Body += dedent(line, indent) + "\n"
 	}
 	return out
 }
 
-// indentOf is the leading blanks of line, as a list item's block is
-// indented: a block's lines lose the indentation of their own.
-func indentOf(line, trimmed string) string { return line[:len(line)-len(trimmed)] }
+// dedent removes up to n leading spaces from line: a block in a list
+// item is indented with it, and its lines keep only their own indent.
+func dedent(line string, n int) string {
+	for i := 0; i < n && strings.HasPrefix(line, " "); i++ {
+		line = line[1:]
+	}
+	return line
+}
 
 // fenceOf returns the run of ` or ~ (at least three) line starts with.
 func fenceOf(line string) string {

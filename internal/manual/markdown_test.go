@@ -6,12 +6,12 @@ import (
 )
 
 func TestBlocksFindsFencesWithInfoLineAndIndent(t *testing.T) {
-	md := "text\n```yaml\nlisten: \":80\"\n```\n\n1. step\n   ```sh\n   ramjet version\n   ```\n~~~\n```\n~~~\n"
+	md := "text\n```yaml\nlisten: \":80\"\norigin:\n  servers: []\n```\n\n1. step\n   ```sh\n   ramjet version\n     --x\n   ```\n~~~\n```\n~~~\n"
 	got := Blocks(md)
 	want := []Block{
-		{Info: "yaml", Line: 3, Body: "listen: \":80\"\n"},
-		{Info: "sh", Line: 8, Body: "ramjet version\n"},
-		{Info: "", Line: 11, Body: "```\n"}, // a shorter or other fence does not close
+		{Info: "yaml", Line: 3, Body: "listen: \":80\"\norigin:\n  servers: []\n"},
+		{Info: "sh", Line: 10, Body: "ramjet version\n  --x\n"},
+		{Info: "", Line: 14, Body: "```\n"}, // a shorter or other fence does not close
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Blocks = %#v\nwant %#v", got, want)

@@ -96,11 +96,7 @@ func (r *roffWriter) block(lines []string, i int) int {
 		if f := fenceOf(t); f != "" && strings.HasPrefix(f, fence) && strings.TrimSpace(t[len(f):]) == "" {
 			break
 		}
-		l := lines[j]
-		if len(l) >= indent && strings.TrimSpace(l[:indent]) == "" {
-			l = l[indent:]
-		}
-		body = append(body, l)
+		body = append(body, dedent(lines[j], indent))
 	}
 	r.verbatim(body)
 	return j
