@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: build deb run test deps lint fuzz bench bench-go bench-quick bench-baseline bench-compare bench-charts bench-report clean
+.PHONY: build deb man run test deps lint fuzz bench bench-go bench-quick bench-baseline bench-compare bench-charts bench-report clean
 
 build: bin/ramjet
 
@@ -15,6 +15,12 @@ bin/ramjet: $(shell find . -name '*.go' -not -path './bench/*') go.mod go.sum
 # docs/install.md). Needs dpkg-dev.
 deb: bin/ramjet
 	deb/build bin/ramjet bin '$(VERSION)'
+
+# man: the man pages (docs/man/*.md to roff) and the configuration
+# reference's key table (from conf/ramjet.example.yaml), written again
+# after an edit of either; internal/manual's tests fail until then.
+man:
+	$(GO) generate ./internal/manual
 
 bin/demo-origin: cmd/demo-origin/main.go
 	$(GO) build -o bin/demo-origin ./cmd/demo-origin

@@ -79,7 +79,10 @@ func TestEveryConfigKeyIsInTheManPageAndTheReference(t *testing.T) {
 // keyLike is a code span that reads as a key path: dotted, lower case.
 var keyLike = regexp.MustCompile("`([a-z][a-z0-9_]*(?:\\[\\])?(?:\\.[a-z0-9_*]+(?:\\[\\])?)+)`")
 
-func TestEveryKeyTheReferenceNamesExists(t *testing.T) {
+// TestEveryKeyTheDocsNameExists: a dotted key path in a code span of
+// README.md, docs/ or a man page's source is a key of the schema (or a
+// defaults key written without "defaults.", or a pattern with "*").
+func TestEveryKeyTheDocsNameExists(t *testing.T) {
 	keys := conf.Keys()
 	tops := map[string]bool{}
 	for _, k := range keys {
@@ -88,10 +91,10 @@ func TestEveryKeyTheReferenceNamesExists(t *testing.T) {
 			tops[strings.Split(rest, ".")[0]] = true
 		}
 	}
-	for _, page := range []string{ConfigPage, "docs/man/ramjet.yaml.5.md", "docs/man/ramjet.8.md"} {
+	for _, page := range docPages(t) {
 		for _, m := range keyLike.FindAllStringSubmatch(Prose(readRepo(t, page)), -1) {
 			name := m[1]
-			if !tops[strings.TrimSuffix(strings.Split(name, ".")[0], "[]")] {
+			if !tops[strings.TrimSuffix(strings.Split(name, ".")[0], "[]")] || fileName.MatchString(name) {
 				continue // a file or host name, not a key
 			}
 			if !keyExists(keys, name) {
@@ -100,6 +103,9 @@ func TestEveryKeyTheReferenceNamesExists(t *testing.T) {
 		}
 	}
 }
+
+// fileName is a source file's name ("crawler.go") that reads as a key.
+var fileName = regexp.MustCompile(`\.(go|md|conf|yaml|php)$`)
 
 // keyExists: name is a schema key, or a defaults key written without
 // "defaults.", or a "*" pattern some key matches.
