@@ -1,0 +1,169 @@
+package main_test
+
+// End-to-end tests of what a site's owner and the operator see of the
+// cache: GET /stats on the admin listener, read with a site's token.
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
+)
+
+// statsReply is GET /stats's body.
+type statsReply struct {
+	Sites []struct {
+		Site   string `json:"site"`
+		Cached struct {
+			Entries int64 `json:"entries"`
+			Bytes   int64 `json:"bytes"`
+		} `json:"cached"`
+		Totals, Minute, Hour, Day statsCounts
+		Uncached                  []struct {
+			URL    string `json:"url"`
+			Reason string `json:"reason"`
+			Count  uint64 `json:"count"`
+		} `json:"uncached"`
+	} `json:"sites"`
+}
+
+type statsCounts struct {
+	Requests   uint64  `json:"requests"`
+	Hits       uint64  `json:"hits"`
+	Misses     uint64  `json:"misses"`
+	Passes     uint64  `json:"passes"`
+	HitRatio   float64 `json:"hit_ratio"`
+	Purges     uint64  `json:"purges"`
+	WAFBlocked uint64  `json:"waf_blocked"`
+	Errors     uint64  `json:"errors"`
+	Origin     uint64  `json:"origin_requests"`
+}
+
+// getStats GETs the admin /stats?query with token; a 200 is decoded.
+func getStats(t testing.TB, c *http.Client, rj *testbed.Ramjet, token, query string) (int, statsReply) {
+	t.Helper()
+	u := rj.AdminURL + "/stats"
+	if query != "" {
+		u += "?" + query
+	}
+	r := get(t, c, u, "Authorization: Bearer "+token)
+	var s statsReply
+	if r.Status == http.StatusOK {
+		if err := json.Unmarshal(r.Body, &s); err != nil {
+			t.Fatalf("GET %s: body %q is not the stats JSON: %v", u, r.Body, err)
+		}
+	}
+	return r.Status, s
+}
+
+// siteTraffic is what the tests send to a.test: one cacheable page three
+// times, and pages the cache may not keep, each with its reason.
+type siteTraffic struct {
+	page     string
+	uncached map[string]string // URI → Cache-Status detail
+}
+
+func sendSiteTraffic(t *testing.T, c *http.Client, rj *testbed.Ramjet, ns string) siteTraffic {
+	t.Helper()
+	st := siteTraffic{page: "/e/" + ns + "/home?" + hq("Cache-Control: max-age=300"), uncached: map[string]string{
+		"/e/" + ns + "/cart?" + hq("Cache-Control: max-age=300", "Set-Cookie: cart=1"): "set-cookie",
+		"/e/" + ns + "/account?" + hq("Cache-Control: private, max-age=300"):           "private",
+		"/e/" + ns + "/search?" + hq("Cache-Control: max-age=300", "Vary: *"):          "vary-star",
+		"/e/" + ns + "/plain": "no-ttl",
+	}}
+	mustMissStored(t, get(t, c, rj.URL+st.page, "Host: a.test"), "a.test's page")
+	for range 2 {
+		mustFreshHit(t, get(t, c, rj.URL+st.page, "Host: a.test"), "a.test's page again")
+	}
+	for uri, reason := range st.uncached {
+		r := get(t, c, rj.URL+uri, "Host: a.test")
+		if cs := r.Header.Get("Cache-Status"); !strings.Contains(cs, "detail="+reason) {
+			t.Fatalf("%s: Cache-Status %q, want detail=%s", uri, cs, reason)
+		}
+	}
+	// A bypass cookie: passed uncached, counted against the same page.
+	r := get(t, c, rj.URL+st.page, "Host: a.test", "Cookie: wordpress_logged_in_1=x")
+	if cs := r.Header.Get("Cache-Status"); cs != "ramjet; fwd=bypass" {
+		t.Fatalf("the page with a bypass cookie: Cache-Status %q, want ramjet; fwd=bypass", cs)
+	}
+	get(t, c, rj.URL+st.page, "Host: b.test") // b.test's own
+	return st
+}
+
+// A site's token reads its own site's numbers and uncached URLs, which
+// match the traffic sent, and is refused another site's; the operator's
+// reads every site.
+func TestSiteStatsForTheSitesOwner(t *testing.T) {
+	t.Parallel()
+	o := startOrigin(t)
+	rj := startRamjet(t, o.URL, "--config", testbed.WriteConfig(t, "", sitesYAML))
+	c := newClient(t)
+	ns := nsFor(t)
+	traffic := sendSiteTraffic(t, c, rj, ns)
+	if r := adminPost(t, c, rj, "tag=home", "", "", "Authorization: Bearer "+tokenA); r.Status != http.StatusOK {
+		t.Fatalf("a.test's purge: %d %s", r.Status, r.Body)
+	}
+
+	code, s := getStats(t, c, rj, tokenA, "")
+	if code != http.StatusOK || len(s.Sites) != 1 || s.Sites[0].Site != "a.test" {
+		t.Fatalf("GET /stats with a.test's token: %d, sites %+v; want a.test's alone", code, s.Sites)
+	}
+	a := s.Sites[0]
+	// 3 GETs of the page (1 miss, 2 hits), 4 uncached pages, 1 bypass.
+	want := statsCounts{Requests: 8, Hits: 2, Misses: 5, Passes: 1, HitRatio: 0.25, Purges: 1, Origin: 6}
+	for name, got := range map[string]statsCounts{"totals": a.Totals, "minute": a.Minute, "hour": a.Hour, "day": a.Day} {
+		if got != want {
+			t.Errorf("a.test's %s:\n got %+v\nwant %+v", name, got, want)
+		}
+	}
+	listed := map[string]string{}
+	for _, u := range a.Uncached {
+		listed[u.URL] = u.Reason
+	}
+	for uri, reason := range traffic.uncached {
+		if got := listed["http://a.test"+uri]; got != reason {
+			t.Errorf("uncached list: %s has reason %q, want %q; list %+v", uri, got, reason, a.Uncached)
+		}
+	}
+	if got := listed["http://a.test"+traffic.page]; got != "bypass" {
+		t.Errorf("uncached list: the page with a bypass cookie has reason %q, want bypass; list %+v", got, a.Uncached)
+	}
+	if len(a.Uncached) != len(traffic.uncached)+1 {
+		t.Errorf("uncached list has %d URLs, want %d: %+v", len(a.Uncached), len(traffic.uncached)+1, a.Uncached)
+	}
+
+	refusals := []struct {
+		name, token, query string
+		status             int
+	}{
+		{"another site's host", tokenA, "host=b.test", http.StatusForbidden},
+		{"another site's host in capitals", tokenA, "host=B.TEST", http.StatusForbidden},
+		{"a host no entry names", tokenA, "host=c.test", http.StatusForbidden},
+		{"an unknown token", "tenant-c-guess", "", http.StatusUnauthorized},
+		{"an unknown parameter", tokenA, "site=b.test", http.StatusBadRequest},
+	}
+	for _, tt := range refusals {
+		if code, s := getStats(t, c, rj, tt.token, tt.query); code != tt.status {
+			t.Errorf("%s: status %d (sites %+v), want %d", tt.name, code, s.Sites, tt.status)
+		}
+	}
+	if code, s := getStats(t, c, rj, tokenA, "host=www.a.test"); code != http.StatusOK || len(s.Sites) != 1 || s.Sites[0].Site != "a.test" {
+		t.Errorf("a.test's token naming its other host: %d %+v, want a.test's stats", code, s.Sites)
+	}
+	if code, s := getStats(t, c, rj, tokenB, ""); code != http.StatusOK || len(s.Sites) != 1 || s.Sites[0].Totals.Requests != 1 {
+		t.Errorf("b.test's token: %d %+v, want b.test's 1 request alone", code, s.Sites)
+	}
+	code, s = getStats(t, c, rj, operatorToken, "urls=0")
+	sites := map[string]bool{}
+	for _, site := range s.Sites {
+		sites[site.Site] = true
+		if site.Uncached != nil {
+			t.Errorf("urls=0: %s lists %+v, want no list", site.Site, site.Uncached)
+		}
+	}
+	if code != http.StatusOK || !sites["a.test"] || !sites["b.test"] || !sites["c.test"] {
+		t.Errorf("the operator's token: %d, sites %v; want every site", code, sites)
+	}
+}
