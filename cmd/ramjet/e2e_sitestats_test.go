@@ -1,13 +1,19 @@
 package main_test
 
 // End-to-end tests of what a site's owner and the operator see of the
-// cache: GET /stats on the admin listener, read with a site's token.
+// cache: GET /stats on the admin listener, read with a site's token, and
+// ramjet top in a terminal (tmux).
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
@@ -165,5 +171,120 @@ func TestSiteStatsForTheSitesOwner(t *testing.T) {
 	}
 	if code != http.StatusOK || !sites["a.test"] || !sites["b.test"] || !sites["c.test"] {
 		t.Errorf("the operator's token: %d, sites %v; want every site", code, sites)
+	}
+}
+
+// tmuxTop is ramjet top running in a detached 80×24 tmux session of its
+// own server (socket in a temporary directory).
+type tmuxTop struct {
+	t    *testing.T
+	sock string
+}
+
+func startTmuxTop(t *testing.T, args ...string) *tmuxTop {
+	t.Helper()
+	tm := &tmuxTop{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	cmd := append([]string{testbed.Binary(t), "top"}, args...)
+	tm.run("new-session", "-d", "-x", "80", "-y", "24", "-s", "top", strings.Join(cmd, " "))
+	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() }) //nolint:errcheck // gone already when top quit
+	return tm
+}
+
+func (tm *tmuxTop) run(args ...string) string {
+	tm.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", tm.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// screen is what the terminal shows now.
+func (tm *tmuxTop) screen() string { return tm.run("capture-pane", "-p", "-t", "top") }
+
+// waitScreen waits until ok holds for the screen.
+func (tm *tmuxTop) waitScreen(what string, ok func(string) bool) string {
+	tm.t.Helper()
+	var s string
+	if !testbed.Poll(15*time.Second, func() bool { s = tm.screen(); return ok(s) }) {
+		tm.t.Fatalf("ramjet top never showed %s; the screen:\n%s", what, s)
+	}
+	return s
+}
+
+// topRow is the first row of the screen naming site, split in fields.
+func topRow(screen, site string) []string {
+	for _, l := range strings.Split(screen, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == site {
+			return f
+		}
+	}
+	return nil
+}
+
+// ramjet top in an 80×24 terminal shows each site's live request rate,
+// hit ratio and PHP pools while load runs, re-sorts on a key and quits
+// on q.
+func TestTopShowsLiveSitesInATerminal(t *testing.T) {
+	t.Parallel()
+	root := phpDocroot(t)
+	cfg := testbed.WriteConfig(t, "", fmt.Sprintf(`admin:
+  token: %s
+defaults:
+  docroot:
+    root: %q
+    php:
+      workers: 2
+hosts:
+  - names: [a.test]
+  - names: [b.test]
+`, operatorToken, root))
+	rj := startRamjet(t, "", "--config", cfg)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	load := func(host, path string, pause time.Duration) {
+		defer wg.Done()
+		c := newClient(t)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(pause):
+			}
+			if _, err := tryDo(c, http.MethodGet, rj.URL+path, nil, "Host: "+host); err != nil {
+				t.Errorf("load on %s: %v", host, err)
+				return
+			}
+		}
+	}
+	wg.Add(3)
+	go load("a.test", "/cached.php?id=1", time.Millisecond)
+	go load("a.test", "/sleep.php?ms=20", 5*time.Millisecond)
+	go load("b.test", "/hello.php", 200*time.Millisecond)
+	defer func() { close(stop); wg.Wait() }()
+
+	tm := startTmuxTop(t, "--admin", rj.AdminURL, "--token", operatorToken)
+	s := tm.waitScreen("a.test's requests per second and its PHP pool", func(s string) bool {
+		a := topRow(s, "a.test")
+		return len(a) == 6 && a[1] != "0.0" && strings.Contains(s, "PHP POOL") && strings.Contains(s, "sort req/s")
+	})
+	t.Logf("ramjet top under load:\n%s", s)
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > 24 || !strings.HasPrefix(lines[0], "ramjet top") || !strings.HasSuffix(strings.TrimSpace(lines[1]), "WAF/m") {
+		t.Errorf("the view does not fit 80×24 (the header wrapped or scrolled):\n%s", s)
+	}
+	if first := topRow(s, "a.test"); !strings.HasSuffix(first[2], "%") {
+		t.Errorf("a.test's row %q has no hit ratio", first)
+	}
+	if i, j := strings.Index(s, "\na.test"), strings.Index(s, "\nb.test"); i < 0 || j < 0 || i > j {
+		t.Errorf("sorted by req/s, a.test (under load) is not above b.test:\n%s", s)
+	}
+	tm.run("send-keys", "-t", "top", "n")
+	tm.waitScreen("the sites sorted by name", func(s string) bool {
+		return strings.Contains(s, "sort site") && strings.Index(s, "\n_default") < strings.Index(s, "\na.test")
+	})
+	tm.run("send-keys", "-t", "top", "q")
+	if !testbed.Poll(5*time.Second, func() bool { return exec.Command("tmux", "-S", tm.sock, "has-session", "-t", "top").Run() != nil }) {
+		t.Fatalf("ramjet top still runs after q:\n%s", tm.screen())
 	}
 }

@@ -18,6 +18,7 @@ const usage = `usage:
   ramjet check --config FILE | --htaccess DIR
   ramjet purge [--admin URL] [--token TOKEN] (--tag T... | --url U... | --prefix P... | --all) [--soft] [--host H]
   ramjet reopen-logs [--config FILE] [--admin URL] [--token TOKEN]
+  ramjet top [--admin URL] [--token TOKEN] [--interval DUR]
   ramjet version
 `
 
@@ -39,6 +40,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return purgeCmd(args[1:], stdout, stderr)
 	case "reopen-logs":
 		return reopenLogsCmd(args[1:], stdout, stderr)
+	case "top":
+		return topCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "ramjet", version)
 		return 0
