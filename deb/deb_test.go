@@ -142,11 +142,12 @@ func checkInstalled(t *testing.T, b *box) {
 		}
 	}
 	for path, want := range map[string]string{
-		"/usr/bin/ramjet":                    "root:root 755",
-		config:                               "root:ramjet 640", // may hold admin tokens
-		"/var/log/ramjet":                    "ramjet:ramjet 755",
-		"/lib/systemd/system/ramjet.service": "root:root 644",
-		"/etc/logrotate.d/ramjet":            "root:root 644",
+		"/usr/bin/ramjet":                       "root:root 755",
+		config:                                  "root:ramjet 640", // may hold admin tokens
+		"/var/log/ramjet":                       "ramjet:ramjet 755",
+		"/lib/systemd/system/ramjet.service":    "root:root 644",
+		"/etc/logrotate.d/ramjet":               "root:root 644",
+		"/usr/share/ramjet/grafana/ramjet.json": "root:root 644",
 	} {
 		if got := strings.TrimSpace(b.must(t, "stat", "-c", "%U:%G %a", path)); got != want {
 			t.Errorf("%s: %s, want %s", path, got, want)

@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -286,5 +288,82 @@ hosts:
 	tm.run("send-keys", "-t", "top", "q")
 	if !testbed.Poll(5*time.Second, func() bool { return exec.Command("tmux", "-S", tm.sock, "has-session", "-t", "top").Run() != nil }) {
 		t.Fatalf("ramjet top still runs after q:\n%s", tm.screen())
+	}
+}
+
+// dashboardMetrics lists the metric names the Grafana dashboard's queries
+// (panels and template variables) name, by where they are used.
+func dashboardMetrics(t *testing.T, path string) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash any
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	names := map[string]string{}
+	series := regexp.MustCompile(`([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{|label_values\(\s*([a-zA-Z_:][a-zA-Z0-9_:]*)`)
+	var walk func(where string, v any)
+	walk = func(where string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if title, ok := v["title"].(string); ok {
+				where = title
+			}
+			for k, x := range v {
+				if s, ok := x.(string); ok && (k == "expr" || k == "query" || k == "definition") {
+					for _, m := range series.FindAllStringSubmatch(s, -1) {
+						names[m[1]+m[2]] = where
+					}
+				}
+				walk(where, x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(where, x)
+			}
+		}
+	}
+	walk("", dash)
+	return names
+}
+
+// Every metric the shipped Grafana dashboard queries is one a running
+// ramjet exports (with PHP pools and Redis fan-out, as an operator's
+// would have): a renamed metric breaks this test, not a graph.
+func TestGrafanaDashboardQueriesOnlyMetricsRamjetExports(t *testing.T) {
+	t.Parallel()
+	want := dashboardMetrics(t, "../../conf/grafana/ramjet.json")
+	if len(want) < 20 {
+		t.Fatalf("the dashboard queries %d metrics: %v", len(want), want)
+	}
+	redis := testbed.StartRedis(t)
+	cfg := testbed.WriteConfig(t, "", fmt.Sprintf(`admin:
+  token: %s
+defaults:
+  docroot:
+    root: %q
+    php:
+      workers: 1
+hosts:
+  - names: [a.test]
+`, operatorToken, phpDocroot(t)))
+	rj := startRamjet(t, "", "--config", cfg, "--redis", redis.URL)
+	c := newClient(t)
+	mustStatus(t, get(t, c, rj.URL+"/hello.php", "Host: a.test"), http.StatusOK, "a PHP page")
+	r := get(t, c, rj.AdminURL+"/metrics", operatorAuth)
+	mustStatus(t, r, http.StatusOK, "/metrics")
+	have := map[string]bool{}
+	for _, line := range strings.Split(string(r.Body), "\n") {
+		if name := strings.FieldsFunc(line, func(r rune) bool { return r == '{' || r == ' ' }); len(name) > 0 && !strings.HasPrefix(line, "#") {
+			have[name[0]] = true
+		}
+	}
+	for name, panel := range want {
+		if !have[name] {
+			t.Errorf("panel %q queries %s, which /metrics does not have", panel, name)
+		}
 	}
 }
