@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"testing"
@@ -91,4 +92,52 @@ func TestUncachedReasonReadsRamjetsCacheStatus(t *testing.T) {
 			t.Errorf("uncachedReason(%q) = %q, want %q", tt.cs, got, tt.want)
 		}
 	}
+}
+
+// A request the WAF stopped is counted as blocked and listed with the
+// reason "waf", in its site's stats.
+func TestSiteStatsListWhatTheWAFStopped(t *testing.T) {
+	o := newTestOrigin(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
+	cfg := testConfig(o.URL)
+	cfg.Default.WAF = testWAF(t, WAFBlock)
+	cfg.Stats = sitestats.Config{TopURLs: 10}
+	p := newTestProxy(t, cfg, nil)
+	ctx := requestCtx("GET", "a.test", "/attack?id=1%27+OR+%271%27%3D%271", false)
+	ctx.Request.Header.Set("User-Agent", "Mozilla/5.0")
+	ctx.Request.Header.Set("Accept", "text/html")
+	p.ServeFastHTTP(ctx)
+	if ctx.Response.StatusCode() != http.StatusForbidden {
+		t.Fatalf("the attack: status %d, want 403", ctx.Response.StatusCode())
+	}
+	st := p.sites.lookup(defaultSiteLabel).view()
+	urls := st.History.URLs(time.Now())
+	if got := st.History.Totals(); got.WAFBlocked != 1 || got.Requests != 1 {
+		t.Errorf("totals %+v, want the 1 request, blocked", got)
+	}
+	if len(urls) != 1 || urls[0].Reason != "waf" || urls[0].URL != "http://a.test/attack?id=1%27+OR+%271%27%3D%271" {
+		t.Errorf("uncached URLs %+v, want the attack with reason waf", urls)
+	}
+}
+
+// FuzzUncachedReason: any Cache-Status reads without a panic, a reason is
+// a part of the value, and a value that says the cache answered or stored
+// has none.
+func FuzzUncachedReason(f *testing.F) {
+	for _, s := range []string{"ramjet; hit", "ramjet; fwd=miss; detail=set-cookie", "ramjet; fwd=bypass", ";;fwd=;detail=",
+		"ramjet; fwd=miss; stored", "fwd=uri-miss; detail=x; hit", "", ";"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, cs []byte) {
+		got := uncachedReason(cs)
+		if got != nil && !bytes.Contains(cs, got) {
+			t.Fatalf("reason %q is not in %q", got, cs)
+		}
+		for _, p := range bytes.Split(cs, []byte(";")) {
+			if p = bytes.TrimSpace(p); bytes.Equal(p, []byte("hit")) || bytes.Equal(p, []byte("stored")) {
+				if got != nil {
+					t.Fatalf("%q: reason %q for an answer of the cache", cs, got)
+				}
+			}
+		}
+	})
 }

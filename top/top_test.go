@@ -197,3 +197,17 @@ func waitFor(t *testing.T, out *syncBuffer, ok func(string) bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// FuzzConnections: any /metrics text reads without a panic, and what it
+// sums comes from the two gauges alone.
+func FuzzConnections(f *testing.F) {
+	f.Add("ramjet_client_connections{listener=\"main\"} 10\nramjet_client_connections_parked{listener=\"main\"} 4\n")
+	f.Add("ramjet_client_connections{} x\n")
+	f.Add("other{a=\"b\"} 5\n# HELP x\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		open, parked, err := connections(strings.NewReader(text))
+		if err == nil && !strings.Contains(text, "ramjet_client_connections") && (open != 0 || parked != 0) {
+			t.Fatalf("%q: %d open, %d parked without the gauges", text, open, parked)
+		}
+	})
+}
