@@ -157,6 +157,10 @@ func TestSiteStatsForTheSitesOwner(t *testing.T) {
 			t.Errorf("%s: status %d (sites %+v), want %d", tt.name, code, s.Sites, tt.status)
 		}
 	}
+	// A page on another name rebound to the admin address reads nothing.
+	if r := get(t, c, rj.AdminURL+"/stats", "Authorization: Bearer "+tokenA, "Host: attacker.example"); r.Status != http.StatusMisdirectedRequest {
+		t.Errorf("GET /stats with Host attacker.example: %d, want 421", r.Status)
+	}
 	if code, s := getStats(t, c, rj, tokenA, "host=www.a.test"); code != http.StatusOK || len(s.Sites) != 1 || s.Sites[0].Site != "a.test" {
 		t.Errorf("a.test's token naming its other host: %d %+v, want a.test's stats", code, s.Sites)
 	}
