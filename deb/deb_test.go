@@ -151,6 +151,7 @@ func checkInstalled(t *testing.T, b *box) {
 		// ramjet wp enable's default --plugin-dir, read by each site's owner.
 		"/usr/share/ramjet/wordpress/ramjet-cache/ramjet-cache.php": "root:root 644",
 		"/usr/share/ramjet/wordpress/ramjet-cache/src":              "root:root 755",
+		"/usr/share/ramjet/grafana/ramjet.json":                     "root:root 644",
 	} {
 		if got := strings.TrimSpace(b.must(t, "stat", "-c", "%U:%G %a", path)); got != want {
 			t.Errorf("%s: %s, want %s", path, got, want)

@@ -14,6 +14,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 	"github.com/ramjet-proxy/ramjet/proxy/realip"
+	"github.com/ramjet-proxy/ramjet/proxy/sitestats"
 	"github.com/ramjet-proxy/ramjet/proxy/waf"
 	"github.com/ramjet-proxy/ramjet/purge"
 )
@@ -27,6 +28,8 @@ type Config struct {
 	// MaxObjectSize bounds the body of a stored response; larger ones
 	// stream through uncached. 0 means 8 MiB.
 	MaxObjectSize int64
+	// Stats bounds what each site keeps for its owner (the URL list).
+	Stats sitestats.Config
 	// MaxRequestBody bounds request bodies: a larger declared length, or a
 	// chunked body that grows past it, gets 413. 0 means no limit.
 	MaxRequestBody int64

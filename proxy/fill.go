@@ -118,7 +118,7 @@ func (r *request) fetch(key string) result {
 	switch {
 	case res.staleOnError:
 		r.tally(r.c.staleError, outHit)
-	case res.err == nil:
+	case res.err == nil && r.passUntil == 0: // hit-for-pass: lookup counted a pass
 		r.tally(r.c.miss, outMiss)
 	}
 	return res

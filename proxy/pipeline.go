@@ -23,6 +23,8 @@ package proxy
 //	         apply response purges, decide, store               store.go
 //	respond  write the answer (page) or hand the body over      respond.go
 //	         (fragment); runs for every answered request
+//	stats    the site's counters; an uncached URL with its      sitestats.go
+//	         reason; runs for every answered one
 //	log      the access log line of a client request, handed    log.go
 //	         to its file's writer; runs for every answered one
 
@@ -63,6 +65,7 @@ func pipeline() []stage {
 		{name: "guard", run: stageGuard},
 		{name: "fill", run: stageFill},
 		{name: "respond", run: stageRespond, always: true},
+		{name: "stats", run: stageStats, always: true},
 		{name: "log", run: stageLog, always: true},
 	}
 }

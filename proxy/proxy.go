@@ -89,8 +89,10 @@ func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
 }
 
 // Start starts the PHP pools of the first generation and its origin
-// health checks. On error the caller closes the proxy.
+// health checks, and the sampling of the sites' stats. On error the
+// caller closes the proxy.
 func (p *Proxy) Start(ctx context.Context) error {
+	p.startSampling()
 	return p.gen.Load().start(ctx)
 }
 

@@ -207,7 +207,7 @@ var (
 	// (after sudo or a prompt), after a shell operator, or followed by a
 	// command's name.
 	ramjetWord = regexp.MustCompile(`(?:^|[;&|(]\s*|\s)(?:sudo\s+|\$\s+)?(?:/usr/bin/)?ramjet\s+([a-z][a-z-]*)`)
-	commands   = []string{"serve", "check", "purge", "reopen-logs", "wp", "version"}
+	commands   = []string{"serve", "check", "purge", "reopen-logs", "wp", "top", "version"}
 )
 
 // commandLines returns the ramjet command lines in one line of shell:
@@ -321,6 +321,8 @@ func parseCommandLine(args []string) error {
 		_, err = parseReopenLogs(args[1:], &stderr)
 	case "wp":
 		_, err = parseWP(args[1:], &stderr)
+	case "top":
+		_, err = parseTop(args[1:], &stderr)
 	case "version":
 		return nil
 	default:

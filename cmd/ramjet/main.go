@@ -20,6 +20,7 @@ const usage = `usage:
   ramjet reopen-logs [--config FILE] [--admin URL] [--token TOKEN]
   ramjet wp scan [-c FILE] [--root DIR]...
   ramjet wp enable|disable [-c FILE] [--root DIR]... (--all | SITE...)
+  ramjet top [--admin URL] [--token TOKEN] [--interval DUR]
   ramjet version
 `
 
@@ -43,6 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return reopenLogsCmd(args[1:], stdout, stderr)
 	case "wp":
 		return wpCmd(args[1:], stdout, stderr)
+	case "top":
+		return topCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "ramjet", version)
 		return 0

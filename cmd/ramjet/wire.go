@@ -17,6 +17,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
 	"github.com/ramjet-proxy/ramjet/proxy/realip"
+	"github.com/ramjet-proxy/ramjet/proxy/sitestats"
 )
 
 // overrides are the command-line flags that win over the file.
@@ -99,6 +100,7 @@ func proxyConfig(c *conf.Config) proxy.Config {
 		},
 		MaxObjectSize:  int64(c.Cache.MaxObjectSize),
 		MaxRequestBody: int64(c.Server.MaxRequestBody),
+		Stats:          sitestats.Config{TopURLs: c.Stats.TopURLs},
 		HTTPSPort:      httpsPort(c),
 		AltSvc:         altSvc(c),
 		HitForPass:     time.Duration(c.Cache.HitForPass),
