@@ -82,19 +82,18 @@ func isNormalHost[H string | []byte](host H, tls bool) bool {
 	if len(host) == 0 || len(host) > maxHost {
 		return false
 	}
-	prev, i := byte('.'), 0
+	i := 0 // the name's end
 	for ; i < len(host) && host[i] != ':'; i++ {
-		c := host[i]
-		switch {
-		case c == '.' && prev == '.':
-			return false
-		case c == '.', c == '-', c == '_', c == '~', '0' <= c && c <= '9', 'a' <= c && c <= 'z':
-		default:
+		switch c := host[i]; {
+		case c == '.':
+			if i == 0 || host[i-1] == '.' {
+				return false // an empty label
+			}
+		case !normalNameByte[c]:
 			return false
 		}
-		prev = c
 	}
-	if prev == '.' {
+	if i == 0 || host[i-1] == '.' {
 		return false
 	}
 	if i == len(host) {
@@ -113,6 +112,16 @@ func isNormalHost[H string | []byte](host H, tls bool) bool {
 	}
 	return n <= 65535 && !(n == 80 && !tls || n == 443 && tls)
 }
+
+// normalNameByte are the bytes but '.' of a name in its normal spelling:
+// appendName's, lower case (a table: isNormalHost reads it on every
+// request).
+var normalNameByte = func() (t [256]bool) {
+	for _, c := range []byte("-_~0123456789abcdefghijklmnopqrstuvwxyz") {
+		t[c] = true
+	}
+	return t
+}()
 
 // normalHost is host (a purge command's, the admin API's) read as a
 // request's Host is: "A.TEST.:80" is "a.test". One that is no host stays
