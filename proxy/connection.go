@@ -41,6 +41,9 @@ func forListed(h *fasthttp.RequestHeader, drop func(name []byte)) {
 	lines := h.PeekAll("Connection")
 	h.EnableNormalizing()
 	for _, line := range lines {
+		if isConnectionOption(line) {
+			continue // the whole line one option, as browsers send it
+		}
 		for len(line) > 0 {
 			var tok []byte
 			tok, line = cutItem(line, ',')
