@@ -340,10 +340,14 @@ func (r *router) namesOf(site, host string) []string {
 	return names
 }
 
+// maxRouted is the longest name (without the port) route matches to a
+// site other than the default.
+const maxRouted = 128
+
 // route returns the site of a Host header value; it does not allocate.
 func (r *router) route(host []byte) *site {
 	host = stripPort(host)
-	var buf [128]byte
+	var buf [maxRouted]byte
 	if len(host) > len(buf) {
 		return r.def
 	}
@@ -351,6 +355,20 @@ func (r *router) route(host []byte) *site {
 	for i, c := range host {
 		h[i] = lower(c)
 	}
+	return r.routeName(h)
+}
+
+// routeNormal is route for a Host settleTarget wrote, lower case
+// already: the name is looked up as it is, without a copy.
+func (r *router) routeNormal(host []byte) *site {
+	if host = stripPort(host); len(host) > maxRouted {
+		return r.def
+	}
+	return r.routeName(host)
+}
+
+// routeName is the site of a lower-case name.
+func (r *router) routeName(h []byte) *site {
 	if s, ok := r.exact[string(h)]; ok {
 		return s
 	}

@@ -49,6 +49,8 @@ type Proxy struct {
 	bgMu     sync.Mutex
 	bgClosed bool
 	bg       sync.WaitGroup
+	// sampling is the stats sampler's goroutine, ended by stop.
+	sampling sync.WaitGroup
 	// gapRefreshes holds a token per refresh in flight of an entry a
 	// fan-out gap left stale (refresh.go).
 	gapRefreshes chan struct{}
@@ -146,6 +148,7 @@ func (p *Proxy) Close() error {
 	p.bgClosed = true
 	p.bgMu.Unlock()
 	p.bg.Wait()
+	p.sampling.Wait()
 	for _, pp := range g.pools {
 		_ = pp.pool.Close() // shutting down: workers are killed either way
 	}

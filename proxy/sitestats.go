@@ -143,12 +143,12 @@ func (ss *siteStates) resizeStats(cfg sitestats.Config) {
 }
 
 // startSampling snapshots the sites' counters every second until Close.
+// It is not one of p.bg's background refreshes: tests and Close wait for
+// those to finish, and the sampler runs until the proxy stops.
 func (p *Proxy) startSampling() {
-	if !p.startBackground() {
-		return
-	}
+	p.sampling.Add(1)
 	go func() {
-		defer p.bg.Done()
+		defer p.sampling.Done()
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
