@@ -204,3 +204,13 @@ func readRepo(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// TestReadmeStaysAFrontDoor: README.md is what ramjet is, the two
+// commands, the first steps and a map; a feature's documentation goes
+// to its page under docs/.
+func TestReadmeStaysAFrontDoor(t *testing.T) {
+	const most = 250
+	if n := strings.Count(readRepo(t, "README.md"), "\n"); n > most {
+		t.Errorf("README.md has %d lines, more than %d: move what a feature's users need to its page under docs/ (the map in README names them)", n, most)
+	}
+}
