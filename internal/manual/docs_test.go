@@ -214,3 +214,30 @@ func TestReadmeStaysAFrontDoor(t *testing.T) {
 		t.Errorf("README.md has %d lines, more than %d: move what a feature's users need to its page under docs/ (the map in README names them)", n, most)
 	}
 }
+
+// metricRow is a row of operations.md's metrics index: the page, the
+// metrics it explains.
+var metricRow = regexp.MustCompile(`(?m)^\| (?:\[[^\]]+\]\(([^)#]+)[^)]*\)|this page) \| (.*ramjet_.*) \|$`)
+
+// TestMetricsIndexNamesWhatEachPageExplains: each metric (or family,
+// "ramjet_disk_*") the operations page's index sends a reader to is
+// named on that page.
+func TestMetricsIndexNamesWhatEachPageExplains(t *testing.T) {
+	const index = "docs/operations.md"
+	rows := metricRow.FindAllStringSubmatch(readRepo(t, index), -1)
+	if len(rows) < 5 {
+		t.Fatalf("%s: found %d rows of the metrics index", index, len(rows))
+	}
+	for _, row := range rows {
+		page := index
+		if row[1] != "" {
+			page = filepath.Join("docs", row[1])
+		}
+		text := strings.Replace(readRepo(t, page), row[0], "", 1) // not the index itself
+		for _, m := range regexp.MustCompile("`(ramjet_[a-z0-9_]*)[^`]*`").FindAllStringSubmatch(row[2], -1) {
+			if !strings.Contains(text, m[1]) {
+				t.Errorf("%s sends %s to %s, which does not name it", index, m[1], page)
+			}
+		}
+	}
+}
