@@ -87,6 +87,19 @@ func (c *Cache) Lookup(h uint64, key []byte) *Object {
 // Concurrent inserts of one key may lose a variant; that costs a later
 // miss, never a wrong answer, because every entry carries its own variant.
 func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
+	if c.lower == nil {
+		c.insert(h, key, vary, e)
+		return
+	}
+	seq := c.lower.Seq()
+	if n := c.insert(h, key, vary, e); n != nil {
+		c.lower.Stored(h, n, seq)
+	}
+}
+
+// insert stores e as Insert does and returns the object now stored, or
+// nil when e was refused.
+func (c *Cache) insert(h uint64, key string, vary VarySpec, e *Entry) *Object {
 	if e.tags == nil && len(e.Tags) > 0 {
 		e.tags = make([]*tagState, len(e.Tags))
 		for i, t := range e.Tags {
@@ -103,10 +116,8 @@ func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
 	}
 	if n != nil {
 		c.store.Set(h, n)
-		if c.lower != nil {
-			c.lower.Stored(h, n)
-		}
 	}
+	return n
 }
 
 // VariantsDropped counts the variants dropped or refused because a URL
@@ -117,16 +128,17 @@ func (c *Cache) VariantsDropped() uint64 { return c.variantsDropped.Load() }
 // MarkPass records that key answered uncacheably, dropping its variants;
 // until the given unix-nano time, requests for it skip coalescing.
 func (c *Cache) MarkPass(h uint64, key string, until int64) {
+	// What RAM drops for answering uncacheably must not come back from
+	// the lower tier (lower.go: the tier first).
+	c.lowerPurge(Purge{Exact: key, At: always})
 	o := &Object{Key: key, PassUntil: until}
 	o.account()
 	c.store.Set(h, o)
-	if c.lower != nil { // what RAM dropped for answering uncacheably must not come back at restart
-		c.lower.Purged(Purge{Exact: key, At: always})
-	}
 }
 
 // Remove drops every variant of key. It reports whether there was one.
 func (c *Cache) Remove(h uint64, key []byte) bool {
+	c.lowerPurgeKey(key) // the lower tier may hold a key RAM no longer does
 	removed := false
 	// Check and delete under the bucket lock, so an object stored under
 	// another key with the same hash in between is never removed.
@@ -137,7 +149,6 @@ func (c *Cache) Remove(h uint64, key []byte) bool {
 		removed = true
 		return nil, otter.InvalidateOp
 	})
-	c.lowerPurgeKey(key) // the lower tier may hold a key RAM no longer does
 	return removed
 }
 

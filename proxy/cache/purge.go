@@ -11,18 +11,16 @@ import (
 // entry carried the tag. O(1) in the number of entries.
 func (c *Cache) PurgeTag(tag string, soft bool, at int64) bool {
 	at = c.orNow(at)
-	hit := c.tags.purge(tag, soft, at)
 	c.lowerPurge(Purge{Tag: func(t string) bool { return t == tag }, At: at})
-	return hit
+	return c.tags.purge(tag, soft, at)
 }
 
 // PurgeTagsMatching purges every tag name match accepts (wildcard tag
 // purges) and returns how many there were. It scans tags, not entries.
 func (c *Cache) PurgeTagsMatching(match func(tag string) bool, soft bool, at int64) int {
 	at = c.orNow(at)
-	n := c.tags.purgeMatching(match, soft, at)
 	c.lowerPurge(Purge{Tag: match, At: at})
-	return n
+	return c.tags.purgeMatching(match, soft, at)
 }
 
 // PurgeAll invalidates everything filled before at (0 = now); a hard purge
@@ -50,6 +48,7 @@ func (c *Cache) orNow(at int64) int64 {
 // PurgeKeys purges every object whose primary key match accepts and
 // returns how many. It scans the cache: prefix purges are rare.
 func (c *Cache) PurgeKeys(match func(key string) bool, soft bool) int {
+	c.lowerPurge(Purge{Key: match, At: always}) // the lower tier may hold keys RAM no longer does
 	var hs []uint64
 	for h, o := range c.store.c.All() {
 		if o.PassUntil == 0 && match(o.Key) {
@@ -62,7 +61,6 @@ func (c *Cache) PurgeKeys(match func(key string) bool, soft bool) int {
 			n++
 		}
 	}
-	c.lowerPurge(Purge{Key: match, At: always}) // the lower tier may hold keys RAM no longer does
 	return n
 }
 

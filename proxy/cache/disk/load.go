@@ -60,7 +60,7 @@ func (t *Tier) load() error {
 	}
 	t.loaded.Clean = clean || len(found) == 0
 	t.readAll(found)
-	t.evict()
+	t.delete(t.evict())
 	t.loaded.Took = time.Since(began)
 	return nil
 }
