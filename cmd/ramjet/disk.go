@@ -121,6 +121,7 @@ func (d *daemon) caughtUp() bool {
 // closeDisk runs after the fan-out and the servers stopped: every purge is
 // applied and the stream position final.
 func (d *daemon) closeDisk(t *disk.Tier) {
+	d.closeShares()
 	if d.handedOver {
 		// The successor loaded the tier and keeps its own position: this
 		// process applies its purges to the files and vouches for nothing.

@@ -164,3 +164,64 @@ func TestCheckRejectsADiskPathTheServiceUserCannotWrite(t *testing.T) {
 		})
 	}
 }
+
+// dirBytes is the bytes of the entry files under dir's objects/.
+func dirBytes(t *testing.T, dir string) (int64, int) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "objects", "*", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil { // gone meanwhile: evicted
+			n += st.Size()
+		}
+	}
+	return n, len(files)
+}
+
+// A site with cache_size 1MiB of a 4MiB cache.size has a quarter of the
+// 8MiB disk tier, 2MiB, of its own: its 3.6 MB of pages never hold more
+// there, never push the other sites' files off the disk, and the newest
+// of them are hits from its share, before and after a restart.
+func TestDiskTierSiteShareIsBoundedAndKeptApart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := startDiskNodeWith(t, dir, "  size: 4MiB\n  max_object_size: 256KiB\nhosts:\n  - names: [share.test]\n    cache_size: 1MiB\n")
+	n.cfg = testbed.WriteConfig(t, filepath.Dir(n.cfg), strings.Replace(mustRead(t, n.cfg), "size: 64MiB", "size: 8MiB", 1))
+	n.restart(t)
+	ns := nsFor(t)
+	n.fillPages(t, ns, pageNames("shared", 10))
+	share := func(name string) result {
+		return get(t, n.c, n.rj.URL+page30K(ns, name, ns+"-"+name), "Host: share.test")
+	}
+	names := pageNames("own", 120)
+	for _, name := range names {
+		mustMissStored(t, share(name), "share.test: first request of "+name)
+	}
+	shareDir := filepath.Join(dir, "sites", "share.test")
+	const bound = 2<<20 + 32<<10 // the bound, and the one file written past it before the oldest go
+	filled := testbed.Poll(testbed.StopTimeout, func() bool {
+		b, _ := dirBytes(t, shareDir)
+		if b > bound {
+			t.Fatalf("share.test holds %d bytes on disk, over its 2MiB share", b)
+		}
+		return b > 3<<19 // 1.5 MiB: it filled its share
+	})
+	if !filled {
+		b, files := dirBytes(t, shareDir)
+		t.Fatalf("share.test holds %d bytes in %d files on disk: its share was never filled", b, files)
+	}
+	if _, files := dirBytes(t, dir); files != 10 {
+		t.Errorf("%d files in the shared tier, want the other site's 10 only", files)
+	}
+	for round, restart := range []bool{false, true} {
+		if restart {
+			n.restart(t)
+		}
+		for _, name := range names[len(names)-40:] { // 1.2 MB: more than its RAM
+			mustFreshHit(t, share(name), fmt.Sprintf("round %d: share.test %s", round+1, name))
+		}
+	}
+}

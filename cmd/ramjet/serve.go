@@ -40,6 +40,8 @@ type daemon struct {
 	fan     *purge.Fanout // nil on a single node
 	// handedOver: an upgrade's new process serves; this one only drains.
 	handedOver bool
+	// shares are the disk tiers of the sites with a cache of their own.
+	shares shares
 	edge       *edge // TLS and h2c listeners; nil when neither is configured
 	// api is the admin purge API, rebuilt by a reload (the sites' tokens).
 	api     atomic.Pointer[purge.API]
@@ -135,7 +137,7 @@ func (d *daemon) run() error {
 	if err != nil {
 		return err
 	}
-	if d.proxy, err = proxy.New(pc, proxy.Stores{Public: d.cache, Private: d.private}, d.log); err != nil {
+	if d.proxy, err = proxy.New(pc, proxy.Stores{Public: d.cache, Private: d.private, NewShare: d.newShare}, d.log); err != nil {
 		return err
 	}
 	defer d.proxy.Close()
@@ -149,6 +151,9 @@ func (d *daemon) run() error {
 	if tier != nil {
 		tier.Start(ctx)
 		defer d.closeDisk(tier) // after the fan-out and the servers: every purge applied
+		if err := d.openShares(); err != nil {
+			return err
+		}
 	}
 	resume := d.resumePosition(tier)
 	fan, err := d.startFanout(ctx, resume)

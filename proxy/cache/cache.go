@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"hash/maphash"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,15 +162,22 @@ func (c *Cache) Resize(size int64) error {
 	return nil
 }
 
+// Size is the byte bound.
+func (c *Cache) Size() uint64 { return c.store.c.GetMaximum() }
+
 // Len is the approximate number of objects held.
 func (c *Cache) Len() int { return c.store.c.EstimatedSize() }
 
 // Bytes is the weighted size of what is held.
 func (c *Cache) Bytes() uint64 { return c.store.c.WeightedSize() }
 
-// Close stops the store's maintenance goroutines. It is idempotent.
+// Close stops the store's maintenance goroutines and closes the lower
+// tier if it is an io.Closer. It is idempotent if the tier's Close is.
 func (c *Cache) Close() error {
 	c.store.c.StopAllGoroutines()
+	if cl, ok := c.lower.(io.Closer); ok {
+		return cl.Close()
+	}
 	return nil
 }
 
