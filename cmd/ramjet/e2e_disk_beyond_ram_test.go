@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -223,5 +225,77 @@ func TestDiskTierSiteShareIsBoundedAndKeptApart(t *testing.T) {
 		for _, name := range names[len(names)-40:] { // 1.2 MB: more than its RAM
 			mustFreshHit(t, share(name), fmt.Sprintf("round %d: share.test %s", round+1, name))
 		}
+	}
+}
+
+// An upgrade (SIGUSR2) with the disk tier: the new process loads the
+// files as after a clean stop, so the pages stay fresh hits and the
+// origin is not asked again; a purge the old process applies while the
+// new one serves (here an origin's purge header on a request in flight)
+// reaches the new one through the old one's handover journal.
+func TestUpgradeWithTheDiskTierKeepsPagesFreshAndHonoursThePurgesOfTheOldProcess(t *testing.T) {
+	t.Parallel()
+	o := startOrigin(t)
+	dir := t.TempDir()
+	cfg := testbed.WriteConfig(t, "", fmt.Sprintf("cache:\n  disk:\n    path: %q\n    size: 64MiB\n", dir))
+	u := startUpgradable(t, "--origin", o.URL, "--config", cfg)
+	ns := nsFor(t)
+	c := newClient(t)
+	pages := map[string]result{}
+	for _, name := range []string{"kept", "purged"} {
+		pages[name] = get(t, c, u.url+page30K(ns, name, ns+"-"+name))
+		mustMissStored(t, pages[name], "first request of "+name)
+	}
+	metric := func(name string) string {
+		m := regexp.MustCompile(`(?m)^` + name + ` ([0-9.e+]+)$`).FindStringSubmatch(string(get(t, c, u.admin+"/metrics").Body))
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	if !testbed.Poll(testbed.StopTimeout, func() bool { return metric("ramjet_disk_objects") == "2" }) {
+		t.Fatalf("ramjet_disk_objects = %q, want 2", metric("ramjet_disk_objects"))
+	}
+	// A request in flight at the old process when the new one serves,
+	// whose answer purges a page: the old process applies that purge
+	// after the new one loaded the files.
+	purger := make(chan error, 1)
+	go func() {
+		_, err := tryDo(newClient(t), http.MethodGet, u.url+"/e/"+ns+"/purger?mark="+ns+"-purger&sleep_ms=2500&"+
+			hq("X-LiteSpeed-Purge: tag="+ns+"-purged"), nil)
+		purger <- err
+	}()
+	if !testbed.Poll(5*time.Second, func() bool { return o.marked(ns + "-purger") }) {
+		t.Fatal("the purging request never reached the origin")
+	}
+	oldPid := u.cmd.Process.Pid
+	if err := u.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	if !testbed.Poll(5*time.Second, func() bool { return strings.Contains(u.output(), "upgraded: the new process serves") }) {
+		t.Fatalf("no upgrade within 5 s:\n%s", u.output())
+	}
+	if u.exited(0) {
+		t.Fatal("the old process exited with a request in flight")
+	}
+	if err := <-purger; err != nil {
+		t.Fatalf("the purging request: %v", err)
+	}
+	if !u.exited(15 * time.Second) {
+		t.Fatalf("the old process %d still runs 15 s after SIGUSR2", oldPid)
+	}
+	// The new process follows the journal every 10 ms.
+	if !testbed.Poll(2*time.Second, func() bool {
+		return !get(t, newClient(t), u.url+page30K(ns, "purged", ns+"-purged")).CacheStatus().FreshHit()
+	}) {
+		t.Fatal("the page the old process purged is still a fresh hit of the new one")
+	}
+	kept := get(t, newClient(t), u.url+page30K(ns, "kept", ns+"-kept"))
+	mustFreshHit(t, kept, "a page cached before the upgrade")
+	if kept.ID() != pages["kept"].ID() {
+		t.Fatalf("kept: body id %q, want the stored %q", kept.ID(), pages["kept"].ID())
+	}
+	if got := o.loggedRequests(t, "/e/"+ns+"/kept"); got != 1 {
+		t.Errorf("origin asked %d times for the kept page, want once (before the upgrade)", got)
 	}
 }

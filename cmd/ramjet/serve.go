@@ -22,6 +22,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/conf"
 	"github.com/ramjet-proxy/ramjet/proxy"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/cache/disk"
 	"github.com/ramjet-proxy/ramjet/proxy/waf"
 	"github.com/ramjet-proxy/ramjet/purge"
 )
@@ -42,7 +43,14 @@ type daemon struct {
 	handedOver bool
 	// shares are the disk tiers of the sites with a cache of their own.
 	shares shares
-	edge       *edge // TLS and h2c listeners; nil when neither is configured
+	// tier is the shared cache's disk tier; nil when off.
+	tier *disk.Tier
+	// journal has the purges applied since an upgrade's checkpoint.
+	journal journal
+	// followed: this process follows its predecessor's journal, so what
+	// it loaded is no gap.
+	followed bool
+	edge     *edge // TLS and h2c listeners; nil when neither is configured
 	// api is the admin purge API, rebuilt by a reload (the sites' tokens).
 	api     atomic.Pointer[purge.API]
 	cfg     *conf.Config
@@ -145,6 +153,7 @@ func (d *daemon) run() error {
 	if err != nil {
 		return err
 	}
+	d.tier = tier
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -152,6 +161,9 @@ func (d *daemon) run() error {
 		tier.Start(ctx)
 		defer d.closeDisk(tier) // after the fan-out and the servers: every purge applied
 		if err := d.openShares(); err != nil {
+			return err
+		}
+		if err := d.followPredecessor(ctx); err != nil {
 			return err
 		}
 	}
@@ -163,7 +175,7 @@ func (d *daemon) run() error {
 	if fan != nil {
 		defer fan.Close()
 	}
-	d.hub = purge.NewHub(d.proxy, fan, d.proxy.Metrics().Set())
+	d.hub = purge.NewHub(journaled{d}, fan, d.proxy.Metrics().Set())
 	d.fan = fan
 	d.proxy.SetPurger(d.hub)
 	api, err := d.newAPI(d.cfg)
@@ -304,7 +316,7 @@ func (d *daemon) startFanout(ctx context.Context, resume *purge.Position) (*purg
 		Gap:      gap,
 		GapGrace: time.Duration(d.cfg.Purge.GapGrace),
 		Resume:   resume,
-	}, d.proxy, d.log, d.proxy.Metrics().Set())
+	}, journaled{d}, d.log, d.proxy.Metrics().Set())
 	if err != nil {
 		return nil, err
 	}

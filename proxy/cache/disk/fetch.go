@@ -1,8 +1,10 @@
 package disk
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"os"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 )
@@ -15,13 +17,17 @@ import (
 func (t *Tier) Fetch(h uint64, key []byte) *cache.Object {
 	name := nameOf(string(key))
 	o, err := t.fetch(h, name, key)
-	if err != nil {
+	if err == nil {
+		return o
+	}
+	// Gone (another process sharing the directory, an upgrade's
+	// predecessor, deleted it) or damaged: either way out of the index.
+	if !errors.Is(err, os.ErrNotExist) {
 		t.log.Warn("disk tier: dropped an unreadable entry file", "file", t.pathOf(name), "err", err)
 		t.stats.corrupt.Add(1)
-		t.Purged(cache.Purge{Exact: string(key), At: math.MaxInt64})
-		return nil
 	}
-	return o
+	t.Purged(cache.Purge{Exact: string(key), At: math.MaxInt64})
+	return nil
 }
 
 func (t *Tier) fetch(h uint64, name string, key []byte) (*cache.Object, error) {

@@ -233,3 +233,31 @@ func TestObjectGoneFromRAMBeforeItsCopyIsCopiedOnlyIfNoPurgeTookIt(t *testing.T)
 		})
 	}
 }
+
+// Checkpoint applies what is queued and vouches for the files to one
+// successor: it loads them as clean (Handover), and a crash of it after
+// reads as a crash.
+func TestCheckpointVouchesForTheFilesToOneSuccessor(t *testing.T) {
+	dir := t.TempDir()
+	a := start(t, dir, Config{})
+	store(a, "http://s/1", cache.VarySpec{}, entry("", "1", "s\x00one"))
+	store(a, "http://s/2", cache.VarySpec{}, entry("", "2", "s\x00two"))
+	a.c.PurgeTag("s\x00two", false, 0)
+	if err := a.t.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, dir, Config{}) // a still runs, as during an upgrade
+	if l := b.t.Loaded(); !l.Clean || !l.Handover || l.Objects != 1 {
+		t.Fatalf("Loaded = %+v, want clean by handover with 1 object", l)
+	}
+	if lookup(b, "http://s/2", "") != nil {
+		t.Fatal("a purge queued before the checkpoint did not reach the files")
+	}
+	if err := a.t.Leave(); err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, dir, Config{}) // b "crashed"
+	if l := c.t.Loaded(); l.Clean || l.Handover {
+		t.Fatalf("Loaded = %+v after the successor crashed, want unclean", l)
+	}
+}

@@ -20,6 +20,9 @@ type Loaded struct {
 	// last purges may not have reached the disk): the caller must treat
 	// the loaded entries as a fan-out gap. True for an empty directory.
 	Clean bool
+	// Handover: the files were left by a running process handing over
+	// to this one (Checkpoint); Clean too.
+	Handover bool
 	// Objects and Entries were loaded into the cache; Kept more objects
 	// stayed on disk only (past Config.RAM).
 	Objects, Entries, Kept int
@@ -50,25 +53,30 @@ func (t *Tier) load() error {
 			return fmt.Errorf("disk: %w", err)
 		}
 	}
-	clean, err := takeClean(root)
+	clean, err := take(root, cleanFile)
 	if err != nil {
 		return err
 	}
+	handover, err := take(root, handoverFile)
+	if err != nil {
+		return err
+	}
+	t.loaded.Handover = handover && !clean
 	found, err := t.list()
 	if err != nil {
 		return err
 	}
-	t.loaded.Clean = clean || len(found) == 0
+	t.loaded.Clean = clean || handover || len(found) == 0
 	t.readAll(found)
 	t.delete(t.evict())
 	t.loaded.Took = time.Since(began)
 	return nil
 }
 
-// takeClean reports whether the last run left the clean marker, and
-// removes it durably: a crash from now on must read as unclean.
-func takeClean(root string) (bool, error) {
-	err := os.Remove(filepath.Join(root, cleanFile))
+// take reports whether the last run left the marker name, and removes
+// it durably: a crash from now on must read as unclean.
+func take(root, name string) (bool, error) {
+	err := os.Remove(filepath.Join(root, name))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -246,15 +254,7 @@ func (t *Tier) markClean() error {
 	if err := syncFS(root); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(root, cleanFile))
-	if err != nil {
-		return fmt.Errorf("disk: clean marker: %w", err)
-	}
-	err = errors.Join(f.Sync(), f.Close())
-	if err != nil {
-		return fmt.Errorf("disk: clean marker: %w", err)
-	}
-	return syncDir(root)
+	return t.mark(cleanFile)
 }
 
 // syncFS flushes the whole filesystem of dir: every copy and every

@@ -62,7 +62,8 @@ type Tier struct {
 	// The files by name, oldest written first.
 	files map[string]*file
 	order list.List
-	wake  chan struct{} // a purge is waiting
+	wake  chan struct{}      // a purge is waiting
+	flush chan chan struct{} // Checkpoint's requests to the writer
 	stop  chan struct{}
 	done  chan struct{}
 	once  sync.Once
@@ -119,7 +120,7 @@ func Open(cfg Config, c *cache.Cache) (*Tier, error) {
 		cfg.Retry = 30 * time.Second
 	}
 	t := &Tier{cfg: cfg, c: c, log: cfg.Log, puts: make(chan put, cfg.Queue), wake: make(chan struct{}, 1),
-		stop: make(chan struct{}), done: make(chan struct{}), files: map[string]*file{}}
+		stop: make(chan struct{}), done: make(chan struct{}), files: map[string]*file{}, flush: make(chan chan struct{})}
 	if t.log == nil {
 		t.log = slog.Default()
 	}
@@ -194,6 +195,9 @@ func (t *Tier) run(ctx context.Context) {
 			t.applyPurges() // a purge queued before the copy was taken goes first
 			t.write(p)
 		case <-t.wake:
+		case done := <-t.flush:
+			t.drain()
+			close(done)
 		case <-t.stop:
 			return
 		case <-ctx.Done():
@@ -440,6 +444,10 @@ const (
 	objectsDir = "objects"
 	tmpDir     = "tmp"
 	cleanFile  = "clean"
+	// handoverFile vouches for the files to an upgrade's successor: every
+	// purge before it reached them (Checkpoint); those after it reach
+	// the successor another way.
+	handoverFile = "handover"
 )
 
 // nameOf is the file name of a key: a hash, so any key makes a safe name;
