@@ -97,9 +97,6 @@ func TestWorkingSetLargerThanRAMIsServedFromDisk(t *testing.T) {
 		store(a, k, cache.VarySpec{}, entry("", body+k))
 	}
 	written(t, a, 40) // RAM evicted most before the writer got to them
-	if a.c.Bytes() > 256<<10 {
-		t.Fatalf("RAM holds %d bytes, over its bound", a.c.Bytes())
-	}
 	for range 2 {
 		for _, k := range keys {
 			got := fetch(a, k, "")

@@ -124,8 +124,9 @@ func (t *Tier) readAll(found []onDisk) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte // for the files that stay on disk only
 			for i := next.Add(1) - 1; i < int64(len(found)); i = next.Add(1) - 1 {
-				f, n, why := t.read(found[i].name, &ram)
+				f, n, why := t.read(found[i].name, &ram, &buf)
 				mu.Lock()
 				t.count(n, why)
 				mu.Unlock()
@@ -164,10 +165,21 @@ func (t *Tier) count(entries, why int) {
 }
 
 // read loads one file into the cache while ram allows; a file that is
-// corrupt, is not its key's, or holds nothing servable is deleted.
-func (t *Tier) read(name string, ram *atomic.Int64) (*file, int, int) {
+// corrupt, is not its key's, or holds nothing servable is deleted. Once
+// RAM is full the files are only checked and indexed: read into buf,
+// which the next one reuses (nothing of them is kept but their key, tags
+// and times), and revived when a fetch reads them again.
+func (t *Tier) read(name string, ram *atomic.Int64, buf *[]byte) (*file, int, int) {
 	path := t.pathOf(name)
-	b, err := readFile(path)
+	onlyDisk := t.cfg.RAM > 0 && ram.Load() > t.cfg.RAM
+	var b []byte
+	var err error
+	if onlyDisk {
+		b, err = readFileInto(path, *buf)
+		*buf = b
+	} else {
+		b, err = readFile(path)
+	}
 	var o *object
 	if err == nil {
 		o, err = decode(b)
@@ -180,12 +192,19 @@ func (t *Tier) read(name string, ram *atomic.Int64) (*file, int, int) {
 		_ = os.Remove(path) // best effort: unreadable now, unreadable at the next start
 		return nil, 0, readCorrupt
 	}
-	t.keepServable(o)
+	if onlyDisk {
+		t.keepUnexpired(o)
+	} else {
+		t.keepServable(o)
+	}
 	if len(o.variants) == 0 {
 		_ = os.Remove(path) // best effort, as above
 		return nil, 0, readExpired
 	}
 	f := newFile(name, o, int64(len(b)))
+	if onlyDisk {
+		return f, 0, readKept
+	}
 	size := int64(0)
 	for _, e := range o.variants {
 		size += int64(e.Size())
@@ -203,7 +222,10 @@ func (t *Tier) read(name string, ram *atomic.Int64) (*file, int, int) {
 // readFile is os.ReadFile in four system calls (open, fstat, read,
 // close): at start there is one file per URL, and os.File's poller
 // set-up costs more than the read of a small file.
-func readFile(path string) ([]byte, error) {
+func readFile(path string) ([]byte, error) { return readFileInto(path, nil) }
+
+// readFileInto is readFile into buf when it has room.
+func readFileInto(path string, buf []byte) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
@@ -213,7 +235,12 @@ func readFile(path string) ([]byte, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	b := make([]byte, st.Size)
+	b := buf[:0]
+	if int64(cap(b)) >= st.Size {
+		b = b[:st.Size]
+	} else {
+		b = make([]byte, st.Size)
+	}
 	for n := 0; n < len(b); {
 		m, err := unix.Read(fd, b[n:])
 		if err == unix.EINTR {
@@ -228,6 +255,18 @@ func readFile(path string) ([]byte, error) {
 		n += m
 	}
 	return b, nil
+}
+
+// keepUnexpired drops the variants that expired.
+func (t *Tier) keepUnexpired(o *object) {
+	now := t.c.Now()
+	kept := o.variants[:0]
+	for _, e := range o.variants {
+		if !e.Expired(now) {
+			kept = append(kept, e)
+		}
+	}
+	o.variants = kept
 }
 
 // keepServable drops the variants that expired or that their owner
