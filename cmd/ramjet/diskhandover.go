@@ -156,7 +156,9 @@ func (d *daemon) followJournal(ctx context.Context) error {
 				return
 			case <-tick.C:
 			}
-			gone := syscall.Kill(old, 0) == syscall.ESRCH
+			// Gone: reaped, or exited and this process handed to another
+			// parent (a zombie nobody reaps still answers kill 0).
+			gone := syscall.Kill(old, 0) == syscall.ESRCH || os.Getppid() != old
 			ended, err := d.applyJournal(r)
 			if err != nil {
 				d.log.Error("upgrade: the handover journal", "err", err)
