@@ -258,3 +258,4 @@ func TestCheckpointVouchesForTheFilesToOneSuccessor(t *testing.T) {
 		t.Fatalf("Loaded = %+v after the successor crashed, want unclean", l)
 	}
 }
+
