@@ -16,7 +16,7 @@ type firstLower struct {
 }
 
 func (l *firstLower) Stored(uint64, *Object, uint64) {}
-func (l *firstLower) Seq() uint64                     { return 0 }
+func (l *firstLower) Seq() uint64                    { return 0 }
 func (l *firstLower) Purged(Purge) {
 	servable := false
 	if o := l.c.Lookup(l.h, []byte(l.key)); o != nil && o.PassUntil == 0 {

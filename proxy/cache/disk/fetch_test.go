@@ -258,4 +258,3 @@ func TestCheckpointVouchesForTheFilesToOneSuccessor(t *testing.T) {
 		t.Fatalf("Loaded = %+v after the successor crashed, want unclean", l)
 	}
 }
-
