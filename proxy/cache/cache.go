@@ -130,25 +130,28 @@ func (c *Cache) VariantsDropped() uint64 { return c.variantsDropped.Load() }
 // until the given unix-nano time, requests for it skip coalescing.
 func (c *Cache) MarkPass(h uint64, key string, until int64) {
 	// What RAM drops for answering uncacheably must not come back from
-	// the lower tier (lower.go: the tier first).
-	c.lowerPurge(Purge{Exact: key, At: always})
-	o := &Object{Key: key, PassUntil: until}
-	o.account()
-	c.store.Set(h, o)
+	// the lower tier.
+	c.purgeAround(Purge{Exact: key, At: always}, func() {
+		o := &Object{Key: key, PassUntil: until}
+		o.account()
+		c.store.Set(h, o)
+	})
 }
 
 // Remove drops every variant of key. It reports whether there was one.
 func (c *Cache) Remove(h uint64, key []byte) bool {
-	c.lowerPurgeKey(key) // the lower tier may hold a key RAM no longer does
 	removed := false
-	// Check and delete under the bucket lock, so an object stored under
-	// another key with the same hash in between is never removed.
-	c.store.c.ComputeIfPresent(h, func(o *Object) (*Object, otter.ComputeOp) {
-		if o.Key != string(key) {
-			return o, otter.CancelOp
-		}
-		removed = true
-		return nil, otter.InvalidateOp
+	// The lower tier may hold a key RAM no longer does. Check and delete
+	// under the bucket lock, so an object stored under another key with
+	// the same hash in between is never removed.
+	c.purgeAround(Purge{Exact: string(key), At: always}, func() {
+		c.store.c.ComputeIfPresent(h, func(o *Object) (*Object, otter.ComputeOp) {
+			if o.Key != string(key) {
+				return o, otter.CancelOp
+			}
+			removed = true
+			return nil, otter.InvalidateOp
+		})
 	})
 	return removed
 }

@@ -10,10 +10,12 @@ import "math"
 // never leave a purged page on disk.
 //
 // A tier that is also a Fetcher gives back, on a miss, what RAM no longer
-// holds (Fetch): the cache then holds more than RAM. Every purge reaches
-// the tier before RAM: a copy the tier gives back while the purge is on
-// its way is then in RAM, with its tags interned, when RAM applies it —
-// never a purged page brought back behind the purge.
+// holds (Fetch): the cache then holds more than RAM. So every purge
+// reaches the tier twice (purgeAround): before RAM applies it, so a copy
+// the tier gives back while the purge is on its way is in RAM, with its
+// tags interned, when RAM applies it; and after, so a copy the tier's
+// writer took while RAM still held the page goes too. Never is a purged
+// page brought back behind the purge.
 
 // Lower is a tier under the cache. Stored must not block; Purged must not
 // lose the purge (a purge the tier missed would come back at restart).
@@ -99,10 +101,12 @@ func (c *Cache) lowerPurge(p Purge) {
 // keyIs matches one key.
 func keyIs(key string) func(string) bool { return func(k string) bool { return k == key } }
 
-func (c *Cache) lowerPurgeKey(key []byte) {
-	if c.lower != nil {
-		c.lower.Purged(Purge{Exact: string(key), At: always})
-	}
+// purgeAround hands p to the lower tier before and after apply, RAM's
+// part of the purge.
+func (c *Cache) purgeAround(p Purge, apply func()) {
+	c.lowerPurge(p)
+	apply()
+	c.lowerPurge(p)
 }
 
 // always is At for purges of keys: whatever their age.
