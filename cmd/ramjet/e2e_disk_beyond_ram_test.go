@@ -299,3 +299,27 @@ func TestUpgradeWithTheDiskTierKeepsPagesFreshAndHonoursThePurgesOfTheOldProcess
 		t.Errorf("origin asked %d times for the kept page, want once (before the upgrade)", got)
 	}
 }
+
+// A reload that takes a site's cache_size away drops its share on disk
+// with its files once the old generation drained: purges of the site no
+// longer reach them, so they must never be loaded again.
+func TestDiskTierShareDroppedByAReloadLeavesNoFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := startDiskNodeWith(t, dir, "hosts:\n  - names: [share.test]\n    cache_size: 1MiB\n")
+	ns := nsFor(t)
+	for _, name := range pageNames("own", 3) {
+		mustMissStored(t, get(t, n.c, n.rj.URL+page30K(ns, name, ns+"-"+name), "Host: share.test"), "share.test: "+name)
+	}
+	shareDir := filepath.Join(dir, "sites", "share.test")
+	if !testbed.Poll(testbed.StopTimeout, func() bool { _, files := dirBytes(t, shareDir); return files == 3 }) {
+		_, files := dirBytes(t, shareDir)
+		t.Fatalf("share.test has %d files on disk, want 3", files)
+	}
+	testbed.WriteConfig(t, filepath.Dir(n.cfg), fmt.Sprintf("cache:\n  disk:\n    path: %q\n    size: 64MiB\n", dir))
+	n.rj.Signal(t, syscall.SIGHUP)
+	if !testbed.Poll(testbed.StopTimeout, func() bool { _, err := os.Stat(shareDir); return os.IsNotExist(err) }) {
+		_, files := dirBytes(t, shareDir)
+		t.Fatalf("share.test's directory still holds %d files after the reload dropped its cache_size", files)
+	}
+}
