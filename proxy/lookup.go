@@ -27,6 +27,9 @@ func stageLookup(r *request) verdict {
 		return r.toFill(nil, fwdMiss, false) // never shared: nothing to wait for
 	}
 	o := r.s.cache.Lookup(r.h, r.key)
+	if o == nil && !r.inline { // an inline request must not wait for the disk
+		o = r.s.cache.Fetch(r.h, r.key) // the disk tier's copy: a hit too
+	}
 	switch {
 	case o == nil:
 		return r.toFill(nil, fwdMiss, true)

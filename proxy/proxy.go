@@ -62,9 +62,11 @@ type Stores struct {
 	// Private keeps per-user entries apart, bounded on its own; nil
 	// disables the private cache (private responses are then passed).
 	Private *cache.Cache
-	// NewShare makes the own cache of a site with a CacheSize; nil:
-	// cache.New with the wall clock.
-	NewShare func(size int64) (*cache.Cache, error)
+	// NewShare makes the own cache of a site with a CacheSize, given the
+	// site's label (its first name); nil: cache.New with the wall clock.
+	// Closing the cache is the proxy's: it closes one no site uses any
+	// more, and every one at Close.
+	NewShare func(label string, size int64) (*cache.Cache, error)
 }
 
 // New builds a proxy serving cfg from the stores. Start begins its

@@ -81,13 +81,13 @@ type siteStates struct {
 	m   map[string]*siteState
 	set *metrics.Set
 	// newShare makes a site's own cache (Stores.NewShare).
-	newShare func(size int64) (*cache.Cache, error)
+	newShare func(label string, size int64) (*cache.Cache, error)
 	stats    sitestats.Config // the current bounds of new states' stats; guarded by mu
 }
 
-func newSiteStates(set *metrics.Set, newShare func(int64) (*cache.Cache, error)) *siteStates {
+func newSiteStates(set *metrics.Set, newShare func(string, int64) (*cache.Cache, error)) *siteStates {
 	if newShare == nil {
-		newShare = func(size int64) (*cache.Cache, error) { return cache.New(cache.Config{Size: size}) }
+		newShare = func(_ string, size int64) (*cache.Cache, error) { return cache.New(cache.Config{Size: size}) }
 	}
 	return &siteStates{m: map[string]*siteState{}, set: set, newShare: newShare}
 }
@@ -171,7 +171,7 @@ func (ss *siteStates) bind(s *site, shared *cache.Cache, m *made) error {
 		s.cache = st.share
 		return nil
 	}
-	c, err := ss.newShare(s.CacheSize)
+	c, err := ss.newShare(st.label, s.CacheSize)
 	if err != nil {
 		return fmt.Errorf("proxy: site %s: cache_size: %w", st.label, err)
 	}
