@@ -333,3 +333,22 @@ func parseCommandLine(args []string) error {
 	}
 	return nil
 }
+
+// TestEveryCommandIsDocumented: each command the usage names has its
+// entry in ramjet(8) and its line in the operations page's synopsis.
+func TestEveryCommandIsDocumented(t *testing.T) {
+	man := readDoc(t, "docs/man/ramjet.8.md")
+	ops := readDoc(t, "docs/operations.md")
+	names := regexp.MustCompile(`(?m)^\s+ramjet ([a-z-]+)`).FindAllStringSubmatch(usage, -1)
+	if len(names) < 5 {
+		t.Fatalf("found %d commands in the usage", len(names))
+	}
+	for _, m := range names {
+		if !strings.Contains(man, "\n`"+m[1]+"`") && !strings.Contains(man, "\n`"+m[1]+" ") {
+			t.Errorf("ramjet(8) (docs/man/ramjet.8.md) has no entry for ramjet %s", m[1])
+		}
+		if !strings.Contains(ops, "\nramjet "+m[1]+" ") && !strings.Contains(ops, "\nramjet "+m[1]+"\n") {
+			t.Errorf("docs/operations.md's synopsis has no line for ramjet %s", m[1])
+		}
+	}
+}
