@@ -308,6 +308,13 @@ func checkFlagsExist(t *testing.T, where string, args []string) {
 // parseCommandLine parses args (after "ramjet") as the command does,
 // running nothing; the error is what the command would print.
 func parseCommandLine(args []string) error {
+	_, err := parseCommandLineOutput(args)
+	return err
+}
+
+// parseCommandLineOutput is parseCommandLine with what the command
+// printed (its flags' help for -h).
+func parseCommandLineOutput(args []string) (string, error) {
 	var stderr bytes.Buffer
 	var err error
 	switch args[0] {
@@ -324,14 +331,32 @@ func parseCommandLine(args []string) error {
 	case "top":
 		_, err = parseTop(args[1:], &stderr)
 	case "version":
-		return nil
+		return "", nil
 	default:
-		return fmt.Errorf("ramjet has no command %q", args[0])
+		return "", fmt.Errorf("ramjet has no command %q", args[0])
 	}
 	if err != nil {
-		return errors.New(strings.TrimSpace(strings.Split(stderr.String(), "\n")[0]) + " (" + err.Error() + ")")
+		return stderr.String(), errors.New(strings.TrimSpace(strings.Split(stderr.String(), "\n")[0]) + " (" + err.Error() + ")")
 	}
-	return nil
+	return stderr.String(), nil
+}
+
+// TestEveryFlagIsInTheManPage: each flag a command defines (as its -h
+// lists them) is named in ramjet(8).
+func TestEveryFlagIsInTheManPage(t *testing.T) {
+	man := readDoc(t, "docs/man/ramjet.8.md")
+	for _, cmd := range [][]string{{"serve"}, {"check"}, {"purge"}, {"reopen-logs"}, {"wp", "scan"}, {"wp", "enable"}, {"wp", "disable"}, {"top"}} {
+		help, _ := parseCommandLineOutput(append(slices.Clone(cmd), "-h"))
+		flags := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`).FindAllStringSubmatch(help, -1)
+		if len(flags) == 0 {
+			t.Errorf("ramjet %s -h listed no flags:\n%s", strings.Join(cmd, " "), help)
+		}
+		for _, f := range flags {
+			if !strings.Contains(man, "`--"+f[1]) && !strings.Contains(man, "`-"+f[1]+"`") && !strings.Contains(man, "`-"+f[1]+" ") {
+				t.Errorf("ramjet(8) does not name ramjet %s's flag --%s", strings.Join(cmd, " "), f[1])
+			}
+		}
+	}
 }
 
 // TestEveryCommandIsDocumented: each command the usage names has its
