@@ -1,0 +1,40 @@
+package testbed
+
+import (
+	"os"
+	"syscall"
+	"testing"
+)
+
+// NginxFiles is an nginx running a configuration the test wrote itself
+// (in a temporary directory, never /etc), with its master process, so
+// that `nginx -s reload` reloads it gracefully as in production.
+type NginxFiles struct {
+	Conf string
+	p    *proc
+}
+
+// StartNginxFiles starts nginx on conf and returns once addr accepts
+// connections; the configuration must name its pid and error log files
+// (errorLog, shown when the test fails). It is stopped at cleanup.
+func StartNginxFiles(t testing.TB, conf, addr, errorLog string) *NginxFiles {
+	t.Helper()
+	if _, err := os.Stat(nginxBin); err != nil {
+		t.Fatalf("testbed: %s not found: install the Debian package nginx-light (or nginx): %v", nginxBin, err)
+	}
+	p, _, err := startListening(procSpec{bin: nginxBin, args: []string{"-c", conf, "-g", "daemon off;"}, group: true}, addr, errorLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &NginxFiles{Conf: conf, p: p}
+	t.Cleanup(func() {
+		p.stop(syscall.SIGTERM)
+		if t.Failed() {
+			t.Logf("nginx logs:\n%s", procLogs(p, errorLog))
+		}
+	})
+	return n
+}
+
+// Bin is the nginx binary.
+func (n *NginxFiles) Bin() string { return nginxBin }
