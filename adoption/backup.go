@@ -19,6 +19,7 @@ type Manifest struct {
 	RamjetPID  int      `json:"ramjet_pid"`  // the ramjet --apply started; 0 before
 	RamjetConf string   `json:"ramjet_conf"` // its configuration
 	Listens    []string `json:"listens"`     // the addresses ramjet took
+	Origin     string   `json:"origin"`      // where the web server moved
 }
 
 const manifestName = "manifest.json"

@@ -38,7 +38,7 @@ func Rollback(ctx context.Context, web WebServer, b *Backup, log io.Writer) erro
 			return err
 		}
 		for _, a := range b.Listens {
-			if err := waitListeners(ctx, a, 2); err != nil {
+			if err := waitListeners(ctx, a, "the web server's too", func(n int) bool { return n >= 2 }); err != nil {
 				return fmt.Errorf("web server did not take %s back beside ramjet: %w", a, err)
 			}
 		}
@@ -56,6 +56,9 @@ func Rollback(ctx context.Context, web WebServer, b *Backup, log io.Writer) erro
 	}
 	if err := web.Reload(ctx); err != nil {
 		return err
+	}
+	if err := waitListeners(ctx, b.Origin, "none", func(n int) bool { return n == 0 }); err != nil {
+		return fmt.Errorf("the web server still listens on the origin address: %w", err)
 	}
 	return os.Rename(filepath.Join(b.Dir, manifestName), filepath.Join(b.Dir, manifestName+".rolled-back"))
 }

@@ -92,8 +92,9 @@ func listeners(addr string) (int, error) {
 	return n, nil
 }
 
-// waitListeners waits until at least n sockets listen on addr's port.
-func waitListeners(ctx context.Context, addr string, n int) error {
+// waitListeners waits until the count of sockets listening on addr's
+// port satisfies ok (a reload returns before the server acts on it).
+func waitListeners(ctx context.Context, addr string, what string, ok func(int) bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	for {
@@ -101,12 +102,12 @@ func waitListeners(ctx context.Context, addr string, n int) error {
 		if err != nil {
 			return err
 		}
-		if got >= n {
+		if ok(got) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("adoption: %d sockets listen on %s, waited for %d", got, addr, n)
+			return fmt.Errorf("adoption: %d sockets listen on %s, waited for %s", got, addr, what)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

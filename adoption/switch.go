@@ -106,7 +106,15 @@ func (s *Switch) Run(ctx context.Context) (err error) {
 	if err := WriteFiles(s.Moved); err != nil {
 		return err
 	}
-	return s.Web.Reload(ctx)
+	if err := s.Web.Reload(ctx); err != nil {
+		return err
+	}
+	for _, a := range s.Backup.Listens {
+		if err := waitListeners(ctx, a, "ramjet's alone", func(n int) bool { return n == 1 }); err != nil {
+			return fmt.Errorf("the web server keeps listening beside ramjet: %w", err)
+		}
+	}
+	return nil
 }
 
 // tested writes files and has the web server test them; on failure the
@@ -124,7 +132,10 @@ func (s *Switch) tested(ctx context.Context, files map[string][]byte) error {
 // restore writes the original files back and reloads.
 func (s *Switch) restore(ctx context.Context) error {
 	s.logf("web server: back to its original configuration (reload)")
-	return errors.Join(WriteFiles(s.Files), s.Web.Reload(ctx))
+	if err := errors.Join(WriteFiles(s.Files), s.Web.Reload(ctx)); err != nil {
+		return err
+	}
+	return waitListeners(ctx, s.Plan.Origin, "none", func(n int) bool { return n == 0 })
 }
 
 func (s *Switch) startRamjet(ctx context.Context) (int, error) {

@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -62,6 +63,7 @@ http {
 	uwsgi_temp_path %[2]s/tmp;
 	scgi_temp_path %[2]s/tmp;
 	default_type text/plain;
+	log_not_found off;
 	include sites-enabled/*.conf;
 }
 `, user, h.dir, h.errorLog))
@@ -356,15 +358,7 @@ func TestAdoptNginxApplyUnderLoadRefusesNoRequestAndRollbackRestoresThePorts(t *
 	if r.Status != 200 || r.Header.Get("Cache-Status") != "" {
 		t.Fatalf("nginx on the origin address: %d %v", r.Status, r.Header)
 	}
-	backup, err := os.ReadFile(filepath.Join(h.dir, "backup", "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	if _, err := fmt.Sscanf(string(backup[strings.Index(string(backup), `"ramjet_pid": `)+len(`"ramjet_pid": `):]), "%d", &pid); err != nil || pid == 0 {
-		t.Fatalf("manifest names no ramjet: %s", backup)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // the rollback stops it; a failed test must too
+	pid := h.ramjetPID(t)
 
 	load = startAdoptLoad(t, h, 6)
 	time.Sleep(300 * time.Millisecond)
@@ -390,4 +384,109 @@ func TestAdoptNginxApplyUnderLoadRefusesNoRequestAndRollbackRestoresThePorts(t *
 	if _, err := net.DialTimeout("tcp", h.origin, time.Second); err == nil {
 		t.Fatalf("nginx still listens on the origin address %s after the rollback", h.origin)
 	}
+}
+
+// ramjetPID is the pid of the ramjet --apply started, from the backup's
+// manifest; the test kills it at cleanup if a rollback did not.
+func (h *adoptHost) ramjetPID(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(h.dir, "backup", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		PID int `json:"ramjet_pid"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.PID == 0 {
+		t.Fatalf("manifest names no ramjet (%v): %s", err, b)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(m.PID, syscall.SIGKILL) })
+	return m.PID
+}
+
+// untouched fails the test unless adopt left everything as it was: the
+// files, nginx alone on its public address, no backup to roll back to.
+func (h *adoptHost) untouched(t *testing.T) {
+	t.Helper()
+	h.unchanged(t)
+	if _, err := os.Stat(filepath.Join(h.dir, "backup", "manifest.json")); err == nil {
+		t.Errorf("a backup to roll back to was left")
+	}
+	if c, err := net.DialTimeout("tcp", h.origin, time.Second); err == nil {
+		c.Close()
+		t.Errorf("something listens on the origin address %s", h.origin)
+	}
+	r := get(t, &http.Client{Timeout: 10 * time.Second}, "http://"+h.plain+"/", "Host: s01.test")
+	if r.Status != 200 || r.Header.Get("Cache-Status") != "" {
+		t.Errorf("s01.test on nginx's address: %d %v", r.Status, r.Header)
+	}
+}
+
+func TestAdoptNginxRefusesBadInputAndChangesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		break_ func(h *adoptHost) string // breaks the host's files; returns what the error must say
+	}{
+		{"a config nginx -t refuses", func(h *adoptHost) string {
+			h.write(t, "sites-enabled/s02.test.conf", "server {\n\tlisten "+h.plain+";\n\tserver_name s02.test;\n\tno_such_directive on;\n}\n")
+			return `unknown directive "no_such_directive" in ` + filepath.Join(h.dir, "sites-enabled", "s02.test.conf") + ":4"
+		}},
+		{"a certificate that does not load", func(h *adoptHost) string {
+			h.write(t, "t01.pem", "-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n")
+			text := strings.Replace(h.files[filepath.Join(h.dir, "sites-enabled", "t01.test.conf")], filepath.Join(h.pki.dir, "t01.test.crt"), filepath.Join(h.dir, "t01.pem"), 1)
+			h.write(t, "sites-enabled/t01.test.conf", text)
+			return `cannot load certificate "` + filepath.Join(h.dir, "t01.pem") + `"`
+		}},
+		{"a duplicate server_name", func(h *adoptHost) string {
+			h.write(t, "sites-enabled/zz-dup.conf", "server {\n\tlisten "+h.plain+";\n\tserver_name www.s05.test;\n}\n")
+			return filepath.Join(h.dir, "sites-enabled", "zz-dup.conf") + `:1: server_name "www.s05.test" on ` + h.plain + " is already declared at " + filepath.Join(h.dir, "sites-enabled", "s05.test.conf") + ":1"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newAdoptHost(t, "")
+			h.start(t)
+			want := tc.break_(h)
+			out := filepath.Join(h.dir, "ramjet.yaml")
+			code, output := h.adopt(t, "--out", out, "--apply")
+			if code != 1 || !strings.Contains(output, want) {
+				t.Fatalf("adopt --apply exited %d, want 1 saying %q:\n%s", code, want, output)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("ramjet's configuration was written")
+			}
+			h.untouched(t)
+		})
+	}
+}
+
+func TestAdoptNginxShadowCheckStopsOnADifferingSiteAndExcludeLeavesItOut(t *testing.T) {
+	// wild.test answers differently whenever a proxy names the client:
+	// through ramjet it would fail.
+	h := newAdoptHost(t, "\tif ($http_x_forwarded_for) { return 503; }\n")
+	h.start(t)
+	out := filepath.Join(h.dir, "ramjet.yaml")
+	code, output := h.adopt(t, "--out", out, "--apply")
+	if want := "wild.test: /: status 503 through ramjet, 200 from the web server"; code != 1 || !strings.Contains(output, want) || strings.Contains(output, "s01.test:") {
+		t.Fatalf("adopt --apply exited %d, want 1 naming only %q:\n%s", code, want, output)
+	}
+	h.untouched(t)
+
+	code, output = h.adopt(t, "--out", out, "--apply", "--exclude", "wild.test")
+	if code != 0 {
+		t.Fatalf("adopt --apply --exclude wild.test exited %d:\n%s", code, output)
+	}
+	h.ramjetPID(t)
+	for _, host := range readAdopted(t, out).Hosts {
+		if cached := host.Cache == nil || *host.Cache; cached == (host.Names[0] == "wild.test") {
+			t.Errorf("%s: cache %v", host.Names[0], cached)
+		}
+	}
+	r := get(t, &http.Client{Timeout: 10 * time.Second}, "http://"+h.plain+"/", "Host: s01.test")
+	if r.Status != 200 || r.Header.Get("Cache-Status") == "" {
+		t.Fatalf("s01.test after --apply: %d %v", r.Status, r.Header)
+	}
+	if code, output := testbed.RunRamjet(t, 3*time.Minute, "adopt", "--rollback", "--backup", filepath.Join(h.dir, "backup")); code != 0 {
+		t.Fatalf("adopt --rollback exited %d:\n%s", code, output)
+	}
+	h.unchanged(t)
 }
