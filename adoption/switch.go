@@ -146,10 +146,17 @@ func (s *Switch) startRamjet(ctx context.Context) (int, error) {
 			_ = f.Close() // ramjet holds its own copies
 		}
 	}()
-	for _, addr := range []string{s.Plan.Listen, s.Plan.TLSListen} {
-		if addr == "" {
-			continue
+	if l, ok := s.Web.(Lender); ok {
+		socks, err := l.Lend(ctx, s.Backup.Listens)
+		if err != nil {
+			return 0, err
 		}
+		for _, a := range s.Backup.Listens {
+			names = append(names, "tcp:"+a)
+		}
+		return s.Start(ctx, socks, names)
+	}
+	for _, addr := range s.Backup.Listens {
 		f, err := ListenReusePort(ctx, addr)
 		if err != nil {
 			return 0, err

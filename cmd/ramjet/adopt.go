@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/ramjet-proxy/ramjet/adoption"
+	"github.com/ramjet-proxy/ramjet/adoption/apache"
 	"github.com/ramjet-proxy/ramjet/adoption/nginx"
 )
 
@@ -55,9 +56,9 @@ func adoptCmd(args []string, stdout, stderr io.Writer) int {
 type usageError struct{ error }
 
 type adoptFlags struct {
-	conf, bin, pools, group   string
-	dryRun, apply, shadowOnly bool
-	job                       adoption.Job
+	conf, bin, pools, group, modules string
+	dryRun, apply, shadowOnly        bool
+	job                              adoption.Job
 }
 
 func adoptServer(ctx context.Context, server string, args []string, stdout, stderr io.Writer) error {
@@ -76,6 +77,7 @@ func adoptServer(ctx context.Context, server string, args []string, stdout, stde
 	fs.StringVar(&j.Admin, "admin", "127.0.0.1:9090", "ramjet's admin listener")
 	fs.StringVar(&j.TokenDir, "token-dir", "/etc/ramjet/tokens", "directory of the per-site token files")
 	fs.StringVar(&f.group, "ramjet-group", "ramjet", "ramjet's group, which reads the token files")
+	fs.StringVar(&f.modules, "apache-modules", "/usr/lib/apache2/modules", "Apache's module directory (mod_remoteip.so)")
 	fs.StringVar(&f.pools, "php-pools", "/etc/php/*/fpm/pool.d/*.conf", "php-fpm pool files, for each site's PHP user")
 	fs.StringVar(&j.Backup, "backup", "/var/lib/ramjet/adopt", "where --apply keeps the web server's files for --rollback")
 	fs.Func("exclude", "a site (any of its names) ramjet passes through uncached; repeatable or comma-separated", func(s string) error {
@@ -126,7 +128,13 @@ func (f *adoptFlags) read(ctx context.Context, server string, pools map[string]s
 		j.Web, j.Files, j.Sites, j.Notes, j.Edits = b, c.Files(), c.Sites(), c.Notes, c.Edits
 		return nil
 	}
-	return fmt.Errorf("%s: not yet", server)
+	b := apache.Binary{Path: f.bin, Conf: f.conf}
+	c, err := b.Load(ctx, pools)
+	if err != nil {
+		return err
+	}
+	j.Web, j.Files, j.Sites, j.Notes, j.Edits = b, c.Files, c.Sites(), c.Notes, c.Edits(f.modules)
+	return nil
 }
 
 func adoptRollback(ctx context.Context, args []string, stderr io.Writer) error {
@@ -144,6 +152,8 @@ func adoptRollback(ctx context.Context, args []string, stderr io.Writer) error {
 	switch b.Server {
 	case "nginx":
 		web = nginx.Binary{Path: b.Bin, Conf: b.Conf}
+	case "apache":
+		web = apache.Binary{Path: b.Bin, Conf: b.Conf}
 	default:
 		return fmt.Errorf("backup %s: unknown web server %q", *dir, b.Server)
 	}
