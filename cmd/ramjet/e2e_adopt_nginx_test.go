@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -268,9 +269,10 @@ func TestAdoptNginxDryRunShowsTheMoveAsADiffAndChangesNothing(t *testing.T) {
 	}
 }
 
-// adoptLoad requests the host's sites over new connections and
-// keep-alive ones until stopped, counting answers and failures (a
-// transport error, or an answer that is not the site's page).
+// adoptLoad requests URLs over new connections and keep-alive ones
+// until stopped, counting answers and failures (a transport error, or
+// an answer that is not the page wanted). http URLs go to plain, https
+// ones to tlsAddr.
 type adoptLoad struct {
 	ok, failed atomic.Int64
 	mu         sync.Mutex
@@ -279,46 +281,68 @@ type adoptLoad struct {
 	wg         sync.WaitGroup
 }
 
-func startAdoptLoad(t *testing.T, h *adoptHost, workers int) *adoptLoad {
+// loadTarget is a URL and the body it must answer with.
+type loadTarget struct{ url, want string }
+
+func startAdoptLoad(plain, tlsAddr string, roots *x509.CertPool, targets []loadTarget, workers int) *adoptLoad {
 	l := &adoptLoad{stop: make(chan struct{})}
 	for w := range workers {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
 			tr := &http.Transport{DisableKeepAlives: w%2 == 0, DisableCompression: true,
-				TLSClientConfig: &tls.Config{RootCAs: h.pki.ca.Pool()},
+				TLSClientConfig: &tls.Config{RootCAs: roots},
 				DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
-					target := h.plain
+					target := plain
 					if strings.HasSuffix(addr, ":443") {
-						target = h.tls
+						target = tlsAddr
 					}
 					return (&net.Dialer{}).DialContext(ctx, "tcp", target)
 				}}
 			defer tr.CloseIdleConnections()
 			c := &http.Client{Transport: tr, Timeout: 20 * time.Second}
-			for i := 0; ; i++ {
+			for i := w; ; i++ {
 				select {
 				case <-l.stop:
 					return
 				default:
 				}
-				url, want := fmt.Sprintf("http://s%02d.test/", 1+i%adoptPlainSites), fmt.Sprintf("home of s%02d.test\n", 1+i%adoptPlainSites)
-				if w%3 == 2 {
-					url, want = fmt.Sprintf("https://t%02d.test/", 1+i%adoptTLSSites), fmt.Sprintf("home of t%02d.test\n", 1+i%adoptTLSSites)
-				}
-				r, err := tryDo(c, http.MethodGet, url, nil)
-				if err == nil && r.Status == 200 && string(r.Body) == want {
+				tg := targets[i%len(targets)]
+				r, err := tryDo(c, http.MethodGet, tg.url, nil)
+				if err == nil && r.Status == 200 && string(r.Body) == tg.want {
 					l.ok.Add(1)
 					continue
 				}
 				l.failed.Add(1)
 				l.mu.Lock()
-				l.failures = append(l.failures, fmt.Sprintf("%s: %v %d %q", url, err, r.Status, r.Body))
+				l.failures = append(l.failures, fmt.Sprintf("%s: %v %d %q", tg.url, err, r.Status, r.Body))
 				l.mu.Unlock()
 			}
 		}()
 	}
 	return l
+}
+
+// load starts adoptLoad on the host's plain and TLS sites.
+func (h *adoptHost) load() *adoptLoad {
+	var ts []loadTarget
+	for i := 1; i <= adoptPlainSites; i++ {
+		ts = append(ts, loadTarget{fmt.Sprintf("http://s%02d.test/", i), fmt.Sprintf("home of s%02d.test\n", i)})
+		if i <= adoptTLSSites {
+			ts = append(ts, loadTarget{fmt.Sprintf("https://t%02d.test/", i), fmt.Sprintf("home of t%02d.test\n", i)})
+		}
+	}
+	return startAdoptLoad(h.plain, h.tls, h.pki.ca.Pool(), ts, 6)
+}
+
+// check fails the test unless the load had answers and no failure.
+func (l *adoptLoad) check(t *testing.T, what string) {
+	t.Helper()
+	ok, failed, failures := l.end()
+	t.Logf("%s under load: %d answered, %d failed", what, ok, failed)
+	if failed > 0 || ok == 0 {
+		t.Fatalf("%d requests failed during the %s (of %d):\n%s", failed, what, ok+failed, strings.Join(failures[:min(len(failures), 10)], "\n"))
+	}
 }
 
 func (l *adoptLoad) end() (ok, failed int64, failures []string) {
@@ -331,7 +355,7 @@ func TestAdoptNginxApplyUnderLoadRefusesNoRequestAndRollbackRestoresThePorts(t *
 	h := newAdoptHost(t, "")
 	h.start(t)
 	out := filepath.Join(h.dir, "ramjet.yaml")
-	load := startAdoptLoad(t, h, 6)
+	load := h.load()
 	time.Sleep(300 * time.Millisecond) // load on nginx alone first
 	code, output := h.adopt(t, "--out", out, "--apply")
 	if code != 0 {
@@ -339,11 +363,7 @@ func TestAdoptNginxApplyUnderLoadRefusesNoRequestAndRollbackRestoresThePorts(t *
 		t.Fatalf("adopt --apply exited %d:\n%s", code, output)
 	}
 	time.Sleep(300 * time.Millisecond) // and on ramjet alone
-	ok, failed, failures := load.end()
-	t.Logf("apply under load: %d answered, %d failed", ok, failed)
-	if failed > 0 || ok == 0 {
-		t.Fatalf("%d requests failed during the switch (of %d):\n%s", failed, ok+failed, strings.Join(failures[:min(len(failures), 10)], "\n"))
-	}
+	load.check(t, "switch")
 	c := &http.Client{Timeout: 10 * time.Second}
 	r := get(t, c, "http://"+h.plain+"/", "Host: s03.test")
 	if r.Status != 200 || r.Header.Get("Cache-Status") == "" || string(r.Body) != "home of s03.test\n" {
@@ -358,9 +378,9 @@ func TestAdoptNginxApplyUnderLoadRefusesNoRequestAndRollbackRestoresThePorts(t *
 	if r.Status != 200 || r.Header.Get("Cache-Status") != "" {
 		t.Fatalf("nginx on the origin address: %d %v", r.Status, r.Header)
 	}
-	pid := h.ramjetPID(t)
+	pid := adoptedRamjet(t, filepath.Join(h.dir, "backup"))
 
-	load = startAdoptLoad(t, h, 6)
+	load = h.load()
 	time.Sleep(300 * time.Millisecond)
 	code, output = testbed.RunRamjet(t, 3*time.Minute, "adopt", "--rollback", "--backup", filepath.Join(h.dir, "backup"))
 	if code != 0 {
@@ -368,11 +388,7 @@ func TestAdoptNginxApplyUnderLoadRefusesNoRequestAndRollbackRestoresThePorts(t *
 		t.Fatalf("adopt --rollback exited %d:\n%s", code, output)
 	}
 	time.Sleep(300 * time.Millisecond)
-	ok, failed, failures = load.end()
-	t.Logf("rollback under load: %d answered, %d failed", ok, failed)
-	if failed > 0 || ok == 0 {
-		t.Fatalf("%d requests failed during the rollback (of %d):\n%s", failed, ok+failed, strings.Join(failures[:min(len(failures), 10)], "\n"))
-	}
+	load.check(t, "rollback")
 	h.unchanged(t)
 	if alive(pid) {
 		t.Fatalf("ramjet (pid %d) still runs after the rollback", pid)
@@ -386,11 +402,11 @@ func TestAdoptNginxApplyUnderLoadRefusesNoRequestAndRollbackRestoresThePorts(t *
 	}
 }
 
-// ramjetPID is the pid of the ramjet --apply started, from the backup's
-// manifest; the test kills it at cleanup if a rollback did not.
-func (h *adoptHost) ramjetPID(t *testing.T) int {
+// adoptedRamjet is the pid of the ramjet --apply started, from the
+// manifest in backup; the test kills it at cleanup if a rollback did not.
+func adoptedRamjet(t *testing.T, backup string) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(h.dir, "backup", "manifest.json"))
+	b, err := os.ReadFile(filepath.Join(backup, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +491,7 @@ func TestAdoptNginxShadowCheckStopsOnADifferingSiteAndExcludeLeavesItOut(t *test
 	if code != 0 {
 		t.Fatalf("adopt --apply --exclude wild.test exited %d:\n%s", code, output)
 	}
-	h.ramjetPID(t)
+	adoptedRamjet(t, filepath.Join(h.dir, "backup"))
 	for _, host := range readAdopted(t, out).Hosts {
 		if cached := host.Cache == nil || *host.Cache; cached == (host.Names[0] == "wild.test") {
 			t.Errorf("%s: cache %v", host.Names[0], cached)

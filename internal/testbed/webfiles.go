@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 )
@@ -38,3 +39,29 @@ func StartNginxFiles(t testing.TB, conf, addr, errorLog string) *NginxFiles {
 
 // Bin is the nginx binary.
 func (n *NginxFiles) Bin() string { return nginxBin }
+
+// StartApacheFiles starts Apache (apache2, in the foreground, in a
+// process group of its own) on the configuration file conf the test
+// wrote, and returns once addr accepts connections. It is stopped at
+// cleanup; errorLog is shown when the test failed.
+func StartApacheFiles(t testing.TB, conf, addr, errorLog string) {
+	t.Helper()
+	if _, err := os.Stat(apacheBin); err != nil {
+		t.Fatalf("testbed: %s not found: install the Debian package apache2-bin (or apache2): %v", apacheBin, err)
+	}
+	p, _, err := startListening(procSpec{bin: apacheBin, group: true,
+		args: []string{"-d", filepath.Dir(conf), "-f", conf, "-DFOREGROUND"}}, addr, errorLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.stop(syscall.SIGTERM)
+		if t.Failed() {
+			t.Logf("apache2 logs:\n%s", procLogs(p, errorLog))
+		}
+	})
+}
+
+// ApacheBin is Debian's apache2 binary, which takes apache2ctl's -S, -t
+// and -k graceful.
+const ApacheBin = apacheBin
