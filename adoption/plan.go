@@ -63,8 +63,30 @@ func NewPlan(sites []Site, notes []Note, o Options) (*Plan, error) {
 			return nil, fmt.Errorf("--exclude %s: no site has that name", ex)
 		}
 	}
+	p.tlsOnly()
 	p.defaultCert()
 	return p, nil
+}
+
+// tlsOnly redirects to https the plain requests for a host the web
+// server serves over TLS alone: they reached its plain default server,
+// and would otherwise reach the site itself, unencrypted, through the
+// origin address.
+func (p *Plan) tlsOnly() {
+	for i := range p.Hosts {
+		h := &p.Hosts[i]
+		plain := false
+		for _, s := range h.Sites {
+			for _, l := range p.Sites[s].Listens {
+				plain = plain || !l.TLS
+			}
+		}
+		if !plain && !h.HTTPSRedirect && p.TLSListen != "" {
+			h.HTTPSRedirect = true
+			s := p.Sites[h.Sites[0]]
+			p.Notes = append(p.Notes, Note{File: s.File, Line: s.Line, Msg: "served over TLS only: ramjet redirects its plain requests to https (https_redirect) instead of passing them to the web server's default server"})
+		}
+	}
 }
 
 // Moves reports whether the web server gives addr up to ramjet.
@@ -111,6 +133,9 @@ func (p *Plan) addSite(i int) {
 	s := p.Sites[i]
 	if len(s.Names) == 0 {
 		return // a catch-all default server: ramjet's defaults reach it
+	}
+	if !slices.ContainsFunc(s.Listens, func(l Listen) bool { return p.Moves(l.Addr) }) {
+		return // stays with the web server alone (noted)
 	}
 	for h := range p.Hosts {
 		if !slices.ContainsFunc(s.Names, func(n string) bool { return slices.Contains(p.Hosts[h].Names, n) }) {
