@@ -3,6 +3,7 @@ package adoption
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +47,23 @@ func (j *Job) Plan(stderr io.Writer) (*Plan, error) {
 	for _, n := range p.Notes {
 		fmt.Fprintf(stderr, "not mapped: %s\n", n)
 	}
-	return p, nil
+	return p, loadCerts(p)
+}
+
+// loadCerts refuses a site whose certificate and key do not load: ramjet
+// would refuse its configuration, and a web server that reads them only
+// when it (re)starts (Apache) would stop on its reload.
+func loadCerts(p *Plan) error {
+	var errs []error
+	for _, s := range p.Sites {
+		if s.Cert == "" {
+			continue
+		}
+		if _, err := tls.LoadX509KeyPair(s.Cert, s.Key); err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: the certificate %s (key %s) does not load: %w", s.File, s.Line, s.Cert, s.Key, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // versions are the web server's files in phases Both and Moved.

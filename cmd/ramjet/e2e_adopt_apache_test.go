@@ -244,3 +244,51 @@ func TestAdoptApacheCpanelLayoutUnderLoadWithTokensPerAccountAndRollback(t *test
 		t.Fatalf("after --rollback Apache answers its old port: %d %v", r.Status, r.Header)
 	}
 }
+
+func TestAdoptApacheRefusesBadInputAndChangesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		break_ func(t *testing.T, h *cpanelHost) string // breaks the host's files; returns what the error must say
+	}{
+		{"a config apache2 -t refuses", func(t *testing.T, h *cpanelHost) string {
+			f := filepath.Join(h.root, "etc", "apache2", "sites-enabled", "zz.conf")
+			h.write(t, f, "<VirtualHost *:"+port(h.plain)+">\n\tServerName zz.test\n\tNoSuchDirective on\n</VirtualHost>\n")
+			return "Syntax error on line 3 of " + f
+		}},
+		{"a certificate that does not load", func(t *testing.T, h *cpanelHost) string {
+			h.write(t, filepath.Join(h.pki.dir, "daemon.test.crt"), "-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n")
+			return filepath.Join(h.root, "etc", "apache2", "sites-enabled", "accounts.conf") + ":6: the certificate " + filepath.Join(h.pki.dir, "daemon.test.crt")
+		}},
+		{"a duplicate ServerAlias", func(t *testing.T, h *cpanelHost) string {
+			f := filepath.Join(h.root, "etc", "apache2", "sites-enabled", "zz.conf")
+			h.write(t, f, "<VirtualHost *:"+port(h.plain)+">\n\tServerName zz.test\n\tServerAlias www.bin.test\n</VirtualHost>\n")
+			return f + `:1: ServerName/ServerAlias "www.bin.test" on ` + h.plain + " is already declared at " + filepath.Join(h.root, "etc", "apache2", "sites-enabled", "accounts.conf") + ":"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newCpanelHost(t)
+			want := tc.break_(t, h)
+			out := filepath.Join(h.root, "ramjet.yaml")
+			code, output := h.adopt(t, "--out", out, "--apply")
+			if code != 1 || !strings.Contains(output, want) {
+				t.Fatalf("adopt apache --apply exited %d, want 1 saying %q:\n%s", code, want, output)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("ramjet's configuration was written")
+			}
+			for p, want := range h.files {
+				if got, err := os.ReadFile(p); err != nil || string(got) != want {
+					t.Errorf("%s changed (err %v)", p, err)
+				}
+			}
+			cl := &http.Client{Timeout: 10 * time.Second}
+			if r := get(t, cl, "http://"+h.plain+"/", "Host: bin.test"); r.Status != 200 || r.Header.Get("Cache-Status") != "" {
+				t.Errorf("Apache on its address: %d %v", r.Status, r.Header)
+			}
+			if c, err := net.DialTimeout("tcp", h.origin, time.Second); err == nil {
+				c.Close()
+				t.Errorf("something listens on the origin address")
+			}
+		})
+	}
+}
