@@ -109,7 +109,11 @@ func (c *Config) plainCopy(p *adoption.Plan, b *Directive) string {
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	return fmt.Sprintf("%sa plain copy of the TLS site above, for ramjet\n<%s %s>\n%s", marker, b.Name, p.Origin, text)
+	// PHP learns from X-Forwarded-Proto that ramjet took the request over
+	// TLS (mod_ssl no longer says HTTPS=on): an application that thinks
+	// itself on http redirects to https forever (WordPress).
+	https := "\t<IfModule setenvif_module>\n\t\tSetEnvIf X-Forwarded-Proto \"^https$\" HTTPS=on\n\t</IfModule>\n"
+	return fmt.Sprintf("%sa plain copy of the TLS site above, for ramjet\n<%s %s>\n%s%s", marker, b.Name, p.Origin, https, text)
 }
 
 // commented turns text into comment lines after a line saying why.

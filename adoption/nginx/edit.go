@@ -16,14 +16,23 @@ const marker = "# ramjet adopt: "
 // address ramjet appended (the last one) as the client's.
 const RealIP = "set_real_ip_from 127.0.0.1; set_real_ip_from ::1; real_ip_header X-Forwarded-For;"
 
+// HTTPSParam tells PHP (HTTPS=on) that ramjet took the request over TLS:
+// on the origin address nginx's $https is empty, and an application
+// that thinks itself on http redirects to https forever (WordPress).
+const (
+	HTTPSMap   = `map $http_x_forwarded_proto $ramjet_https { https on; default ""; }`
+	HTTPSParam = "fastcgi_param HTTPS $ramjet_https if_not_empty;"
+)
+
 // Edits are the changes that bring the configuration to phase ph of
 // plan p.
 func (c *Config) Edits(p *adoption.Plan, ph adoption.Phase) []adoption.Edit {
 	var es []adoption.Edit
+	text := "\n\t" + marker + "ramjet takes TLS: PHP learns it from X-Forwarded-Proto\n\t" + HTTPSMap
 	if !c.hasRealIP() {
-		es = append(es, adoption.Edit{File: c.HTTP.File, Start: c.openBrace(c.HTTP), End: c.openBrace(c.HTTP),
-			Text: "\n\t" + marker + "ramjet is the client's peer now\n\t" + RealIP})
+		text = "\n\t" + marker + "ramjet is the client's peer now\n\t" + RealIP + text
 	}
+	es = append(es, adoption.Edit{File: c.HTTP.File, Start: c.openBrace(c.HTTP), End: c.openBrace(c.HTTP), Text: text})
 	reuse := map[string]bool{} // addresses already given reuseport
 	for _, s := range c.Servers {
 		for j, x := range s.Listens {
@@ -71,6 +80,9 @@ func (c *Config) serverEdits(p *adoption.Plan, ph adoption.Phase, s *Server, reu
 	}
 	if !moved {
 		return es
+	}
+	if s.Site.Cert != "" {
+		es = append(es, c.httpsParams(s.Block)...)
 	}
 	def := ""
 	if !*defaultDone && (isDefault || !c.hasDefault(p)) {
@@ -126,4 +138,18 @@ func ngxAddr(addr string) string {
 		return "*" + addr
 	}
 	return addr
+}
+
+// httpsParams adds HTTPSParam after every fastcgi_pass in block b.
+func (c *Config) httpsParams(b *Directive) []adoption.Edit {
+	var es []adoption.Edit
+	for _, x := range b.Block {
+		if x.Name == "fastcgi_pass" {
+			es = append(es, adoption.Edit{File: x.File, Start: x.End, End: x.End, Text: " " + HTTPSParam})
+		}
+		if x.IsBlock {
+			es = append(es, c.httpsParams(x)...)
+		}
+	}
+	return es
 }

@@ -61,7 +61,7 @@ func newCpanelHost(t *testing.T) *cpanelHost {
 	}
 	h.write(t, filepath.Join(etc, "sites-enabled", "accounts.conf"), vhosts.String())
 	modules := ""
-	for _, m := range []string{"mpm_event", "authz_core", "dir", "mime", "alias", "rewrite", "proxy", "proxy_fcgi", "ssl", "socache_shmcb"} {
+	for _, m := range []string{"mpm_event", "authz_core", "dir", "mime", "alias", "rewrite", "proxy", "proxy_fcgi", "ssl", "socache_shmcb", "setenvif"} {
 		modules += fmt.Sprintf("LoadModule %[1]s_module /usr/lib/apache2/modules/mod_%[1]s.so\n", m)
 	}
 	h.write(t, h.conf, fmt.Sprintf(`ServerRoot %[1]s
@@ -113,7 +113,7 @@ func (h *cpanelHost) home(t *testing.T, u string) string {
 	}
 	files := map[string]string{
 		"home.html":  "home of " + u + "\n",
-		"whoami.php": "<?php echo 'php runs as ', posix_getpwuid(posix_geteuid())['name'], \"\\n\";",
+		"whoami.php": "<?php echo 'php runs as ', posix_getpwuid(posix_geteuid())['name'], ', https ', $_SERVER['HTTPS'] ?? 'off', \"\\n\";",
 		".htaccess":  "DirectoryIndex home.html\n",
 	}
 	uid := lookupUID(t, u)
@@ -170,10 +170,11 @@ func (h *cpanelHost) load() *adoptLoad {
 	var ts []loadTarget
 	for _, u := range cpanelUsers[1:] {
 		ts = append(ts, loadTarget{"http://" + u + ".test/", "home of " + u + "\n"},
-			loadTarget{"http://www." + u + ".test/whoami.php", "php runs as " + u + "\n"})
+			loadTarget{"http://www." + u + ".test/whoami.php", "php runs as " + u + ", https off\n"})
 	}
+	// PHP of the TLS site keeps seeing HTTPS=on once ramjet takes TLS.
 	u := cpanelUsers[0]
-	ts = append(ts, loadTarget{"https://" + u + ".test/", "home of " + u + "\n"}, loadTarget{"https://" + u + ".test/whoami.php", "php runs as " + u + "\n"})
+	ts = append(ts, loadTarget{"https://" + u + ".test/", "home of " + u + "\n"}, loadTarget{"https://" + u + ".test/whoami.php", "php runs as " + u + ", https on\n"})
 	return startAdoptLoad(h.plain, h.tls, h.pki.ca.Pool(), ts, 6)
 }
 

@@ -73,12 +73,20 @@ http {
 		n := fmt.Sprintf("s%02d.test", i)
 		h.site(t, n, n, fmt.Sprintf("server {\n\tlisten %s;\n\tserver_name %s www.%s;\n\troot %s;\n}\n", h.plain, n, n, h.docroot(t, n)))
 	}
+	// PHP says whether it was asked over https, as nginx's fastcgi_params
+	// tell it.
+	fpm := testbed.StartPHPFPM(t, "")
+	h.write(t, "fastcgi_params", "fastcgi_param REQUEST_METHOD $request_method;\nfastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n"+
+		"fastcgi_param SCRIPT_NAME $fastcgi_script_name;\nfastcgi_param REQUEST_URI $request_uri;\nfastcgi_param QUERY_STRING $query_string;\n"+
+		"fastcgi_param SERVER_PROTOCOL $server_protocol;\nfastcgi_param REMOTE_ADDR $remote_addr;\nfastcgi_param SERVER_NAME $server_name;\n"+
+		"fastcgi_param HTTPS $https if_not_empty;\n")
+	php := fmt.Sprintf("\tlocation ~ \\.php$ {\n\t\tinclude fastcgi_params;\n\t\tfastcgi_pass %s;\n\t}\n", fpm.Addr)
 	for i := 1; i <= adoptTLSSites; i++ {
 		n := fmt.Sprintf("t%02d.test", i)
 		cert, key := h.pki.issue(t, n, n, "www."+n)
 		h.site(t, n, n, fmt.Sprintf("server {\n\tlisten %[1]s;\n\tserver_name %[3]s www.%[3]s;\n\treturn 301 https://$host$request_uri;\n}\n"+
-			"server {\n\tlisten %[2]s ssl;\n\tserver_name %[3]s www.%[3]s;\n\tssl_certificate %[4]s;\n\tssl_certificate_key %[5]s;\n\troot %[6]s;\n}\n",
-			h.plain, h.tls, n, cert, key, h.docroot(t, n)))
+			"server {\n\tlisten %[2]s ssl;\n\tserver_name %[3]s www.%[3]s;\n\tssl_certificate %[4]s;\n\tssl_certificate_key %[5]s;\n\troot %[6]s;\n%[7]s}\n",
+			h.plain, h.tls, n, cert, key, h.docroot(t, n), php))
 	}
 	h.site(t, "old.test", "old.test", fmt.Sprintf("server {\n\tlisten %s;\n\tserver_name old.test;\n\treturn 301 https://new.test$request_uri;\n}\n", h.plain))
 	h.site(t, "wild.test", "wild.test", fmt.Sprintf("server {\n\tlisten %s;\n\tserver_name .wild.test;\n\troot %s;\n%s}\n", h.plain, h.docroot(t, "wild.test"), extraServer))
@@ -93,7 +101,8 @@ func (h *adoptHost) docroot(t *testing.T, name string) string {
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for f, body := range map[string]string{"index.html": "home of " + name + "\n", "robots.txt": "robots of " + name + "\n"} {
+	for f, body := range map[string]string{"index.html": "home of " + name + "\n", "robots.txt": "robots of " + name + "\n",
+		"https.php": "<?php echo 'https ', $_SERVER['HTTPS'] ?? 'off', \"\\n\";"} {
 		if err := os.WriteFile(filepath.Join(d, f), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -328,8 +337,9 @@ func (h *adoptHost) load() *adoptLoad {
 	var ts []loadTarget
 	for i := 1; i <= adoptPlainSites; i++ {
 		ts = append(ts, loadTarget{fmt.Sprintf("http://s%02d.test/", i), fmt.Sprintf("home of s%02d.test\n", i)})
-		if i <= adoptTLSSites {
-			ts = append(ts, loadTarget{fmt.Sprintf("https://t%02d.test/", i), fmt.Sprintf("home of t%02d.test\n", i)})
+		if i <= adoptTLSSites { // PHP keeps seeing HTTPS=on once ramjet takes TLS
+			ts = append(ts, loadTarget{fmt.Sprintf("https://t%02d.test/", i), fmt.Sprintf("home of t%02d.test\n", i)},
+				loadTarget{fmt.Sprintf("https://t%02d.test/https.php", i), "https on\n"})
 		}
 	}
 	return startAdoptLoad(h.plain, h.tls, h.pki.ca.Pool(), ts, 6)
