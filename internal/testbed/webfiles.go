@@ -1,10 +1,12 @@
 package testbed
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // NginxFiles is an nginx running a configuration the test wrote itself
@@ -53,6 +55,21 @@ func StartApacheFiles(t testing.TB, conf, addr, errorLog string) {
 		args: []string{"-d", filepath.Dir(conf), "-f", conf, "-DFOREGROUND"}}, addr, errorLog)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Apache binds in its first reading of the configuration and reads
+	// it again before it answers: a test changing the files before then
+	// would stop it.
+	c := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	answers := func() bool {
+		resp, err := c.Get("http://" + addr + "/")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
+	}
+	if !Poll(startTimeout, answers) {
+		p.stop(syscall.SIGKILL)
+		t.Fatalf("testbed: apache2 on %s does not answer:\n%s", addr, procLogs(p, errorLog))
 	}
 	t.Cleanup(func() {
 		p.stop(syscall.SIGTERM)
