@@ -33,11 +33,11 @@ func (c *Config) Edits(p *adoption.Plan, ph adoption.Phase) []adoption.Edit {
 		text = "\n\t" + marker + "ramjet is the client's peer now\n\t" + RealIP + text
 	}
 	es = append(es, adoption.Edit{File: c.HTTP.File, Start: c.openBrace(c.HTTP), End: c.openBrace(c.HTTP), Text: text})
-	reuse := map[string]bool{} // addresses already given reuseport
+	reuse := map[string]bool{} // sockets already given reuseport
 	for _, s := range c.Servers {
-		for j, x := range s.Listens {
+		for _, x := range s.Listens {
 			if x != nil && slices.Contains(x.Args, "reuseport") {
-				reuse[s.Site.Listens[j].Addr] = true
+				reuse[socketKey(x)] = true
 			}
 		}
 	}
@@ -67,10 +67,11 @@ func (c *Config) serverEdits(p *adoption.Plan, ph adoption.Phase, s *Server, reu
 		switch {
 		case ph == adoption.Moved && x != nil:
 			es = append(es, c.commentOut(x, "ramjet serves this address now"))
-		case ph == adoption.Both && x != nil && !reuse[l.Addr]:
+		case ph == adoption.Both && x != nil && !reuse[socketKey(x)]:
 			// ramjet binds the address too while both serve: the kernel
-			// shares it only when every socket on it has SO_REUSEPORT.
-			reuse[l.Addr] = true
+			// shares it only when every socket on it has SO_REUSEPORT
+			// (nginx takes it once per socket: "80" and "[::]:80" are two).
+			reuse[socketKey(x)] = true
 			end := x.End - 1 // the ';'
 			es = append(es, adoption.Edit{File: x.File, Start: end, End: end, Text: " reuseport"})
 		case ph == adoption.Both && x == nil: // nginx's implicit listen 80
@@ -152,4 +153,14 @@ func (c *Config) httpsParams(b *Directive) []adoption.Edit {
 		}
 	}
 	return es
+}
+
+// socketKey names the socket a listen directive binds: "80", "*:80" and
+// "0.0.0.0:80" are one, "[::]:80" another.
+func socketKey(x *Directive) string {
+	if strings.HasPrefix(x.Args[0], "[") {
+		return strings.ToLower(x.Args[0])
+	}
+	a, _ := adoption.NormalAddr(x.Args[0]) // read as an address before
+	return a
 }

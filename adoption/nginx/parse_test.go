@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ramjet-proxy/ramjet/adoption"
 )
 
 func TestParseKeepsPositionsQuotesAndVariables(t *testing.T) {
@@ -134,4 +136,28 @@ func FuzzParse(f *testing.F) {
 		}
 		walk(ds)
 	})
+}
+
+func TestEditsGiveEachSharedSocketReuseportOnce(t *testing.T) {
+	out := "# configuration file /e/nginx.conf:\nhttp {\nserver { listen 80; listen [::]:80; server_name a.test; }\nserver { listen *:80; listen [::]:80; server_name b.test; }\n}\n"
+	d, _ := ParseDump([]byte(out))
+	c, err := Read(d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := adoption.NewPlan(c.Sites(), c.Notes, adoption.Options{Origin: "127.0.0.1:8081"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := adoption.ApplyEdits(d.Files, c.Edits(p, adoption.Both))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(files["/e/nginx.conf"])
+	if strings.Count(got, "listen 80 reuseport;") != 1 || strings.Count(got, "listen [::]:80 reuseport;") != 1 || strings.Count(got, "reuseport") != 2 {
+		t.Fatalf("reuseport once per socket:\n%s", got)
+	}
+	if strings.Count(got, "listen 127.0.0.1:8081 default_server;") != 1 || strings.Count(got, "listen 127.0.0.1:8081;") != 1 {
+		t.Fatalf("the origin listen, default once:\n%s", got)
+	}
 }
