@@ -246,9 +246,16 @@ func (j *Job) shadow(ctx context.Context, p *Plan, stderr io.Writer) error {
 	if err := WaitListening(ctx, port); err != nil {
 		return fmt.Errorf("adoption: preview ramjet (log %s): %w", log.Name(), err)
 	}
-	fmt.Fprintf(stderr, "ramjet adopt: shadow check: %d sites through ramjet on %s and directly\n", len(p.Hosts), port)
+	checked := 0
+	for _, h := range p.Hosts {
+		if !h.Excluded {
+			checked++
+		}
+	}
+	fmt.Fprintf(stderr, "ramjet adopt: shadow check: %d sites through ramjet on %s and directly (%d left out)\n", checked, port, len(p.Hosts)-checked)
 	diffs := (&Shadow{Preview: port, Plan: p, Paths: ShadowPaths}).Compare(ctx)
 	if len(diffs) == 0 {
+		fmt.Fprintf(stderr, "ramjet adopt: shadow check: every site answers alike\n")
 		return nil
 	}
 	var lines []string

@@ -497,6 +497,14 @@ func TestAdoptNginxShadowCheckStopsOnADifferingSiteAndExcludeLeavesItOut(t *test
 	}
 	h.untouched(t)
 
+	// --shadow-only: the check passes with wild.test left out, and
+	// nothing changes.
+	code, output = h.adopt(t, "--out", out, "--apply", "--shadow-only", "--exclude", "wild.test")
+	if code != 0 || !strings.Contains(output, "shadow check: 18 sites") {
+		t.Fatalf("adopt --apply --shadow-only --exclude wild.test exited %d:\n%s", code, output)
+	}
+	h.untouched(t)
+
 	code, output = h.adopt(t, "--out", out, "--apply", "--exclude", "wild.test")
 	if code != 0 {
 		t.Fatalf("adopt --apply --exclude wild.test exited %d:\n%s", code, output)
