@@ -2,7 +2,9 @@ package adoption
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -25,17 +27,18 @@ type Manifest struct {
 const manifestName = "manifest.json"
 
 // Backup is a directory holding the web server's files as they were
-// (orig/), as they are while both serve (both/), and the manifest.
+// (orig/), as they are while both serve (both/), as --apply left them
+// (moved/), and the manifest.
 type Backup struct {
 	Dir string
 	Manifest
 }
 
 // SaveBackup writes the files' three versions and the manifest.
-func SaveBackup(dir string, m Manifest, orig, both map[string][]byte) (*Backup, error) {
+func SaveBackup(dir string, m Manifest, orig, both, moved map[string][]byte) (*Backup, error) {
 	b := &Backup{Dir: dir, Manifest: m}
 	b.Files = slices.Sorted(maps.Keys(orig))
-	for name, set := range map[string]map[string][]byte{"orig": orig, "both": both} {
+	for name, set := range map[string]map[string][]byte{"orig": orig, "both": both, "moved": moved} {
 		for f, data := range set {
 			p := filepath.Join(dir, name, f)
 			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -75,11 +78,15 @@ func OpenBackup(dir string) (*Backup, error) {
 	return b, nil
 }
 
-// Version reads the backup's set ("orig" or "both") of the files.
+// Version reads the backup's set ("orig", "both", "moved") of the files;
+// a file a set does not hold is as in orig.
 func (b *Backup) Version(set string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, f := range b.Files {
 		data, err := os.ReadFile(filepath.Join(b.Dir, set, f))
+		if errors.Is(err, fs.ErrNotExist) && set != "orig" {
+			data, err = os.ReadFile(filepath.Join(b.Dir, "orig", f))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("adoption: backup: %w", err)
 		}

@@ -193,7 +193,7 @@ func (j *Job) Apply(ctx context.Context, stdout, stderr io.Writer, shadowOnly bo
 		orig[f] = j.Files[f]
 	}
 	b, err := SaveBackup(j.Backup, Manifest{Server: j.Server, Bin: j.Bin, Conf: j.Conf, RamjetConf: j.Out, Origin: p.Origin,
-		Listens: slices.DeleteFunc([]string{p.Listen, p.TLSListen}, func(s string) bool { return s == "" })}, orig, both)
+		Listens: slices.DeleteFunc([]string{p.Listen, p.TLSListen}, func(s string) bool { return s == "" })}, orig, both, moved)
 	if err != nil {
 		return err
 	}

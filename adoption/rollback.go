@@ -16,13 +16,20 @@ import (
 // web server takes its public addresses again beside ramjet, ramjet
 // stops (draining; its queued connections move to the web server's
 // listeners), and the web server's files become what they were.
-func Rollback(ctx context.Context, web WebServer, b *Backup, log io.Writer) error {
+//
+// A file edited since --apply left it is not overwritten: its edits
+// would be lost. With force, it is kept beside the backup (current/)
+// and rolled back all the same.
+func Rollback(ctx context.Context, web WebServer, b *Backup, force bool, log io.Writer) error {
 	both, err := b.Version("both")
 	if err != nil {
 		return err
 	}
 	orig, err := b.Version("orig")
 	if err != nil {
+		return err
+	}
+	if err := b.keepEdits(force, log); err != nil {
 		return err
 	}
 	migrateQueuedConnections(log)
@@ -90,6 +97,38 @@ func stop(ctx context.Context, pid int) error {
 			return fmt.Errorf("ramjet (pid %d) did not stop within a minute", pid)
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+	return nil
+}
+
+// keepEdits refuses (or, with force, copies to current/) the files that
+// changed since --apply wrote them.
+func (b *Backup) keepEdits(force bool, log io.Writer) error {
+	moved, err := b.Version("moved")
+	if err != nil {
+		return err
+	}
+	var changed []string
+	for f, want := range moved {
+		got, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("adoption: %w", err)
+		}
+		if string(got) == string(want) {
+			continue
+		}
+		changed = append(changed, f)
+		if force {
+			keep := filepath.Join(b.Dir, "current", f)
+			if err := errors.Join(os.MkdirAll(filepath.Dir(keep), 0o700), os.WriteFile(keep, got, 0o600)); err != nil {
+				return fmt.Errorf("adoption: keep %s: %w", f, err)
+			}
+			fmt.Fprintf(log, "ramjet adopt: %s was edited since --apply; its edits are kept in %s\n", f, keep)
+		}
+	}
+	if len(changed) > 0 && !force {
+		return fmt.Errorf("edited since --apply, and a rollback would lose the edits (bring them into %s, or --force to keep them aside and roll back):\n  %s",
+			filepath.Join(b.Dir, "orig"), strings.Join(changed, "\n  "))
 	}
 	return nil
 }

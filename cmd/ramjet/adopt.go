@@ -20,7 +20,7 @@ import (
 const adoptUsage = `usage:
   ramjet adopt nginx  [--conf FILE] [--out FILE] [--dry-run | --apply [--shadow-only]] [flags]
   ramjet adopt apache [--conf FILE] [--out FILE] [--dry-run | --apply [--shadow-only]] [flags]
-  ramjet adopt --rollback [--backup DIR]
+  ramjet adopt --rollback [--backup DIR] [--force]
 `
 
 // adoptCmd puts ramjet in front of the host's nginx or Apache (package
@@ -141,6 +141,7 @@ func adoptRollback(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("adopt --rollback", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("backup", "/var/lib/ramjet/adopt", "the backup --apply kept")
+	force := fs.Bool("force", false, "roll back files edited since --apply too (their edits kept in the backup's current/)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
@@ -157,7 +158,7 @@ func adoptRollback(ctx context.Context, args []string, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("backup %s: unknown web server %q", *dir, b.Server)
 	}
-	return adoption.Rollback(ctx, web, b, stderr)
+	return adoption.Rollback(ctx, web, b, *force, stderr)
 }
 
 // checkRamjetConfig is `ramjet check --config file`.

@@ -390,9 +390,27 @@ func TestAdoptNginxApplyUnderLoadRefusesNoRequestAndRollbackRestoresThePorts(t *
 	}
 	pid := adoptedRamjet(t, filepath.Join(h.dir, "backup"))
 
+	// An operator's edit since --apply: the rollback would lose it, and
+	// refuses; with --force it keeps it aside.
+	edited := filepath.Join(h.dir, "sites-enabled", "s01.test.conf")
+	now, err := os.ReadFile(edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(edited, append(now, "# an operator's edit\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, output = testbed.RunRamjet(t, 3*time.Minute, "adopt", "--rollback", "--backup", filepath.Join(h.dir, "backup"))
+	if code != 1 || !strings.Contains(output, "edited since --apply") || !strings.Contains(output, edited) {
+		t.Fatalf("adopt --rollback with an edited file exited %d:\n%s", code, output)
+	}
+	if r := get(t, c, "http://"+h.plain+"/", "Host: s03.test"); r.Header.Get("Cache-Status") == "" || !alive(pid) {
+		t.Fatalf("a refused rollback changed something: %v, ramjet alive %v", r.Header, alive(pid))
+	}
+
 	load = h.load()
 	time.Sleep(300 * time.Millisecond)
-	code, output = testbed.RunRamjet(t, 3*time.Minute, "adopt", "--rollback", "--backup", filepath.Join(h.dir, "backup"))
+	code, output = testbed.RunRamjet(t, 3*time.Minute, "adopt", "--rollback", "--force", "--backup", filepath.Join(h.dir, "backup"))
 	if code != 0 {
 		load.end()
 		t.Fatalf("adopt --rollback exited %d:\n%s", code, output)
@@ -400,6 +418,9 @@ func TestAdoptNginxApplyUnderLoadRefusesNoRequestAndRollbackRestoresThePorts(t *
 	time.Sleep(300 * time.Millisecond)
 	load.check(t, "rollback")
 	h.unchanged(t)
+	if kept, err := os.ReadFile(filepath.Join(h.dir, "backup", "current", edited)); err != nil || !strings.HasSuffix(string(kept), "# an operator's edit\n") {
+		t.Errorf("the edit was not kept aside (%v): %q", err, kept)
+	}
 	if alive(pid) {
 		t.Fatalf("ramjet (pid %d) still runs after the rollback", pid)
 	}
