@@ -220,7 +220,12 @@ func (j *Job) shadow(ctx context.Context, p *Plan, stderr io.Writer) error {
 		return err
 	}
 	preview := *p
-	preview.Listen, preview.TLSListen, preview.Admin = port, "", ""
+	preview.Listen, preview.Admin = port, ""
+	if p.TLSListen != "" {
+		if preview.TLSListen, err = freePort(); err != nil {
+			return err
+		}
+	}
 	file := filepath.Join(j.Backup, "preview.yaml")
 	var buf bytes.Buffer
 	if err := preview.WriteConfig(&buf, NewToken()); err != nil {
@@ -253,7 +258,7 @@ func (j *Job) shadow(ctx context.Context, p *Plan, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stderr, "ramjet adopt: shadow check: %d sites through ramjet on %s and directly (%d left out)\n", checked, port, len(p.Hosts)-checked)
-	diffs := (&Shadow{Preview: port, Plan: p, Paths: ShadowPaths}).Compare(ctx)
+	diffs := (&Shadow{Preview: port, PreviewTLS: preview.TLSListen, Plan: p, Paths: ShadowPaths}).Compare(ctx)
 	if len(diffs) == 0 {
 		fmt.Fprintf(stderr, "ramjet adopt: shadow check: every site answers alike\n")
 		return nil

@@ -32,13 +32,15 @@ func (d Diff) String() string {
 	return d.Site + ": " + strings.Join(d.What, "; ")
 }
 
-// Shadow fetches each site's pages through ramjet (Preview, plain HTTP)
-// and from the web server (on its public address, plain or TLS as the
-// site is served) and compares them.
+// Shadow fetches each site's pages through ramjet (a preview serving the
+// plan's configuration) and from the web server, over plain HTTP where
+// the site is served plain and over TLS where it is served over TLS,
+// and compares them.
 type Shadow struct {
-	Preview string // host:port of a ramjet serving the plan's config
-	Plan    *Plan
-	Paths   []string
+	Preview    string // host:port of the preview's plain listener
+	PreviewTLS string // and of its TLS listener; "" when the plan has none
+	Plan       *Plan
+	Paths      []string
 }
 
 // Compare returns the sites that differ, in plan order.
@@ -49,13 +51,24 @@ func (s *Shadow) Compare(ctx context.Context) []Diff {
 		if h.Excluded {
 			continue
 		}
-		direct, scheme := s.direct(h)
 		var what []string
-		for _, p := range s.Paths {
-			a, aerr := fetch(ctx, "http", s.Preview, h.Names[0], p)
-			b, berr := fetch(ctx, scheme, direct, h.Names[0], p)
-			if d := compare(p, a, aerr, b, berr); d != "" {
-				what = append(what, d)
+		for _, scheme := range s.schemes(h) {
+			preview, direct := s.Preview, dialable(s.Plan.Listen)
+			if scheme == "https" {
+				preview, direct = s.PreviewTLS, dialable(s.Plan.TLSListen)
+			}
+			for _, p := range s.Paths {
+				a, aerr := fetch(ctx, scheme, preview, h.Names[0], p)
+				if aerr == nil && scheme == "http" && s.PreviewTLS != "" {
+					// ramjet's https redirect names its TLS port when it
+					// is not 443, the preview's here; the web server's
+					// "https://$host…" names none.
+					a.header.Set("Location", strings.Replace(a.header.Get("Location"), h.Names[0]+":"+port(s.PreviewTLS)+"/", h.Names[0]+"/", 1))
+				}
+				b, berr := fetch(ctx, scheme, direct, h.Names[0], p)
+				if d := compare(scheme+"://"+h.Names[0]+p, a, aerr, b, berr); d != "" {
+					what = append(what, d)
+				}
 			}
 		}
 		if len(what) > 0 {
@@ -65,17 +78,28 @@ func (s *Shadow) Compare(ctx context.Context) []Diff {
 	return diffs
 }
 
-// direct is where the web server serves host h today: the plain
-// address when one of its sites listens there, else the TLS one.
-func (s *Shadow) direct(h *Host) (addr, scheme string) {
+// schemes are those host h is served with on the addresses ramjet takes.
+func (s *Shadow) schemes(h *Host) []string {
+	var plain, tls bool
 	for _, i := range h.Sites {
 		for _, l := range s.Plan.Sites[i].Listens {
-			if !l.TLS && l.Addr == s.Plan.Listen {
-				return dialable(l.Addr), "http"
-			}
+			plain = plain || !l.TLS && l.Addr == s.Plan.Listen
+			tls = tls || l.TLS && l.Addr == s.Plan.TLSListen && s.PreviewTLS != ""
 		}
 	}
-	return dialable(s.Plan.TLSListen), "https"
+	var out []string
+	if plain {
+		out = append(out, "http")
+	}
+	if tls {
+		out = append(out, "https")
+	}
+	return out
+}
+
+func port(addr string) string {
+	_, p, _ := net.SplitHostPort(addr)
+	return p
 }
 
 // dialable turns ":80" into "127.0.0.1:80".

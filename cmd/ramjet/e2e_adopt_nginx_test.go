@@ -81,12 +81,19 @@ http {
 		"fastcgi_param SERVER_PROTOCOL $server_protocol;\nfastcgi_param REMOTE_ADDR $remote_addr;\nfastcgi_param SERVER_NAME $server_name;\n"+
 		"fastcgi_param HTTPS $https if_not_empty;\n")
 	php := fmt.Sprintf("\tlocation ~ \\.php$ {\n\t\tinclude fastcgi_params;\n\t\tfastcgi_pass %s;\n\t}\n", fpm.Addr)
+	// A TLS site's home page is PHP saying whether it was asked over
+	// https (as WordPress redirects when not): the shadow check must ask
+	// it over TLS too.
 	for i := 1; i <= adoptTLSSites; i++ {
 		n := fmt.Sprintf("t%02d.test", i)
 		cert, key := h.pki.issue(t, n, n, "www."+n)
+		docroot := h.docroot(t, n)
+		if err := os.WriteFile(filepath.Join(docroot, "home.php"), []byte("<?php echo 'home of "+n+"', ($_SERVER['HTTPS'] ?? '') === 'on' ? ' over https' : '', \"\\n\";"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		h.site(t, n, n, fmt.Sprintf("server {\n\tlisten %[1]s;\n\tserver_name %[3]s www.%[3]s;\n\treturn 301 https://$host$request_uri;\n}\n"+
-			"server {\n\tlisten %[2]s ssl;\n\tserver_name %[3]s www.%[3]s;\n\tssl_certificate %[4]s;\n\tssl_certificate_key %[5]s;\n\troot %[6]s;\n%[7]s}\n",
-			h.plain, h.tls, n, cert, key, h.docroot(t, n), php))
+			"server {\n\tlisten %[2]s ssl;\n\tserver_name %[3]s www.%[3]s;\n\tssl_certificate %[4]s;\n\tssl_certificate_key %[5]s;\n\troot %[6]s;\n\tindex home.php;\n%[7]s}\n",
+			h.plain, h.tls, n, cert, key, docroot, php))
 	}
 	h.site(t, "old.test", "old.test", fmt.Sprintf("server {\n\tlisten %s;\n\tserver_name old.test;\n\treturn 301 https://new.test$request_uri;\n}\n", h.plain))
 	h.site(t, "wild.test", "wild.test", fmt.Sprintf("server {\n\tlisten %s;\n\tserver_name .wild.test;\n\troot %s;\n%s}\n", h.plain, h.docroot(t, "wild.test"), extraServer))
@@ -338,7 +345,7 @@ func (h *adoptHost) load() *adoptLoad {
 	for i := 1; i <= adoptPlainSites; i++ {
 		ts = append(ts, loadTarget{fmt.Sprintf("http://s%02d.test/", i), fmt.Sprintf("home of s%02d.test\n", i)})
 		if i <= adoptTLSSites { // PHP keeps seeing HTTPS=on once ramjet takes TLS
-			ts = append(ts, loadTarget{fmt.Sprintf("https://t%02d.test/", i), fmt.Sprintf("home of t%02d.test\n", i)},
+			ts = append(ts, loadTarget{fmt.Sprintf("https://t%02d.test/", i), fmt.Sprintf("home of t%02d.test over https\n", i)},
 				loadTarget{fmt.Sprintf("https://t%02d.test/https.php", i), "https on\n"})
 		}
 	}
@@ -507,32 +514,38 @@ func TestAdoptNginxRefusesBadInputAndChangesNothing(t *testing.T) {
 }
 
 func TestAdoptNginxShadowCheckStopsOnADifferingSiteAndExcludeLeavesItOut(t *testing.T) {
-	// wild.test answers differently whenever a proxy names the client:
-	// through ramjet it would fail.
+	// wild.test answers differently whenever a proxy names the client,
+	// and so does t05.test over TLS alone (its plain block redirects):
+	// through ramjet they would fail.
 	h := newAdoptHost(t, "\tif ($http_x_forwarded_for) { return 503; }\n")
+	t05 := filepath.Join(h.dir, "sites-enabled", "t05.test.conf")
+	h.write(t, "sites-enabled/t05.test.conf", strings.Replace(h.files[t05], "\tindex home.php;\n", "\tindex home.php;\n\tif ($http_x_forwarded_for) { return 503; }\n", 1))
 	h.start(t)
 	out := filepath.Join(h.dir, "ramjet.yaml")
 	code, output := h.adopt(t, "--out", out, "--apply")
-	if want := "wild.test: /: status 503 through ramjet, 200 from the web server"; code != 1 || !strings.Contains(output, want) || strings.Contains(output, "s01.test:") {
-		t.Fatalf("adopt --apply exited %d, want 1 naming only %q:\n%s", code, want, output)
+	for _, want := range []string{"shadow check: 2 sites answer differently", "wild.test: http://wild.test/: status 503 through ramjet, 200 from the web server",
+		"t05.test: https://t05.test/: status 503 through ramjet, 200 from the web server"} {
+		if code != 1 || !strings.Contains(output, want) {
+			t.Fatalf("adopt --apply exited %d, want 1 saying %q:\n%s", code, want, output)
+		}
 	}
 	h.untouched(t)
 
-	// --shadow-only: the check passes with wild.test left out, and
-	// nothing changes.
-	code, output = h.adopt(t, "--out", out, "--apply", "--shadow-only", "--exclude", "wild.test")
-	if code != 0 || !strings.Contains(output, "shadow check: 18 sites") {
-		t.Fatalf("adopt --apply --shadow-only --exclude wild.test exited %d:\n%s", code, output)
+	// --shadow-only: the check passes with both left out, and nothing
+	// changes.
+	code, output = h.adopt(t, "--out", out, "--apply", "--shadow-only", "--exclude", "wild.test,t05.test")
+	if code != 0 || !strings.Contains(output, "shadow check: 17 sites through ramjet") || !strings.Contains(output, "(2 left out)") {
+		t.Fatalf("adopt --apply --shadow-only --exclude wild.test,t05.test exited %d:\n%s", code, output)
 	}
 	h.untouched(t)
 
-	code, output = h.adopt(t, "--out", out, "--apply", "--exclude", "wild.test")
+	code, output = h.adopt(t, "--out", out, "--apply", "--exclude", "wild.test", "--exclude", "t05.test")
 	if code != 0 {
-		t.Fatalf("adopt --apply --exclude wild.test exited %d:\n%s", code, output)
+		t.Fatalf("adopt --apply --exclude wild.test --exclude t05.test exited %d:\n%s", code, output)
 	}
 	adoptedRamjet(t, filepath.Join(h.dir, "backup"))
 	for _, host := range readAdopted(t, out).Hosts {
-		if cached := host.Cache == nil || *host.Cache; cached == (host.Names[0] == "wild.test") {
+		if cached := host.Cache == nil || *host.Cache; cached == (host.Names[0] == "wild.test" || host.Names[0] == "t05.test") {
 			t.Errorf("%s: cache %v", host.Names[0], cached)
 		}
 	}
