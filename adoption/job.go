@@ -174,6 +174,11 @@ func (j *Job) Apply(ctx context.Context, stdout, stderr io.Writer, shadowOnly bo
 	if _, err := os.Stat(filepath.Join(j.Backup, manifestName)); err == nil {
 		return fmt.Errorf("%s: %w", j.Backup, ErrAdopted)
 	}
+	for what, addr := range map[string]string{"--origin": j.Origin, "--admin (ramjet's admin listener)": j.Admin} {
+		if addr != "" && dial(ctx, addr) == nil {
+			return fmt.Errorf("%s %s: something listens there already", what, addr)
+		}
+	}
 	p, err := j.Write(stdout, stderr)
 	if err != nil {
 		return err

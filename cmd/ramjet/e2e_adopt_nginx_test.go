@@ -33,6 +33,7 @@ type adoptHost struct {
 	admin               string
 	pki                 *pki
 	files               map[string]string // every config file as written
+	originTaken         bool              // by the test: untouched does not look there
 }
 
 const (
@@ -466,7 +467,7 @@ func (h *adoptHost) untouched(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.dir, "backup", "manifest.json")); err == nil {
 		t.Errorf("a backup to roll back to was left")
 	}
-	if c, err := net.DialTimeout("tcp", h.origin, time.Second); err == nil {
+	if c, err := net.DialTimeout("tcp", h.origin, time.Second); err == nil && !h.originTaken {
 		c.Close()
 		t.Errorf("something listens on the origin address %s", h.origin)
 	}
@@ -490,6 +491,15 @@ func TestAdoptNginxRefusesBadInputAndChangesNothing(t *testing.T) {
 			text := strings.Replace(h.files[filepath.Join(h.dir, "sites-enabled", "t01.test.conf")], filepath.Join(h.pki.dir, "t01.test.crt"), filepath.Join(h.dir, "t01.pem"), 1)
 			h.write(t, "sites-enabled/t01.test.conf", text)
 			return `cannot load certificate "` + filepath.Join(h.dir, "t01.pem") + `"`
+		}},
+		{"an origin address in use", func(h *adoptHost) string {
+			ln, err := net.Listen("tcp", h.origin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+			h.originTaken = true
+			return "--origin " + ln.Addr().String() + ": something listens there already"
 		}},
 		{"a duplicate server_name", func(h *adoptHost) string {
 			h.write(t, "sites-enabled/zz-dup.conf", "server {\n\tlisten "+h.plain+";\n\tserver_name www.s05.test;\n}\n")
