@@ -26,8 +26,9 @@ type WebServer interface {
 //  2. the shadow check compares ramjet (on a preview port) with the web
 //     server, site by site;
 //  3. ramjet starts on the public addresses, on sockets this process
-//     binds with SO_REUSEPORT: the kernel spreads new connections over
-//     both servers;
+//     binds with SO_REUSEPORT (the kernel spreads new connections over
+//     both servers), or on the web server's own sockets when it lends
+//     them (Lender: Apache);
 //  4. the web server's files become "moved": it closes its public
 //     listeners, and the connections waiting in their queues move to
 //     ramjet's (net.ipv4.tcp_migrate_req, which Switch turns on).
