@@ -40,6 +40,8 @@ type siteState struct {
 	// crawlerUpstream is how many are upstream now, across reloads.
 	crawlerRefused  *metrics.Counter
 	crawlerUpstream atomic.Int32
+	// warm is the site's warm-up after purges (warmup.go).
+	warm warmState
 	// series are the names of the metric series add registered, which
 	// unregister drops: the list is written once.
 	series []string
