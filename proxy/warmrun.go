@@ -179,20 +179,19 @@ func (p *Proxy) warmFetch(st *siteState, c warmCandidate, stats *warmStats) {
 	defer g.leave()
 	s := g.router.route([]byte(host))
 	if s.state != st || !warmsIn(s, s.cache) {
-		stats.skipped.Add(1)
-		p.metrics.warm.skipped.Inc()
+		p.warmSkipped(stats)
 		return
 	}
 	ch := s.cache
 	h := ch.Hash([]byte(c.key))
 	stale, fresh := warmCopy(ch, h, c)
+	if fresh != nil {
+		p.warmSkipped(stats)
+		return
+	}
 	fl, lead := p.flights.join(c.key)
-	if fresh != nil || !lead {
-		if lead {
-			p.flights.finish(c.key, fl, &result{})
-		}
-		stats.skipped.Add(1)
-		p.metrics.warm.skipped.Inc()
+	if !lead { // a visitor's fill runs
+		p.warmSkipped(stats)
 		return
 	}
 	req := warmRequest(c, host)
@@ -225,6 +224,13 @@ func (p *Proxy) warmFetch(st *siteState, c warmCandidate, stats *warmStats) {
 			e.Popularity().Adopt(c.pop, ch.Now())
 		}
 	}
+}
+
+// warmSkipped counts a candidate left alone: fresh again, being filled,
+// or no longer its site's to warm.
+func (p *Proxy) warmSkipped(stats *warmStats) {
+	stats.skipped.Add(1)
+	p.metrics.warm.skipped.Inc()
 }
 
 // warmCopy looks c up in ch: the stale copy to revalidate, or whether

@@ -284,3 +284,20 @@ func TestPlainRequestRefusesCredentialsAndCookies(t *testing.T) {
 		})
 	}
 }
+
+// The rate spaces the warm-up's fetches: 5 at 20 a second take at least
+// the 4 intervals of 50 ms between them.
+func TestWarmUpKeepsToItsRate(t *testing.T) {
+	o := newWarmOrigin(t)
+	p, base := startProxy(t, warmConfig(o.URL, &Warm{Concurrency: 4, Rate: 20, MaxEntries: 100, MaxBusy: 100}))
+	for i := range 5 {
+		visit(t, base, fmt.Sprintf("/p%d", i), 2)
+	}
+	o.arm()
+	start := time.Now()
+	p.Purge(purgeEverything)
+	waitRuns(t, p, 1)
+	if took := time.Since(start); took < 200*time.Millisecond || len(o.seen()) != 5 {
+		t.Fatalf("5 fetches at 20/s took %v (%d fetched), want at least 200ms", took, len(o.seen()))
+	}
+}
