@@ -97,3 +97,19 @@ func TestInvalidatedSinceNamesOnlyLaterPurges(t *testing.T) {
 		t.Fatal("the purge is seen as one after it")
 	}
 }
+
+// BenchmarkPopularityTouch is what a hit pays to be counted: a hot
+// page's counter (past popLinear, rarely written) from every core.
+func BenchmarkPopularityTouch(b *testing.B) {
+	var p Popularity
+	now := time.Now().UnixNano()
+	for range 10_000 {
+		p.Touch(now)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			p.Touch(now)
+		}
+	})
+}
