@@ -115,3 +115,39 @@ func TestWarmUpOffLeavesPurgedPagesToTheirVisitors(t *testing.T) {
 		t.Errorf("ramjet_warm_candidates_total = %v, want 1 (on.test's page only)", n)
 	}
 }
+
+// A purge by tag (O(1): it drops nothing until looked up) and a soft
+// purge (stale copies) are warmed too, found by the scan after them: the
+// tagged page a visitor asked for is a fresh hit of a copy fetched again,
+// the page the tag does not name is left as it was.
+func TestWarmUpAfterTagAndSoftPurgesMakesThePageFreshAgain(t *testing.T) {
+	o := startOrigin(t)
+	cfg := testbed.WriteConfig(t, "", "defaults:\n  warm:\n    enabled: true\n")
+	rj := startRamjet(t, o.URL, "--config", cfg)
+	c := newClient(t)
+	ns := nsFor(t)
+	tagged := rj.URL + page{path: "tagged", tags: []string{"wt"}}.uri(ns)
+	other := rj.URL + page{path: "other", tags: []string{"elsewhere"}}.uri(ns)
+	ids := map[string]string{}
+	for _, u := range []string{tagged, other} {
+		for range 3 {
+			ids[u] = get(t, c, u).ID()
+		}
+	}
+	for i, purge := range []string{"tag=wt", "tag=wt&soft=1"} {
+		mustStatus(t, adminPost(t, c, rj, purge, "", ""), http.StatusOK, purge)
+		waitWarmRuns(t, rj, float64(i+1))
+		r := get(t, c, tagged)
+		if cs := r.CacheStatus(); !cs.FreshHit() || r.ID() == ids[tagged] {
+			t.Errorf("the tagged page after %s and its warm-up: %q (id %s, before %s), want a fresh hit of a new copy",
+				purge, cs.Raw, r.ID(), ids[tagged])
+		}
+		ids[tagged] = r.ID()
+		if r := get(t, c, other); !r.CacheStatus().FreshHit() || r.ID() != ids[other] {
+			t.Errorf("the page %s does not name after its warm-up: %q, want the same hit", purge, r.CacheStatus().Raw)
+		}
+	}
+	if n := metricValue(t, rj.AdminURL, "ramjet_warm_fetches_total"); n != 2 {
+		t.Errorf("ramjet_warm_fetches_total = %v, want 2 (the tagged page, twice)", n)
+	}
+}
