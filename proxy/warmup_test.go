@@ -301,3 +301,28 @@ func TestWarmUpKeepsToItsRate(t *testing.T) {
 		t.Fatalf("5 fetches at 20/s took %v (%d fetched), want at least 200ms", took, len(o.seen()))
 	}
 }
+
+// A reload that turns a site's warm-up off ends its run: what is left is
+// its visitors'.
+func TestWarmUpTurnedOffByAReloadLeavesTheRestToVisitors(t *testing.T) {
+	o := newWarmOrigin(t)
+	cfg := warmConfig(o.URL, &Warm{Concurrency: 1, Rate: 5, MaxEntries: 100, MaxBusy: 100})
+	p, base := startProxy(t, cfg)
+	for i := range 10 {
+		visit(t, base, fmt.Sprintf("/p%d", i), 2)
+	}
+	o.arm()
+	p.Purge(purgeEverything)
+	waitFor(t, "the first warm-up fetch", func() bool { return len(o.seen()) >= 1 })
+	cfg.Default.Warm = nil
+	if err := p.Reload(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitRuns(t, p, 1)
+	m := metricsOf(t, p)
+	left := m["ramjet_warm_abandoned_total"] + m["ramjet_warm_skipped_total"] // skipped: its turn came after the reload
+	if got := len(o.seen()); got >= 10 || m["ramjet_warm_abandoned_total"] < 1 || left+m["ramjet_warm_fetches_total"] != 10 {
+		t.Fatalf("after the reload: %d fetched, %v abandoned, %v skipped; want the rest left to visitors",
+			got, m["ramjet_warm_abandoned_total"], m["ramjet_warm_skipped_total"])
+	}
+}
