@@ -50,7 +50,7 @@ func TestWarmUpAfterAPurgeOfEverythingMakesThePopularPagesHitsAgain(t *testing.T
 		"defaults:\n  warm:\n    enabled: true\n    concurrency: 2\n    rate: 1000\n    max_entries: 8\n    max_busy: 75\n")
 	rj := startRamjet(t, o.URL, "--config", cfg)
 	c := newClient(t)
-	const pages, warmed, sleepMS = 12, 8, 400
+	const pages, warmed, sleepMS = 12, 8, 800
 	before := map[int]string{}
 	for p := range pages {
 		for range p + 1 { // page p asked for p+1 times: the last ones are the most requested
