@@ -229,6 +229,9 @@ type Site struct {
 	HtaccessRoot string `yaml:"htaccess_root"`
 	// Crawler bounds the LiteSpeed Cache plugin's crawler (crawler.go).
 	Crawler Crawler `yaml:"crawler"`
+	// Warm fetches the most requested pages a purge dropped again
+	// (warm.go).
+	Warm Warm `yaml:"warm"`
 }
 
 // Switch is a setting written on or off (true/false also read).
@@ -390,6 +393,7 @@ func Default() *Config {
 			AltSvc:        true,
 			WAF:           defaultWAF(),
 			Crawler:       defaultCrawler(),
+			Warm:          defaultWarm(),
 			Docroot: Docroot{
 				Serve:           "all",
 				Index:           []string{"index.php", "index.html"},

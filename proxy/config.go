@@ -141,6 +141,9 @@ type Site struct {
 	// Crawler bounds what the LiteSpeed Cache plugin's crawler sends to
 	// the site's upstream; nil: it is served as anyone.
 	Crawler *Crawler
+	// Warm fetches the most requested pages a purge dropped again
+	// (warmup.go); nil: their visitors do.
+	Warm *Warm
 }
 
 // WAF is a site's firewall policy (guard.go). The zero value inspects
@@ -224,6 +227,8 @@ type site struct {
 	lsRules lsRulesCache
 	// crawler is the Crawler budget at run time; nil: none.
 	crawler *crawlerBudget
+	// gauge is the load of the site's upstream pool; nil: none.
+	gauge loadGauge
 }
 
 // classify is classify with the field addressed to ramjet alone counted

@@ -59,6 +59,7 @@ func stageLookup(r *request) verdict {
 
 // lookedUp decides by the status of the request's variant e.
 func (r *request) lookedUp(e *cache.Entry) verdict {
+	e.Popularity().Touch(r.now) // what a purge's warm-up fetches first (warmup.go)
 	switch r.s.cache.Status(e, r.now) {
 	case cache.Fresh:
 		if r.inline && e.Doc != nil {

@@ -54,6 +54,8 @@ type Proxy struct {
 	// gapRefreshes holds a token per refresh in flight of an entry a
 	// fan-out gap left stale (refresh.go).
 	gapRefreshes chan struct{}
+	// warm is the warm-up after purges (warmup.go).
+	warm warmer
 }
 
 // Stores are the long-lived caches a proxy serves from.

@@ -44,6 +44,8 @@ type siteState struct {
 	// siteCounters and stats are what its owner reads (sitestats.go).
 	siteCounters
 	stats *sitestats.Site
+	// warm is the site's warm-up after purges (warmup.go).
+	warm warmState
 	// series are the names of the metric series add registered, which
 	// unregister drops: the list is written once.
 	series []string

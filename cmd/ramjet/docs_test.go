@@ -173,7 +173,7 @@ func TestDocsCommandLinesParse(t *testing.T) {
 			var last []string // the command a synopsis' indented "[..." line goes on with
 			for i, line := range strings.Split(strings.ReplaceAll(b.Body, "\\\n", " "), "\n") {
 				if last != nil && strings.HasPrefix(strings.TrimSpace(line), "[") && strings.HasPrefix(line, " ") {
-					checkFlagsExist(t, fmt.Sprintf("%s:%d", page, b.Line+i), append(last[:1:1], shellWords(line, true)...))
+					checkFlagsExist(t, fmt.Sprintf("%s:%d", page, b.Line+i), append(commandWords(last), shellWords(line, true)...))
 					continue
 				}
 				last = nil
@@ -207,7 +207,7 @@ var (
 	// (after sudo or a prompt), after a shell operator, or followed by a
 	// command's name.
 	ramjetWord = regexp.MustCompile(`(?:^|[;&|(]\s*|\s)(?:sudo\s+|\$\s+)?(?:/usr/bin/)?ramjet\s+([a-z][a-z-]*)`)
-	commands   = []string{"serve", "check", "purge", "reopen-logs", "wp", "top", "version"}
+	commands   = []string{"serve", "check", "purge", "reopen-logs", "wp", "top", "adopt", "version"}
 )
 
 // commandLines returns the ramjet command lines in one line of shell:
@@ -264,6 +264,19 @@ func shellWords(s string, synopsis bool) []string {
 	return words
 }
 
+// hasSubcommand: the command's first word picks what follows (wp scan,
+// adopt nginx, adopt --rollback).
+func hasSubcommand(cmd string) bool { return cmd == "wp" || cmd == "adopt" }
+
+// commandWords are the words of args naming its command (and
+// subcommand), which a synopsis' next line goes on with.
+func commandWords(args []string) []string {
+	if hasSubcommand(args[0]) && len(args) > 1 {
+		return args[:2:2]
+	}
+	return args[:1:1]
+}
+
 // isSynopsis: the line shows a command's form, not one to run.
 func isSynopsis(args []string) bool {
 	for _, a := range args {
@@ -284,13 +297,13 @@ func checkFlagsExist(t *testing.T, where string, args []string) {
 	cmd := args[:1]
 	rest := args[1:]
 	subs := []string{""}
-	if args[0] == "wp" && len(args) > 1 {
-		subs = strings.Split(args[1], "|")
+	if hasSubcommand(args[0]) && len(args) > 1 {
+		subs = strings.Split(strings.Trim(args[1], "()"), "|")
 		rest = args[2:]
 	}
 	for _, sub := range subs {
 		if sub != "" {
-			cmd = []string{"wp", sub}
+			cmd = []string{args[0], strings.TrimSpace(sub)}
 		}
 		for _, a := range rest {
 			flag, _, _ := strings.Cut(strings.Trim(a, "[]()|.…"), "=")
@@ -330,6 +343,15 @@ func parseCommandLineOutput(args []string) (string, error) {
 		_, err = parseWP(args[1:], &stderr)
 	case "top":
 		_, err = parseTop(args[1:], &stderr)
+	case "adopt":
+		switch sub := strings.Join(args[1:min(2, len(args))], ""); sub {
+		case "nginx", "apache":
+			_, err = parseAdopt(sub, args[2:], &stderr)
+		case "--rollback", "-rollback":
+			_, _, err = parseAdoptRollback(args[2:], &stderr)
+		default:
+			return "", fmt.Errorf("ramjet adopt: %q is neither nginx, apache nor --rollback", sub)
+		}
 	case "version":
 		return "", nil
 	default:
@@ -345,7 +367,8 @@ func parseCommandLineOutput(args []string) (string, error) {
 // lists them) is named in ramjet(8).
 func TestEveryFlagIsInTheManPage(t *testing.T) {
 	man := readDoc(t, "docs/man/ramjet.8.md")
-	for _, cmd := range [][]string{{"serve"}, {"check"}, {"purge"}, {"reopen-logs"}, {"wp", "scan"}, {"wp", "enable"}, {"wp", "disable"}, {"top"}} {
+	for _, cmd := range [][]string{{"serve"}, {"check"}, {"purge"}, {"reopen-logs"}, {"wp", "scan"}, {"wp", "enable"}, {"wp", "disable"}, {"top"},
+		{"adopt", "nginx"}, {"adopt", "apache"}, {"adopt", "--rollback"}} {
 		help, _ := parseCommandLineOutput(append(slices.Clone(cmd), "-h"))
 		flags := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`).FindAllStringSubmatch(help, -1)
 		if len(flags) == 0 {

@@ -21,6 +21,7 @@ const usage = `usage:
   ramjet wp scan [-c FILE] [--root DIR]...
   ramjet wp enable|disable [-c FILE] [--root DIR]... (--all | SITE...)
   ramjet top [--admin URL] [--token TOKEN] [--interval DUR]
+  ramjet adopt (nginx | apache) [--conf FILE] [--out FILE] [--dry-run | --apply] | --rollback
   ramjet version
 `
 
@@ -40,6 +41,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return check(args[1:], stdout, stderr)
 	case "purge":
 		return purgeCmd(args[1:], stdout, stderr)
+	case "adopt":
+		return adoptCmd(args[1:], stdout, stderr)
 	case "reopen-logs":
 		return reopenLogsCmd(args[1:], stdout, stderr)
 	case "wp":

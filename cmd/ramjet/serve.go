@@ -229,6 +229,8 @@ func (d *daemon) run() error {
 	if d.loop(changed) {
 		d.handedOver = true
 		d.handOver(main, admin)
+	} else if d.socks.shared() {
+		d.handOver(main, admin) // the web server beside us takes the new connections
 	}
 	return d.shutdown(main, admin, w)
 }

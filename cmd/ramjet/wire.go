@@ -165,7 +165,16 @@ func site(names []string, s conf.Site, log conf.AccessLog) proxy.Site {
 		AnonymousCookies:      s.AnonymousCookies,
 		Crawler: &proxy.Crawler{MaxMisses: s.Crawler.MaxMisses, MaxBusy: s.Crawler.MaxBusy,
 			RetryAfter: time.Duration(s.Crawler.RetryAfter)},
+		Warm: warm(s.Warm),
 	}
+}
+
+// warm is a validated warm block; nil when off.
+func warm(w conf.Warm) *proxy.Warm {
+	if !w.Enabled {
+		return nil
+	}
+	return &proxy.Warm{Concurrency: w.Concurrency, Rate: float64(w.Rate), MaxEntries: w.MaxEntries, MaxBusy: w.MaxBusy}
 }
 
 // serverVars are the CGI variables a docroot site's scripts get from its

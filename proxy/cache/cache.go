@@ -43,6 +43,8 @@ type Cache struct {
 	variantsDropped atomic.Uint64
 	// lower is the tier under the cache (lower.go); nil: none.
 	lower Lower
+	// dropped observes what purges remove at once (popularity.go).
+	dropped atomic.Pointer[dropObserver]
 }
 
 // New returns an empty cache bounded by cfg.Size bytes.
@@ -111,6 +113,7 @@ func (c *Cache) insert(h uint64, key string, vary VarySpec, e *Entry) *Object {
 	if !ok || old.Key != key || old.PassUntil > 0 {
 		old = &Object{Key: key}
 	}
+	givePopularity(e, old)
 	n, dropped := old.withVariant(vary, e, c.maxVariants, c.Now(), maphash.String(c.seed, e.Variant))
 	if dropped > 0 {
 		c.variantsDropped.Add(uint64(dropped))

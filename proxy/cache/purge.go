@@ -36,6 +36,11 @@ func (c *Cache) PurgeAll(soft bool, at int64) {
 		}
 		raise(&c.allHard, now)
 		if at == 0 {
+			if c.observesDrops() {
+				for h, o := range c.store.c.All() {
+					c.observeDrop(h, o)
+				}
+			}
 			c.store.c.InvalidateAll()
 		}
 	})
@@ -80,13 +85,13 @@ func (c *Cache) PurgeKey(h uint64, key []byte, soft bool) bool {
 // with stale copies), under the bucket lock and only if match accepts its
 // key, so a concurrent insert of another key is never touched.
 func (c *Cache) purgeObject(h uint64, match func(string) bool, soft bool) bool {
-	done := false
+	var gone *Object
 	now := c.Now()
 	c.store.c.ComputeIfPresent(h, func(o *Object) (*Object, otter.ComputeOp) {
 		if o.PassUntil > 0 || !match(o.Key) {
 			return o, otter.CancelOp
 		}
-		done = true
+		gone = o
 		if !soft {
 			return nil, otter.InvalidateOp
 		}
@@ -94,7 +99,8 @@ func (c *Cache) purgeObject(h uint64, match func(string) bool, soft bool) bool {
 		n.tally(1)
 		return n, otter.WriteOp
 	})
-	return done
+	c.observeDrop(h, gone) // outside the bucket lock
+	return gone != nil
 }
 
 // softened is o with every fresh variant made stale at now, servable while
