@@ -14,15 +14,13 @@ import (
 // (Config.RealIP), the client its forwarding header names. The stages
 // after it, the access log and the origin's X-Forwarded-For take the
 // address from r.remoteIP; ctx.RemoteAddr reports it too, for whatever
-// asks fasthttp. A fragment has its page's client already.
+// asks fasthttp. A fragment has its page's client already (it does not
+// run this stage).
 //
 // On a behind_tls listener the peer is the TLS terminator: when neither a
 // PROXY header nor a trusted header named the client, the address is
 // the terminator's, which is nobody's to trust (r.terminator).
 func stageClient(r *request) verdict {
-	if r.ctx == nil {
-		return proceed
-	}
 	peer := addrPort(r.ctx.Conn().RemoteAddr())
 	rc := &r.g.cfg.RealIP
 	if len(rc.From) == 0 {

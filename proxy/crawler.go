@@ -89,23 +89,24 @@ func (b *crawlerBudget) take() bool {
 // give returns a slot take reserved.
 func (b *crawlerBudget) give() { b.upstream.Add(-1) }
 
-// admitCrawler decides whether r may go upstream now. Anyone but the
-// crawler may, and so may a fragment (its page was admitted). A crawler
-// request that may holds a slot until releaseCrawler; one that may not
-// is answered 503 with Retry-After.
-func (r *request) admitCrawler() bool {
+// stageCrawler decides whether a page request that lookup left to fill
+// may go upstream now. Anyone but the crawler may (a fragment's page was
+// admitted: fragments do not run it). A crawler request that may holds a
+// slot until releaseCrawler; one that may not is answered 503 with
+// Retry-After.
+func stageCrawler(r *request) verdict {
 	b := r.s.crawler
-	if b == nil || r.frag != nil || !isCrawler(r.header().UserAgent()) {
-		return true
+	if b == nil || !isCrawler(r.header().UserAgent()) {
+		return proceed
 	}
 	if b.take() {
 		r.crawlerSlot = true
-		return true
+		return proceed
 	}
 	r.p.metrics.crawlerRefused.Inc()
 	r.s.state.crawlerRefused.Inc()
 	r.refuseCrawler(b.retryAfter)
-	return false
+	return answered
 }
 
 // releaseCrawler gives back the slot admitCrawler took, if any.

@@ -38,15 +38,8 @@ type result struct {
 // fetched. Concurrent misses of one key share one fetch unless the key is
 // remembered as uncacheable (hit-for-miss); the request that leads the
 // fetch first looks again, since a fill may have stored the entry between
-// this request's lookup and its joining. The plugin's crawler goes
-// upstream only within its site's budget (crawler.go).
+// this request's lookup and its joining.
 func stageFill(r *request) verdict {
-	if r.inline {
-		return declined
-	}
-	if !r.admitCrawler() {
-		return answered
-	}
 	if r.pass != nil {
 		return r.forward()
 	}
@@ -100,9 +93,9 @@ func (r *request) follow(fl *flight) bool {
 }
 
 // cancelled is closed when a fragment's page stops waiting for it; a
-// client request's is nil (never).
+// client request's is nil (never): nobody gave it a context.
 func (r *request) cancelled() <-chan struct{} {
-	if r.frag == nil {
+	if r.frag.ctx == nil {
 		return nil
 	}
 	return r.frag.ctx.Done()
@@ -113,12 +106,12 @@ func (r *request) fetch(key string) result {
 	req := r.upstreamRequest()
 	defer fasthttp.ReleaseRequest(req)
 	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.stale, fwd: r.fwd,
-		id: r.identity(), fragment: r.frag != nil, private: r.frag != nil && r.frag.private,
+		id: r.identity(), fragment: r.kind == kindFragment, private: r.frag.private,
 		scope: scopeOf(r.s, r.header().Host()), client: r.ctx, ls: r.lsRules(), passUntil: r.passUntil}
 	if r.wafTx != nil { // kept only when the site inspects responses
 		f.inspect = r.inspectResponse
 	}
-	if r.frag == nil && !r.coalesce {
+	if r.kind == kindPage && !r.coalesce { // nobody else waits on its fill
 		f.requester = r
 	}
 	if r.stale == nil { // a revalidation adds validators the key does not know

@@ -7,7 +7,7 @@ import (
 // ServeFastHTTP answers a client's request through the pipeline: from the
 // cache when it can, else from the site's upstream.
 func (p *Proxy) ServeFastHTTP(ctx *fasthttp.RequestCtx) {
-	r := p.clientRequest(ctx, false)
+	r := p.clientRequest(ctx, kindPage)
 	defer r.release()
 	p.run(r)
 }
@@ -20,7 +20,7 @@ func (p *Proxy) ServeFastHTTP(ctx *fasthttp.RequestCtx) {
 // the cache must not answer) a stage declines, and ServeHit returns false
 // having changed nothing; the request then goes to ServeFastHTTP.
 func (p *Proxy) ServeHit(ctx *fasthttp.RequestCtx) bool {
-	r := p.clientRequest(ctx, true)
+	r := p.clientRequest(ctx, kindInline)
 	defer r.release()
 	return p.run(r)
 }

@@ -19,26 +19,43 @@ import (
 // public fragments from the cache, which is what ESI is for). The private
 // identity is computed when a stage first needs it (r.identity).
 func stageIdentity(r *request) verdict {
-	h := r.header()
-	r.authorized = r.fragAuthorized || len(peekCanonical(h, "Authorization")) > 0
-	var n *metrics.Counter
-	switch {
-	case r.frag != nil:
-		return proceed
-	case !h.IsGet() && !h.IsHead():
-		r.pass, n = csMethod, r.c.method
-	case r.bypassed():
-		r.pass, n = csBypass, r.c.bypass
-	case hasBody(h):
-		r.pass, n = csBody, r.c.bypass
-	default:
-		return proceed
+	if pass, n := r.access(); pass != nil {
+		r.pass = pass
+		r.tally(n, outPass)
 	}
-	if r.inline {
+	return proceed
+}
+
+// stageIdentityInline declines what stageIdentity would pass.
+func stageIdentityInline(r *request) verdict {
+	if pass, _ := r.access(); pass != nil {
 		return declined
 	}
-	r.tally(n, outPass)
 	return proceed
+}
+
+// stageIdentityFragment notes the fragment's credentials: its page's,
+// on the page's host. Its page decided whether the cache is used.
+func stageIdentityFragment(r *request) verdict {
+	r.authorized = r.fragAuthorized || len(peekCanonical(r.header(), "Authorization")) > 0
+	return proceed
+}
+
+// access notes whether the request carries credentials and says whether
+// it passes uncached: the Cache-Status it then gets and its counter; nil
+// goes through the cache.
+func (r *request) access() ([]byte, *metrics.Counter) {
+	h := r.header()
+	r.authorized = len(peekCanonical(h, "Authorization")) > 0
+	switch {
+	case !h.IsGet() && !h.IsHead():
+		return csMethod, r.c.method
+	case r.bypassed():
+		return csBypass, r.c.bypass
+	case hasBody(h):
+		return csBody, r.c.bypass
+	}
+	return nil, nil
 }
 
 // hasBody reports a request that comes with content: a length above 0,

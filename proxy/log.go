@@ -33,11 +33,8 @@ const (
 // into the request's own buffer and handed to the file's writer, which
 // writes it from its own goroutine; nothing here allocates or waits for
 // the disk. Fragments are part of their page's line, not lines of their
-// own.
+// own: they do not run it.
 func stageLog(r *request) verdict {
-	if r.frag != nil {
-		return proceed
-	}
 	proto, sent := r.via.Protocol(), sentBytes(r.ctx)
 	r.p.metrics.served(proto, sent)
 	if r.s.log == nil {

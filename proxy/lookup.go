@@ -13,17 +13,65 @@ func stageLookup(r *request) verdict {
 	if r.pass != nil {
 		return proceed
 	}
+	e, how := r.find()
+	switch how {
+	case foundPrivate, foundFresh:
+		return r.hit(e, how)
+	case foundStale:
+		if !r.inspect() {
+			return answered // its refresh would take the request upstream
+		}
+		r.tally(r.c.stale, outHit)
+		r.refresh(e)
+		return r.answer(e, csStale)
+	case foundPass:
+		r.tally(r.c.pass, outPass)
+	}
+	return proceed
+}
+
+// stageLookupInline answers an inline request with a fresh copy that is
+// no ESI page (whose fragments may have to be fetched); anything else is
+// declined.
+func stageLookupInline(r *request) verdict {
+	if e, how := r.find(); (how == foundPrivate || how == foundFresh) && e.Doc == nil {
+		return r.hit(e, how)
+	}
+	return declined
+}
+
+// found is what lookup found of the request's copy.
+type found uint8
+
+const (
+	foundNone    found = iota // nothing to answer with: the hand-off says what fill does
+	foundPrivate              // the user's own fresh copy
+	foundFresh                // a fresh shared copy
+	foundStale                // a stale shared copy, served while one refresh runs
+	foundPass                 // the URL is remembered as uncacheable (hit-for-pass)
+)
+
+// hit answers the request with e, a fresh copy.
+func (r *request) hit(e *cache.Entry, how found) verdict {
+	if how == foundPrivate {
+		r.tally(r.c.hitPrivate, outHit)
+		return r.answer(e, csHitPrivate)
+	}
+	r.tally(r.c.hit, outHit)
+	return r.answer(e, csHit)
+}
+
+// find looks the request's copy up and says what it found. It changes
+// nothing but the request: where it leaves fill the work, it sets the
+// hand-off (toFill).
+func (r *request) find() (*cache.Entry, found) {
 	r.now = r.s.cache.Now()
 	if r.p.privateUsed.Load() {
 		if e := r.privateCopy(); e != nil {
-			if r.inline && e.Doc != nil {
-				return declined // an ESI page may have fragments to fetch
-			}
-			r.tally(r.c.hitPrivate, outHit)
-			return r.answer(e, csHitPrivate)
+			return e, foundPrivate
 		}
 	}
-	if r.frag != nil && r.frag.private {
+	if r.frag.private {
 		return r.toFill(nil, fwdMiss, false) // never shared: nothing to wait for
 	}
 	o := r.s.cache.Lookup(r.h, r.key)
@@ -31,12 +79,9 @@ func stageLookup(r *request) verdict {
 	case o == nil:
 		return r.toFill(nil, fwdMiss, true)
 	case o.PassUntil > r.now:
-		if r.inline {
-			return declined
-		}
-		r.tally(r.c.pass, outPass)
 		r.passUntil = o.PassUntil
-		return r.toFill(nil, fwdURIMiss, false)
+		r.toFill(nil, fwdURIMiss, false)
+		return nil, foundPass
 	}
 	r.selectVariant(&o.Vary)
 	e := o.Variant(r.variant)
@@ -51,28 +96,11 @@ func stageLookup(r *request) verdict {
 		// own, stored only if it says it may be shared (RFC 9111 3.5).
 		return r.toFill(nil, fwdMiss, false)
 	}
-	return r.lookedUp(e)
-}
-
-// lookedUp decides by the status of the request's variant e.
-func (r *request) lookedUp(e *cache.Entry) verdict {
 	switch r.s.cache.Status(e, r.now) {
 	case cache.Fresh:
-		if r.inline && e.Doc != nil {
-			return declined
-		}
-		r.tally(r.c.hit, outHit)
-		return r.answer(e, csHit)
+		return e, foundFresh
 	case cache.Stale:
-		if r.inline {
-			return declined
-		}
-		if !r.inspect() {
-			return answered // its refresh would take the request upstream
-		}
-		r.tally(r.c.stale, outHit)
-		r.refresh(e)
-		return r.answer(e, csStale)
+		return e, foundStale
 	case cache.ErrorOnly, cache.Revalidate:
 		return r.toFill(e, fwdStale, true)
 	case cache.Purged:
@@ -84,7 +112,7 @@ func (r *request) lookedUp(e *cache.Entry) verdict {
 
 // selectVariant sets r.variant to the request's values for v.
 func (r *request) selectVariant(v *cache.VarySpec) {
-	if r.frag != nil && !r.frag.ownHeader {
+	if r.frag.pageHeader {
 		f := r.frag.f
 		f.mu.Lock() // the page's snapshot, shared by its fragments
 		r.variant = appendVariant(r.variant[:0], &f.hdr, v)
@@ -94,13 +122,10 @@ func (r *request) selectVariant(v *cache.VarySpec) {
 	r.variant = appendVariant(r.variant[:0], r.header(), v)
 }
 
-// toFill leaves the request to fill; an inline request declines.
-func (r *request) toFill(stale *cache.Entry, fwd string, coalesce bool) verdict {
-	if r.inline {
-		return declined
-	}
+// toFill leaves the request to fill: the one hand-off between stages.
+func (r *request) toFill(stale *cache.Entry, fwd string, coalesce bool) (*cache.Entry, found) {
 	r.stale, r.fwd, r.coalesce = stale, fwd, coalesce
-	return proceed
+	return nil, foundNone
 }
 
 // privateCopy is the client's own fresh copy from the (non-empty)

@@ -27,7 +27,7 @@ func (r *request) refresh(stale *cache.Entry) {
 		return
 	}
 	req := r.upstreamRequest()
-	f := &fill{p: p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: stale, fwd: fwdStale, fragment: r.frag != nil,
+	f := &fill{p: p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: stale, fwd: fwdStale, fragment: r.kind == kindFragment,
 		scope: scopeOf(r.s, r.header().Host()), ls: r.lsRules()}
 	go func() {
 		defer p.bg.Done()

@@ -15,10 +15,10 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/waf"
 )
 
-// request is one request on its way through the stages: a client's (ctx
-// set) or an ESI fragment's (frag set). The stages read it and leave their
-// results in it. Requests are pooled, with their key buffers, so that a
-// hit allocates nothing.
+// request is one request on its way through the stages of its kind: a
+// client's (ctx set) or an ESI fragment's (frag set). The stages read it
+// and leave their results in it. Requests are pooled, with their key
+// buffers, so that a hit allocates nothing.
 type request struct {
 	p *Proxy
 	// g is the generation the request started with; it keeps it to the
@@ -31,13 +31,9 @@ type request struct {
 	// sub-request (copied from its page's, which fragments fetched in
 	// parallel cannot share: fasthttp headers are not safe for concurrent
 	// use, even to read).
-	req *fasthttp.Request
-	// frag is the include being fetched; nil for a client request.
-	frag *fragment
-	// inline: answer only what needs neither blocking nor a change of
-	// state (a fresh hit); every other stage declines.
-	inline bool
-	tls    bool // came over TLS; a fragment: its page did
+	req  *fasthttp.Request
+	kind kind // which stages it runs (pipeline.go)
+	tls  bool // came over TLS; a fragment: its page did
 	// via is what the transport tells of the client's request: its
 	// protocol, whose TLS, how to send interim responses. Nil for a
 	// fragment.
@@ -124,8 +120,10 @@ type request struct {
 	// htKeyBuf gathers what htKey hashes, reused.
 	htKeyBuf []byte
 
-	fragState fragment         // frag points here: no allocation per fragment
-	sub       fasthttp.Request // a fragment's sub-request, req points here
+	// frag is the include being fetched (kindFragment); zero for a
+	// client's request. Kept with the request: no allocation per fragment.
+	frag fragment
+	sub  fasthttp.Request // a fragment's sub-request, req points here
 }
 
 var requestPool = sync.Pool{New: func() any {
@@ -135,9 +133,9 @@ var requestPool = sync.Pool{New: func() any {
 
 // clientRequest is the request a client sent on ctx, on the current
 // generation until release.
-func (p *Proxy) clientRequest(ctx *fasthttp.RequestCtx, inline bool) *request {
+func (p *Proxy) clientRequest(ctx *fasthttp.RequestCtx, k kind) *request {
 	r := requestPool.Get().(*request)
-	r.p, r.g, r.ctx, r.req, r.inline = p, p.enter(), ctx, &ctx.Request, inline
+	r.p, r.g, r.ctx, r.req, r.kind = p, p.enter(), ctx, &ctx.Request, k
 	r.tls, r.c, r.via = ctx.IsTLS(), &p.metrics.pages, streamctx.TransportOf(ctx)
 	return r
 }
@@ -145,8 +143,8 @@ func (p *Proxy) clientRequest(ctx *fasthttp.RequestCtx, inline bool) *request {
 // release returns r to the pool; nothing of it may be used after.
 func (r *request) release() {
 	r.releaseCrawler() // held for the whole exchange with the upstream
-	if r.ctx != nil {
-		r.g.leave()
+	if r.kind != kindFragment {
+		r.g.leave() // a fragment has its page's generation, which entered it
 	}
 	if r.remoteSet {
 		r.ctx.SetRemoteAddr(nil) // ctx outlives r, which goes back to the pool
@@ -154,13 +152,13 @@ func (r *request) release() {
 	r.client, r.port, r.claimed, r.terminator, r.remoteSet = netip.Addr{}, 0, 0, false, false
 	clear(r.params)
 	r.key, r.variant, r.pkey, r.params = r.key[:0], r.variant[:0], r.pkey[:0], r.params[:0]
-	r.g, r.s, r.ctx, r.req, r.frag, r.inline, r.via = nil, nil, nil, nil, nil, false, nil
+	r.g, r.s, r.ctx, r.req, r.kind, r.via = nil, nil, nil, nil, kindPage, nil
 	r.pass, r.id, r.idDone, r.stale, r.fwd, r.coalesce, r.authorized = nil, 0, false, nil, "", false, false
 	r.fragAuthorized, r.passUntil, r.htHash, r.pathAt = false, 0, 0, 0
 	r.res = result{}
 	r.endWAF()
-	if r.fragState.f != nil {
-		r.fragState = fragment{}
+	if r.frag.f != nil {
+		r.frag = fragment{}
 		r.sub.Reset()
 	}
 	requestPool.Put(r)

@@ -58,7 +58,7 @@ const (
 // counters too (a fragment is part of its page's request).
 func (r *request) tally(n *metrics.Counter, o outcome) {
 	n.Inc()
-	if r.frag != nil {
+	if !r.c.ownSite {
 		return
 	}
 	switch o {

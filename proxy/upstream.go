@@ -87,7 +87,7 @@ func setSiteFields(s *site, h *fasthttp.RequestHeader) {
 // for the target its key describes.
 func (r *request) upstreamRequest() *fasthttp.Request {
 	var req *fasthttp.Request
-	if r.frag != nil {
+	if r.kind == kindFragment {
 		req = r.frag.upstreamRequest(r.req)
 	} else {
 		req = r.newUpstreamRequest(true, 0)
