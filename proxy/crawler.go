@@ -109,7 +109,16 @@ func stageCrawler(r *request) verdict {
 	return answered
 }
 
-// releaseCrawler gives back the slot admitCrawler took, if any.
+// crawlerPart is the crawler stage's part of the request.
+type crawlerPart struct {
+	// crawlerSlot: the request holds one of its site's crawler slots
+	// until release (releaseCrawler).
+	crawlerSlot bool
+}
+
+func (c *crawlerPart) reset() { *c = crawlerPart{} }
+
+// releaseCrawler gives back the slot stageCrawler took, if any.
 func (r *request) releaseCrawler() {
 	if r.crawlerSlot {
 		r.crawlerSlot = false

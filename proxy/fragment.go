@@ -155,6 +155,21 @@ func allowed(list []string, host string) bool {
 	return false
 }
 
+// fragPart is a fragment's own part of its request (kindFragment): the
+// include and its sub-request; zero for a client's request. Kept with
+// the request: no allocation per fragment.
+type fragPart struct {
+	frag fragment
+	sub  fasthttp.Request // the sub-request; req points here
+}
+
+func (f *fragPart) reset() {
+	if f.frag.f != nil {
+		f.frag = fragment{}
+		f.sub.Reset()
+	}
+}
+
 // fragment is the state of one include's request that a client request
 // does not have: where the answer goes and how long the page waits.
 type fragment struct {

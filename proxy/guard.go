@@ -9,7 +9,6 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
-	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/waf"
 )
 
@@ -269,16 +268,27 @@ func inNets(nets []netip.Prefix, a netip.Addr) bool {
 	return false
 }
 
-// endWAF ends the request's WAF transaction and returns its body buffer.
-func (r *request) endWAF() {
-	if r.wafTx != nil {
-		r.wafTx.Close()
-		r.wafTx = nil
-	}
-	if r.body.buf != nil && cap(*r.body.buf) <= 1<<20 {
-		bodyBufs.Put(r.body.buf)
-	}
-	r.body = requestBody{}
-	r.waf = wafResult{rules: r.waf.rules[:0]}
-	r.wafLog = accesslog.WAF{}
+// wafPart is what the WAF made of the request (stageGuard, or lookup
+// for a stale hit): its word for the log line, the transaction a
+// response inspection continues (nil unless the site inspects
+// responses), and the body it read.
+type wafPart struct {
+	waf   wafResult
+	wafTx *waf.Tx
+	body  requestBody
 }
+
+// endWAF ends the request's WAF transaction and returns its body buffer;
+// release calls it before reset.
+func (w *wafPart) endWAF() {
+	if w.wafTx != nil {
+		w.wafTx.Close()
+		w.wafTx = nil
+	}
+	if w.body.buf != nil && cap(*w.body.buf) <= 1<<20 {
+		bodyBufs.Put(w.body.buf)
+	}
+	w.body = requestBody{}
+}
+
+func (w *wafPart) reset() { *w = wafPart{waf: wafResult{rules: w.waf.rules[:0]}} }

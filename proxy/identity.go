@@ -120,3 +120,35 @@ func (p *Proxy) identity(h *fasthttp.RequestHeader, ip net.IP, site *patterns) u
 	mh.Write(ip)
 	return id ^ mh.Sum64() | 1 // never 0 once there is a session
 }
+
+// accessPart is what stageIdentity decided: whether the request goes
+// through the cache, its credentials, and the private identity.
+type accessPart struct {
+	// pass is the Cache-Status of a request forwarded uncached (a method
+	// the cache does not answer, a bypass, what the .htaccess rules
+	// refuse on a docroot site); nil goes through the cache.
+	pass []byte
+	// authorized: the request carries Authorization; only shared entries
+	// answer it (RFC 9111 3.5).
+	authorized bool
+	// fragAuthorized: a fragment whose page's request (whose headers it
+	// shares) carries Authorization.
+	fragAuthorized bool
+	// id is the private-cache identity (0: none), computed on first use.
+	id     uint64
+	idDone bool
+}
+
+func (a *accessPart) reset() { *a = accessPart{} }
+
+// identity is the client's private-cache identity, 0 when it has none.
+func (r *request) identity() uint64 {
+	if !r.idDone {
+		var site *patterns
+		if r.s != nil {
+			site = r.s.anonymous
+		}
+		r.id, r.idDone = r.p.identity(r.header(), r.remoteIP(), site), true
+	}
+	return r.id
+}

@@ -9,6 +9,25 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/percent"
 )
 
+// keyPart is the request's primary cache key (stageKey).
+type keyPart struct {
+	key []byte
+	// pathAt is where the key's target starts: key[pathAt:] is the
+	// normalised path and query a fill sends upstream (keyTarget).
+	pathAt int
+	params [][]byte // scratch for sorting the query's parameters
+	h      uint64   // hash of key in the shared cache
+}
+
+func newKeyPart() keyPart {
+	return keyPart{key: make([]byte, 0, 256), params: make([][]byte, 0, 16)}
+}
+
+func (k *keyPart) reset() {
+	clear(k.params)
+	*k = keyPart{key: k.key[:0], params: k.params[:0]}
+}
+
 // stageKey computes the request's primary cache key and its hash.
 func stageKey(r *request) verdict {
 	t := target{scheme: schemeOf(r.tls), host: r.header().Host()}

@@ -40,6 +40,34 @@ func stageLookupInline(r *request) verdict {
 	return declined
 }
 
+// lookupPart is what lookup found: the request's variant values, its
+// private key, the time it looked, and what it leaves fill.
+type lookupPart struct {
+	now     int64  // when lookup looked; what a hit's Age is counted from
+	variant []byte // the values the entry's vary spec selects
+	pkey    []byte // private cache key
+	handoff
+}
+
+// handoff is what lookup leaves fill (toFill), the one hand-off between
+// stages: the stale copy to revalidate (or to serve if the origin
+// fails), the Cache-Status fwd reason, and whether concurrent misses of
+// the key share one fill.
+type handoff struct {
+	stale    *cache.Entry
+	fwd      string
+	coalesce bool
+	// passUntil: the URL's hit-for-pass marker lookup found lasts until
+	// then (0: none).
+	passUntil int64
+}
+
+func newLookupPart() lookupPart {
+	return lookupPart{variant: make([]byte, 0, 64), pkey: make([]byte, 0, 256)}
+}
+
+func (l *lookupPart) reset() { *l = lookupPart{variant: l.variant[:0], pkey: l.pkey[:0]} }
+
 // found is what lookup found of the request's copy.
 type found uint8
 

@@ -109,6 +109,27 @@ func (r *request) rewrite(own, raw bool) (refused bool) {
 	return false
 }
 
+// rewritePart is what the site's .htaccess rules decided of the request
+// (stageRewrite), valid when r.s.ht is set, and their input, reused.
+type rewritePart struct {
+	ht     htaccess.Outcome
+	htReq  htaccess.Request
+	htHdr  htHeader
+	htLine []byte
+	// htHash is htKey's hash of the request (0: not taken), from which
+	// the docroot's key for the same rules is made (docrootKey).
+	htHash uint64
+	// htKeyBuf gathers what htKey hashes, reused.
+	htKeyBuf []byte
+}
+
+func (w *rewritePart) reset() {
+	w.ht.Reset()
+	w.htReq, w.htHash = htaccess.Request{}, 0
+	w.htHdr = htHeader{cookie: w.htHdr.cookie[:0]}
+	w.htLine, w.htKeyBuf = w.htLine[:0], w.htKeyBuf[:0]
+}
+
 // hdrVaryValue is HeaderVaryValue as fasthttp stores it.
 var hdrVaryValue = []byte(HeaderVaryValue)
 
