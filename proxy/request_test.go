@@ -13,25 +13,32 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Every part of a request, once reset, is what a fresh request's is, but
-// for its buffers (slices emptied, not dropped): nothing of one request
-// leaks into the next one the pool hands out. Each part is filled with
-// values in every field it owns (a field its reset forgot fails the
-// test), then reset.
+// Every part of a request, once reset (as release resets them), is what
+// a fresh request's is, but for its buffers (slices emptied, not
+// dropped): nothing of one request leaks into the next one the pool
+// hands out. Each part is filled with values in every field it owns (a
+// field its reset forgot fails the test), then reset.
 func TestEachPartResetIsAFreshPart(t *testing.T) {
-	fresh := requestPool.New().(*request).parts()
-	r := requestPool.New().(*request)
-	for i, pt := range r.parts() {
-		v := reflect.ValueOf(pt).Elem()
-		t.Run(v.Type().Name(), func(t *testing.T) {
-			dirty(v, v.Type().PkgPath())
-			if same(v, reflect.ValueOf(fresh[i]).Elem()) {
-				t.Fatal("filling left the part as fresh: the test fills nothing")
+	fresh, r := requestPool.New().(*request), requestPool.New().(*request)
+	rv, fv := reflect.ValueOf(r).Elem(), reflect.ValueOf(fresh).Elem()
+	parts := 0
+	for i := range rv.NumField() {
+		if f := rv.Type().Field(i); f.Anonymous {
+			parts++
+			dirty(rv.Field(i), f.Type.PkgPath())
+			if same(rv.Field(i), fv.Field(i)) {
+				t.Fatalf("%s: filling left the part as fresh: the test fills nothing", f.Name)
 			}
-			if pt.reset(); !same(v, reflect.ValueOf(fresh[i]).Elem()) {
-				t.Errorf("after reset: %+v\nfresh:       %+v", v.Interface(), reflect.ValueOf(fresh[i]).Elem().Interface())
-			}
-		})
+		}
+	}
+	if parts < 9 {
+		t.Fatalf("%d parts, want every stage's", parts)
+	}
+	r.resetParts()
+	for i := range rv.NumField() {
+		if f := rv.Type().Field(i); f.Anonymous && !same(rv.Field(i), fv.Field(i)) {
+			t.Errorf("%s after reset: %+v\nfresh: %+v", f.Name, rv.Field(i), fv.Field(i))
+		}
 	}
 }
 
