@@ -47,6 +47,32 @@ type requestCounters struct {
 	ownSite bool
 }
 
+// outcome is how a request's site counts it.
+type outcome uint8
+
+const (
+	outHit outcome = iota
+	outMiss
+	outPass
+)
+
+// tally counts a request in n and, for a client's, in its site's
+// counters too (a fragment is part of its page's request).
+func (r *request) tally(n *metrics.Counter, o outcome) {
+	n.Inc()
+	if !r.c.ownSite {
+		return
+	}
+	switch o {
+	case outHit:
+		r.s.state.hits.Inc()
+	case outMiss:
+		r.s.state.misses.Inc()
+	case outPass:
+		r.s.state.passes.Inc()
+	}
+}
+
 func newRequestCounters(s *metrics.Set, name string, ownSite bool) requestCounters {
 	c := func(kind string) *metrics.Counter { return s.NewCounter(name + `{cache="` + kind + `"}`) }
 	return requestCounters{
