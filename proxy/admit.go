@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"time"
-
 	"github.com/valyala/fasthttp"
 )
 
@@ -57,9 +55,7 @@ func (r *request) admit() admission {
 	} else {
 		r.s = r.g.router.def
 	}
-	if r.s.log != nil {
-		r.start = time.Now() // the access log's request time: read the clock only for it
-	}
+	r.began(r.s)
 	switch {
 	case bad != nil:
 		r.res.err = bad

@@ -19,7 +19,9 @@
 // once per kind of request (pipeline.go): an inline request stops after
 // lookup, a fresh hit answered and anything else declined, unchanged; a
 // fragment skips client, purge, crawler and log, and its respond hands
-// the body to the page assembling it.
+// the body to the page assembling it. Each stage keeps its part of the
+// request in its own file, with its reset (request.go lists them); the
+// one hand-off between stages is lookup's to fill.
 //
 // Per-site policy lives in a generation that Reload swaps atomically; a
 // request keeps the generation it started with to its end, fragments

@@ -19,9 +19,12 @@ import (
 // public fragments from the cache, which is what ESI is for). The private
 // identity is computed when a stage first needs it (r.identity).
 func stageIdentity(r *request) verdict {
-	if pass, n := r.access(); pass != nil {
+	switch pass, n := r.access(); {
+	case pass != nil:
 		r.pass = pass
 		r.tally(n, outPass)
+	case r.refusedToDocroot():
+		r.pass = csHtaccess
 	}
 	return proceed
 }
@@ -126,7 +129,7 @@ func (p *Proxy) identity(h *fasthttp.RequestHeader, ip net.IP, site *patterns) u
 type accessPart struct {
 	// pass is the Cache-Status of a request forwarded uncached (a method
 	// the cache does not answer, a bypass, what the .htaccess rules
-	// refuse on a docroot site); nil goes through the cache.
+	// refused on a docroot site); nil goes through the cache.
 	pass []byte
 	// authorized: the request carries Authorization; only shared entries
 	// answer it (RFC 9111 3.5).

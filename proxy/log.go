@@ -32,6 +32,14 @@ func newLogPart() logPart { return logPart{buf: make([]byte, 0, logBufStart)} }
 
 func (l *logPart) reset() { *l = logPart{buf: l.buf[:0]} }
 
+// began notes that the request began now (admit), for the access log's
+// request time: the clock is read only for a site that logs.
+func (l *logPart) began(s *site) {
+	if s.log != nil {
+		l.start = time.Now()
+	}
+}
+
 // protoNames are the access log's protocol of each protocol but
 // HTTP/1.x, whose request line names its own (as nginx logs them).
 var protoNames = [...][]byte{protoH2: []byte("HTTP/2.0"), protoH3: []byte("HTTP/3.0")}

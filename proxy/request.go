@@ -12,8 +12,12 @@ import (
 // request is one request on its way through the stages of its kind. It
 // holds what every stage needs; each stage keeps the rest in a part of
 // its own, declared in its file with its reset. The one hand-off between
-// stages is lookup's to fill (handoff, lookup.go). Requests are pooled,
-// with their parts' buffers, so that a hit allocates nothing.
+// stages is lookup's to fill (handoff, lookup.go). Only its stage writes
+// a part; what later stages read of one is its result: the client
+// (remoteIP), the rules' cache directives (lsCache), whether the request
+// passes the cache (pass) and its identity, the key, the WAF's word (the
+// log line) and the time lookup looked (a hit's Age). Requests are
+// pooled, with their parts' buffers, so that a hit allocates nothing.
 type request struct {
 	p *Proxy
 	// g is the generation the request started with; it keeps it to the

@@ -40,12 +40,8 @@ var errRefused = errors.New("proxy: refused by the site's .htaccess rules")
 // keys it and reaches the application, dropped query parameters; the
 // fill reads the rest (default TTL, vary cookies).
 func stageRewrite(r *request) verdict {
-	if !r.rewrite(true, true) {
-		return proceed
-	}
-	if r.s.Docroot != nil {
-		r.pass = csHtaccess
-		return proceed
+	if !r.rewrite(true, true) || r.s.Docroot != nil {
+		return proceed // a docroot answers what they refuse: identity passes it (refusedToDocroot)
 	}
 	code := r.ht.Status
 	r.ctx.SetStatusCode(code)
@@ -53,6 +49,13 @@ func stageRewrite(r *request) verdict {
 	r.ctx.SetBodyString(fasthttp.StatusMessage(code) + "\n")
 	r.res.written = true
 	return answered
+}
+
+// refusedToDocroot reports whether the rules refused or redirected the
+// request on a docroot site, which answers it (with the site's
+// ErrorDocument), uncached.
+func (r *request) refusedToDocroot() bool {
+	return r.s.ht != nil && r.ht.Status != 0 && r.s.Docroot != nil
 }
 
 // stageRewriteInline applies the rules as stageRewrite does; a request
