@@ -44,7 +44,7 @@ func stageFill(r *request) verdict {
 		return r.forward()
 	}
 	key := string(r.key)
-	if !r.coalesce {
+	if !r.handoff.coalesce {
 		r.res = r.fetch(key)
 		return answered
 	}
@@ -105,16 +105,16 @@ func (r *request) cancelled() <-chan struct{} {
 func (r *request) fetch(key string) result {
 	req := r.upstreamRequest()
 	defer fasthttp.ReleaseRequest(req)
-	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.stale, fwd: r.fwd,
+	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.handoff.stale, fwd: r.handoff.fwd,
 		id: r.identity(), fragment: r.kind == kindFragment, private: r.frag.private,
-		scope: scopeOf(r.s, r.header().Host()), client: r.ctx, ls: r.lsRules(), passUntil: r.passUntil}
+		scope: scopeOf(r.s, r.header().Host()), client: r.ctx, ls: r.lsRules(), passUntil: r.handoff.passUntil}
 	if r.wafTx != nil { // kept only when the site inspects responses
 		f.inspect = r.inspectResponse
 	}
-	if r.kind == kindPage && !r.coalesce { // nobody else waits on its fill
+	if r.kind == kindPage && !r.handoff.coalesce { // nobody else waits on its fill
 		f.requester = r
 	}
-	if r.stale == nil { // a revalidation adds validators the key does not know
+	if r.handoff.stale == nil { // a revalidation adds validators the key does not know
 		f.htKey = r.docrootKey(true) // the leader's: f.req is made of its request
 	}
 	res := f.run()

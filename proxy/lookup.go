@@ -46,7 +46,7 @@ type lookupPart struct {
 	now     int64  // when lookup looked; what a hit's Age is counted from
 	variant []byte // the values the entry's vary spec selects
 	pkey    []byte // private cache key
-	handoff
+	handoff handoff
 }
 
 // handoff is what lookup leaves fill (toFill), the one hand-off between
@@ -107,7 +107,7 @@ func (r *request) find() (*cache.Entry, found) {
 	case o == nil:
 		return r.toFill(nil, fwdMiss, true)
 	case o.PassUntil > r.now:
-		r.passUntil = o.PassUntil
+		r.handoff.passUntil = o.PassUntil
 		r.toFill(nil, fwdURIMiss, false)
 		return nil, foundPass
 	}
@@ -152,7 +152,7 @@ func (r *request) selectVariant(v *cache.VarySpec) {
 
 // toFill leaves the request to fill: the one hand-off between stages.
 func (r *request) toFill(stale *cache.Entry, fwd string, coalesce bool) (*cache.Entry, found) {
-	r.stale, r.fwd, r.coalesce = stale, fwd, coalesce
+	r.handoff.stale, r.handoff.fwd, r.handoff.coalesce = stale, fwd, coalesce
 	return nil, foundNone
 }
 
