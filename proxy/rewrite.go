@@ -55,7 +55,7 @@ func stageRewrite(r *request) verdict {
 // request on a docroot site, which answers it (with the site's
 // ErrorDocument), uncached.
 func (r *request) refusedToDocroot() bool {
-	return r.s.ht != nil && r.ht.Status != 0 && r.s.Docroot != nil
+	return r.s.Docroot != nil && r.s.ht != nil && r.ht.Status != 0
 }
 
 // stageRewriteInline applies the rules as stageRewrite does; a request
@@ -93,6 +93,7 @@ func (r *request) rewrite(own, raw bool) (refused bool) {
 	if t == nil || isPurgeMethod(h.Method()) {
 		return false // a purge is ramjet's, not the site's (trust decides it)
 	}
+	r.htRan = true
 	if own {
 		delCanonical(h, HeaderVaryValue)
 	}
@@ -124,9 +125,16 @@ type rewritePart struct {
 	htHash uint64
 	// htKeyBuf gathers what htKey hashes, reused.
 	htKeyBuf []byte
+	// htRan: the rules ran on the request; a part they never touched (no
+	// rules, the common case) is fresh already and reset skips it.
+	htRan bool
 }
 
 func (w *rewritePart) reset() {
+	if !w.htRan {
+		return
+	}
+	w.htRan = false
 	w.ht.Reset()
 	w.htReq, w.htHash = htaccess.Request{}, 0
 	w.htHdr = htHeader{cookie: w.htHdr.cookie[:0]}
