@@ -24,6 +24,7 @@ type Config struct {
 	Cache     Cache     `yaml:"cache"`
 	Purge     Purge     `yaml:"purge"`
 	ESI       ESI       `yaml:"esi"`
+	Stats     Stats     `yaml:"stats"`
 	TLS       TLS       `yaml:"tls"`
 	H2C       H2C       `yaml:"h2c"`
 	RealIP    RealIP    `yaml:"real_ip"`
@@ -31,6 +32,13 @@ type Config struct {
 	// Hosts hold effective settings: each is Defaults overlaid with its
 	// block in the file, so callers never merge.
 	Hosts []Host `yaml:"hosts"`
+}
+
+// Stats bounds what each site keeps for its owner's GET /stats.
+type Stats struct {
+	// TopURLs is how many URLs answered uncached each site lists, with
+	// the reason; 0 lists none.
+	TopURLs int `yaml:"top_urls"`
 }
 
 // ESI bounds Edge Side Includes assembly.
@@ -221,6 +229,9 @@ type Site struct {
 	HtaccessRoot string `yaml:"htaccess_root"`
 	// Crawler bounds the LiteSpeed Cache plugin's crawler (crawler.go).
 	Crawler Crawler `yaml:"crawler"`
+	// Warm fetches the most requested pages a purge dropped again
+	// (warm.go).
+	Warm Warm `yaml:"warm"`
 }
 
 // Switch is a setting written on or off (true/false also read).
@@ -356,7 +367,8 @@ func Default() *Config {
 					"application/rss+xml", "image/svg+xml"},
 			},
 		},
-		ESI: ESI{MaxDepth: 3, MaxIncludes: 64, Timeout: Duration(2 * time.Second)},
+		ESI:   ESI{MaxDepth: 3, MaxIncludes: 64, Timeout: Duration(2 * time.Second)},
+		Stats: Stats{TopURLs: 50},
 		TLS: TLS{OCSP: true, OCSPTimeout: Duration(10 * time.Second), H2MaxStreams: 250, ProxyProtocol: defaultProxyProtocol(),
 			H3MaxStreams: 100, H3ZeroRTT: true, H3StreamWindow: 6 << 20, H3ConnWindow: 15 << 20},
 		H2C:    H2C{ProxyProtocol: defaultProxyProtocol()},
@@ -381,6 +393,7 @@ func Default() *Config {
 			AltSvc:        true,
 			WAF:           defaultWAF(),
 			Crawler:       defaultCrawler(),
+			Warm:          defaultWarm(),
 			Docroot: Docroot{
 				Serve:           "all",
 				Index:           []string{"index.php", "index.html"},

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // Disk is the cache's disk tier: a copy of the public cache kept across
@@ -45,6 +47,9 @@ func probeDir(dir string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("%q is not a directory", dir)
 	}
+	if err := writableTree(filepath.Join(dir, "objects")); err != nil {
+		return err
+	}
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return fmt.Errorf("not writable: %w", err)
@@ -67,6 +72,32 @@ func probeDir(dir string) error {
 func removeIfThere(path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
+	}
+	return nil
+}
+
+// writableTree checks that this user may create and delete files in dir
+// and in each directory just under it, where they exist: a run as
+// another user (root) leaves them to that user, and every copy and
+// purge under them would then fail.
+func writableTree(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	dirs := []string{dir}
+	for _, e := range ents {
+		if e.IsDir() {
+			dirs = append(dirs, filepath.Join(dir, e.Name()))
+		}
+	}
+	for _, d := range dirs {
+		if err := unix.Access(d, unix.W_OK|unix.X_OK); err != nil {
+			return fmt.Errorf("%s is not writable by uid %d (made by a run as another user? chown -R the path to the service's user): %w", d, os.Getuid(), err)
+		}
 	}
 	return nil
 }

@@ -67,6 +67,11 @@ func (s *Site) validate(p *problems, path string, base *Site) {
 		bc = &base.Crawler
 	}
 	s.Crawler.validate(p, path, bc)
+	var bwarm *Warm
+	if base != nil {
+		bwarm = &base.Warm
+	}
+	s.Warm.validate(p, path, bwarm)
 }
 
 // patterns checks name patterns: non-empty, '*' only at the end, none of

@@ -25,6 +25,7 @@ func (c *Config) Validate() error {
 	c.Cache.validate(&p)
 	c.Purge.validate(&p)
 	c.ESI.validate(&p)
+	c.Stats.validate(&p)
 	c.validateTLS(&p)
 	c.RealIP.validate(&p)
 	c.Defaults.validate(&p, "defaults", nil)
@@ -283,4 +284,14 @@ func validFieldName(n string) bool {
 		}
 	}
 	return n != ""
+}
+
+// maxTopURLs bounds stats.top_urls: the lists cost about 200 bytes per
+// URL and site, and a longer one says nothing more to a site's owner.
+const maxTopURLs = 1000
+
+func (s *Stats) validate(p *problems) {
+	if s.TopURLs < 0 || s.TopURLs > maxTopURLs {
+		p.add("stats.top_urls", fmt.Sprintf("must be 0 to %d, got %d", maxTopURLs, s.TopURLs))
+	}
 }

@@ -145,8 +145,13 @@ func checkInstalled(t *testing.T, b *box) {
 		"/usr/bin/ramjet":                    "root:root 755",
 		config:                               "root:ramjet 640", // may hold admin tokens
 		"/var/log/ramjet":                    "ramjet:ramjet 755",
+		"/var/cache/ramjet":                  "ramjet:ramjet 750", // cache.disk.path's home
 		"/lib/systemd/system/ramjet.service": "root:root 644",
 		"/etc/logrotate.d/ramjet":            "root:root 644",
+		// ramjet wp enable's default --plugin-dir, read by each site's owner.
+		"/usr/share/ramjet/wordpress/ramjet-cache/ramjet-cache.php": "root:root 644",
+		"/usr/share/ramjet/wordpress/ramjet-cache/src":              "root:root 755",
+		"/usr/share/ramjet/grafana/ramjet.json":                     "root:root 644",
 	} {
 		if got := strings.TrimSpace(b.must(t, "stat", "-c", "%U:%G %a", path)); got != want {
 			t.Errorf("%s: %s, want %s", path, got, want)
@@ -423,7 +428,7 @@ func checkRemove(t *testing.T, b *box) {
 // checkPurge: dpkg -P leaves nothing of ramjet behind.
 func checkPurge(t *testing.T, b *box) {
 	b.must(t, "dpkg", "-P", "ramjet")
-	for _, gone := range []string{"/etc/ramjet", "/etc/logrotate.d/ramjet", "/var/log/ramjet",
+	for _, gone := range []string{"/etc/ramjet", "/etc/logrotate.d/ramjet", "/var/log/ramjet", "/var/cache/ramjet",
 		"/etc/systemd/system/multi-user.target.wants/ramjet.service", "/etc/systemd/system/ramjet.service"} {
 		if _, err := b.run("test", "-e", gone); err == nil {
 			t.Errorf("%s left by dpkg -P", gone)

@@ -83,7 +83,7 @@ echo getmypid(), ' ', opcache_is_script_cached($f) ? 'cached' : 'not-cached', ' 
 				_, _, _, err := get(p, hold, "ms=1000")
 				held <- err
 			}()
-			waitFor(t, "the first worker busy", func() bool {
+			testbed.WaitFor(t, 5*time.Second, "the first worker busy", func() bool {
 				for _, w := range p.Status() {
 					if w.PID == first && w.State == "busy" {
 						return true
@@ -171,11 +171,11 @@ func TestSuspendedWorkersHoldNoOpcacheLock(t *testing.T) {
 		_, _, _, err := get(p, script, "ms=1000")
 		held <- err
 	}()
-	waitFor(t, "the busy worker holding the opcache lock", func() bool { return locksHeld(t, pid) > 0 })
+	testbed.WaitFor(t, 5*time.Second, "the busy worker holding the opcache lock", func() bool { return locksHeld(t, pid) > 0 })
 	if err := <-held; err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "worker suspended", func() bool { return testbed.ProcState(pid) == "T" })
+	testbed.WaitFor(t, 5*time.Second, "worker suspended", func() bool { return testbed.ProcState(pid) == "T" })
 	if n := locksHeld(t, pid); n != 0 {
 		t.Fatalf("suspended worker %d holds %d locks", pid, n)
 	}
@@ -212,7 +212,7 @@ func TestSharedPoolSurvivesItsMasterDying(t *testing.T) {
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the old master's children gone", func() bool { return len(liveMembers(old)) == 0 })
+	testbed.WaitFor(t, 5*time.Second, "the old master's children gone", func() bool { return len(liveMembers(old)) == 0 })
 	if _, pid, rest, err := get(p, script, "i=after"); err != nil || rest != "after" || pid == children[0] || pid == children[1] {
 		t.Fatalf("request after the master died: pid %d, %q, %v", pid, rest, err)
 	}
@@ -253,7 +253,7 @@ func TestSharedPoolKnowsWhichChildServesEachRequest(t *testing.T) {
 		})
 	}
 	busy := map[int]bool{}
-	waitFor(t, "three busy workers", func() bool {
+	testbed.WaitFor(t, 5*time.Second, "three busy workers", func() bool {
 		n := 0
 		for _, w := range p.Status() {
 			if w.State == "busy" {
@@ -280,7 +280,7 @@ func TestSharedPoolKnowsWhichChildServesEachRequest(t *testing.T) {
 func TestSharedPoolStatusAccountsForEveryProcess(t *testing.T) {
 	p, _ := newTestPool(t, Config{Min: 1, Max: 3})
 	mp := p.eng.(*master).pid()
-	waitFor(t, "the master's three children", func() bool { return len(childrenOf(mp)) == 3 }) // it forks them one by one
+	testbed.WaitFor(t, 5*time.Second, "the master's three children", func() bool { return len(childrenOf(mp)) == 3 }) // it forks them one by one
 	ws, m := p.Status(), p.Master()
 	if len(ws) != 1 || m.PID == 0 || len(m.Spares) != 2 {
 		t.Fatalf("workers %+v, master %+v: want 1 worker and 2 spares", ws, m)

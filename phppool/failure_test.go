@@ -26,7 +26,7 @@ func TestPoolKillsWorkerStuckPastRequestTimeout(t *testing.T) {
 	// SIGKILL at once: the looping worker is gone well before a SIGTERM
 	// grace period would have ended.
 	start := time.Now()
-	waitFor(t, "stuck worker killed", func() bool { return testbed.ProcState(pid) == "" })
+	testbed.WaitFor(t, 5*time.Second, "stuck worker killed", func() bool { return testbed.ProcState(pid) == "" })
 	if d := time.Since(start); d >= killGrace {
 		t.Fatalf("worker gone %v after the timeout, want SIGKILL at once", d)
 	}
@@ -47,12 +47,12 @@ func TestPoolRetiresWorkerWhenCallerCancels(t *testing.T) {
 		_, err := run(ctx, p, script, "GET", "ms=5000")
 		done <- err
 	}()
-	waitFor(t, "worker busy", func() bool { st := p.Status(); return len(st) == 1 && st[0].State == "busy" })
+	testbed.WaitFor(t, 5*time.Second, "worker busy", func() bool { st := p.Status(); return len(st) == 1 && st[0].State == "busy" })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) || errors.Is(err, ErrWorkerFailed) {
 		t.Fatalf("err %v, want Canceled and not ErrWorkerFailed", err)
 	}
-	waitFor(t, "worker retired", func() bool { return testbed.ProcState(pid) == "" })
+	testbed.WaitFor(t, 5*time.Second, "worker retired", func() bool { return testbed.ProcState(pid) == "" })
 	if _, pid2, _, err := get(p, script, "i=2"); err != nil || pid2 == pid {
 		t.Fatalf("request after cancel: pid %d (cancelled %d), %v", pid2, pid, err)
 	}
@@ -81,7 +81,7 @@ func TestPoolRetriesOnlyWhatIsSafeAfterAWorkerDiedIdle(t *testing.T) {
 			if st := p.Stats(); st.Retries != tt.wantRetry {
 				t.Fatalf("%d retries, want %d", st.Retries, tt.wantRetry)
 			}
-			waitFor(t, "broken worker retired", func() bool { return testbed.ProcState(dead) == "" })
+			testbed.WaitFor(t, 5*time.Second, "broken worker retired", func() bool { return testbed.ProcState(dead) == "" })
 			if _, pid, _, err := get(p, script, "i=2"); err != nil || pid == dead {
 				t.Fatalf("next request: pid %d (broken %d), %v", pid, dead, err)
 			}
@@ -101,7 +101,7 @@ func TestPoolServesGetAfterIdleWorkerWasKilled(t *testing.T) {
 	if err != nil || rest != "1" || pid2 == pid {
 		t.Fatalf("request after kill: pid %d (killed %d), %q, %v", pid2, pid, rest, err)
 	}
-	waitFor(t, "crash counted", func() bool { return p.Stats().Crashes == 1 })
+	testbed.WaitFor(t, 5*time.Second, "crash counted", func() bool { return p.Stats().Crashes == 1 })
 }
 
 func TestPoolReportsWorkerCrashMidRequest(t *testing.T) {
@@ -123,7 +123,7 @@ func TestPoolReportsWorkerCrashMidRequest(t *testing.T) {
 			if !errors.Is(err, ErrWorkerFailed) {
 				t.Fatalf("err %v, want ErrWorkerFailed", err)
 			}
-			waitFor(t, "crashes counted", func() bool { return p.Stats().Crashes == tt.wantCrashes })
+			testbed.WaitFor(t, 5*time.Second, "crashes counted", func() bool { return p.Stats().Crashes == tt.wantCrashes })
 			if st := p.Stats(); st.Retries != tt.wantRetries {
 				t.Fatalf("%d retries, want %d", st.Retries, tt.wantRetries)
 			}
@@ -187,7 +187,7 @@ func TestPoolServesQueuedRequestsInArrivalOrder(t *testing.T) {
 		_, _, _, err := get(p, script, "ms=300")
 		busy <- err
 	}()
-	waitFor(t, "worker busy", func() bool { return p.Stats().Requests == 1 })
+	testbed.WaitFor(t, 5*time.Second, "worker busy", func() bool { return p.Stats().Requests == 1 })
 	started := make([]chan string, 3)
 	for i := range started {
 		started[i] = make(chan string, 1)
@@ -198,7 +198,7 @@ func TestPoolServesQueuedRequestsInArrivalOrder(t *testing.T) {
 			}
 			started[i] <- body
 		}()
-		waitFor(t, "request queued", func() bool {
+		testbed.WaitFor(t, 5*time.Second, "request queued", func() bool {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			return len(p.queue) == i+1
@@ -227,7 +227,7 @@ func TestPoolCallerDeadlineWhileQueuedIsATimeout(t *testing.T) {
 		_, _, _, err := get(p, script, "ms=500")
 		busy <- err
 	}()
-	waitFor(t, "worker busy", func() bool { return p.Stats().Requests == 1 })
+	testbed.WaitFor(t, 5*time.Second, "worker busy", func() bool { return p.Stats().Requests == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if _, err := run(ctx, p, script, "GET", ""); !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
@@ -261,7 +261,7 @@ func TestPoolSkipsQueuedRequestWhoseClientLeft(t *testing.T) {
 		_, _, _, err := get(p, hold, "ms=500")
 		busy <- err
 	}()
-	waitFor(t, "worker busy", func() bool { return p.Stats().Requests == 1 })
+	testbed.WaitFor(t, 5*time.Second, "worker busy", func() bool { return p.Stats().Requests == 1 })
 	left := &goneClient{}
 	skipped := make(chan error, 1)
 	go func() {
@@ -271,7 +271,7 @@ func TestPoolSkipsQueuedRequestWhoseClientLeft(t *testing.T) {
 		_, err := run(ctx, p, mark, "GET", "f="+filepath.Join(marks, "left"))
 		skipped <- err
 	}()
-	waitFor(t, "request queued", func() bool { return p.Queued() == 1 })
+	testbed.WaitFor(t, 5*time.Second, "request queued", func() bool { return p.Queued() == 1 })
 	left.gone.Store(true)
 	if err := <-skipped; !errors.Is(err, ErrClientGone) {
 		t.Fatalf("queued request whose client left: %v, want ErrClientGone", err)

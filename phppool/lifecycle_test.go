@@ -46,7 +46,7 @@ func TestPoolIdleExitKeepsMinWorkers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p, script := newTestPool(t, tt.cfg)
 			pids := spawnThree(t, p, script)
-			waitFor(t, "idle workers exited", func() bool {
+			testbed.WaitFor(t, 5*time.Second, "idle workers exited", func() bool {
 				gone := 0
 				for _, pid := range pids {
 					if testbed.ProcState(pid) == "" {
@@ -81,7 +81,7 @@ func TestPoolShutdownFinishesRequestsInFlight(t *testing.T) {
 			errs <- err
 		})
 	}
-	waitFor(t, "three busy workers", func() bool { return p.Stats().Requests == 3 })
+	testbed.WaitFor(t, 5*time.Second, "three busy workers", func() bool { return p.Stats().Requests == 3 })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	shut := make(chan error, 1)
@@ -120,7 +120,7 @@ func TestPoolShutdownStopsAtContextEnd(t *testing.T) {
 		_, _, _, err := get(p, script, "ms=5000")
 		slow <- err
 	}()
-	waitFor(t, "worker busy", func() bool { return p.Stats().Requests == 1 })
+	testbed.WaitFor(t, 5*time.Second, "worker busy", func() bool { return p.Stats().Requests == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), drainLinger+100*time.Millisecond)
 	defer cancel()
 	if err := p.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -157,14 +157,14 @@ func TestPoolReloadUnderLoadHasNoFailures(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, "load on the old pool", func() bool { return old.Stats().Requests >= 20 })
+	testbed.WaitFor(t, 5*time.Second, "load on the old pool", func() bool { return old.Stats().Requests >= 20 })
 	cur.Store(fresh)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := old.Shutdown(ctx); err != nil {
 		t.Errorf("Shutdown: %v", err)
 	}
-	waitFor(t, "load on the new pool", func() bool { return fresh.Stats().Requests >= 20 })
+	testbed.WaitFor(t, 5*time.Second, "load on the new pool", func() bool { return fresh.Stats().Requests >= 20 })
 	close(stop)
 	wg.Wait()
 	if failed.Load() != 0 {

@@ -86,7 +86,7 @@ func TestPoolStatsCountResumes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "worker stopped", func() bool { return testbed.ProcState(pid) == "T" })
+		testbed.WaitFor(t, 5*time.Second, "worker stopped", func() bool { return testbed.ProcState(pid) == "T" })
 	}
 	if _, _, _, err := get(p, script, "i=2"); err != nil {
 		t.Fatal(err)

@@ -95,21 +95,6 @@ func childPHP() int {
 	return n
 }
 
-// waitFor polls cond every 10ms until it holds or 5s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(5 * time.Second)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 func TestPoolServesRequests(t *testing.T) {
 	p, script := newTestPool(t, Config{})
 	tests := []struct {
@@ -233,7 +218,7 @@ func TestPoolSuspendsIdleWorkerAndResumesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "worker stopped", func() bool { return testbed.ProcState(pid) == "T" })
+	testbed.WaitFor(t, 5*time.Second, "worker stopped", func() bool { return testbed.ProcState(pid) == "T" })
 	if st := p.Status(); len(st) != 1 || st[0].State != "suspended" {
 		t.Fatalf("status %+v, want one suspended worker", st)
 	}
@@ -258,7 +243,7 @@ func TestPoolReplacesKilledWorker(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "killed worker reaped", func() bool { return len(p.Status()) == 0 })
+	testbed.WaitFor(t, 5*time.Second, "killed worker reaped", func() bool { return len(p.Status()) == 0 })
 	_, pid2, rest, err := get(p, script, "i=2")
 	if err != nil || rest != "2" {
 		t.Fatalf("request after kill: %q, %v", rest, err)
@@ -275,7 +260,7 @@ func TestPoolReturnsErrBusyAfterQueueWait(t *testing.T) {
 		_, _, _, err := get(p, script, "i=1&ms=1500")
 		slow <- err
 	}()
-	waitFor(t, "worker busy", func() bool {
+	testbed.WaitFor(t, 5*time.Second, "worker busy", func() bool {
 		st := p.Status()
 		return len(st) == 1 && st[0].State == "busy"
 	})
@@ -299,7 +284,7 @@ func TestPoolCloseKillsEveryWorker(t *testing.T) {
 		_, _, _, err := get(p, script, "i=1&ms=5000")
 		busy <- err
 	}()
-	waitFor(t, "one busy and two suspended workers", func() bool {
+	testbed.WaitFor(t, 5*time.Second, "one busy and two suspended workers", func() bool {
 		var b, s int
 		for _, w := range p.Status() {
 			switch w.State {
@@ -323,7 +308,7 @@ func TestPoolCloseKillsEveryWorker(t *testing.T) {
 			busyPID = w.PID
 		}
 	}
-	waitFor(t, "the busy script in its usleep", func() bool {
+	testbed.WaitFor(t, 5*time.Second, "the busy script in its usleep", func() bool {
 		return strings.Contains(testbed.WChan(busyPID), "nanosleep")
 	})
 	masterPID := 0 // the shared engine's master: its group must be empty after Close

@@ -51,7 +51,7 @@ func (r *request) admit() admission {
 	bad := settleTarget(r.req, r.tls)
 	settleConnection(r.header())
 	if bad == nil {
-		r.s = r.g.router.route(r.header().Host())
+		r.s = r.g.router.routeNormal(r.header().Host())
 	} else {
 		r.s = r.g.router.def
 	}

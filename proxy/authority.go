@@ -78,23 +78,22 @@ func settleTarget(req *fasthttp.Request, tls bool) error {
 // write it: a lower-case name of non-empty labels (no trailing dot), and
 // a port, if any, without leading zeros that is not the scheme's default.
 // IP literals and anything else take appendHost's way.
-func isNormalHost(host []byte, tls bool) bool {
+func isNormalHost[H string | []byte](host H, tls bool) bool {
 	if len(host) == 0 || len(host) > maxHost {
 		return false
 	}
-	prev, i := byte('.'), 0
+	i := 0 // the name's end
 	for ; i < len(host) && host[i] != ':'; i++ {
-		c := host[i]
-		switch {
-		case c == '.' && prev == '.':
-			return false
-		case c == '.', c == '-', c == '_', c == '~', '0' <= c && c <= '9', 'a' <= c && c <= 'z':
-		default:
+		switch c := host[i]; {
+		case c == '.':
+			if i == 0 || host[i-1] == '.' {
+				return false // an empty label
+			}
+		case !normalNameByte[c]:
 			return false
 		}
-		prev = c
 	}
-	if prev == '.' {
+	if i == 0 || host[i-1] == '.' {
 		return false
 	}
 	if i == len(host) {
@@ -105,19 +104,32 @@ func isNormalHost(host []byte, tls bool) bool {
 		return false
 	}
 	n := 0
-	for _, c := range port {
-		if c < '0' || c > '9' {
+	for j := range len(port) {
+		if c := port[j]; c < '0' || c > '9' {
 			return false
 		}
-		n = n*10 + int(c-'0')
+		n = n*10 + int(port[j]-'0')
 	}
 	return n <= 65535 && !(n == 80 && !tls || n == 443 && tls)
 }
+
+// normalNameByte are the bytes but '.' of a name in its normal spelling:
+// appendName's, lower case (a table: isNormalHost reads it on every
+// request).
+var normalNameByte = func() (t [256]bool) {
+	for _, c := range []byte("-_~0123456789abcdefghijklmnopqrstuvwxyz") {
+		t[c] = true
+	}
+	return t
+}()
 
 // normalHost is host (a purge command's, the admin API's) read as a
 // request's Host is: "A.TEST.:80" is "a.test". One that is no host stays
 // as it is, and matches no site's.
 func normalHost(host string) string {
+	if isNormalHost(host, false) {
+		return host // as requests' are (an ESI include's page host, each time): no copy
+	}
 	var buf [maxHost]byte
 	if norm, err := appendHost(buf[:0], []byte(host), false); err == nil {
 		return string(norm)

@@ -360,3 +360,15 @@ func FuzzNormalHostAgreesWithAppendHost(f *testing.F) {
 		}
 	})
 }
+
+// An ESI include resolves its host with normalHost on every hit of its
+// page: a host already normal is returned as it is, without a copy.
+func TestNormalHostAllocatesNothingForANormalHost(t *testing.T) {
+	var got string
+	if n := testing.AllocsPerRun(100, func() { got = normalHost("a.test:8080") }); n != 0 || got != "a.test:8080" {
+		t.Errorf("normalHost(a.test:8080) = %q with %v allocations, want it as it is with none", got, n)
+	}
+	if got := normalHost("A.Test.:80"); got != "a.test" {
+		t.Errorf("normalHost(A.Test.:80) = %q, want a.test", got)
+	}
+}

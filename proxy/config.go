@@ -14,6 +14,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 	"github.com/ramjet-proxy/ramjet/proxy/realip"
+	"github.com/ramjet-proxy/ramjet/proxy/sitestats"
 	"github.com/ramjet-proxy/ramjet/proxy/waf"
 	"github.com/ramjet-proxy/ramjet/purge"
 )
@@ -27,6 +28,8 @@ type Config struct {
 	// MaxObjectSize bounds the body of a stored response; larger ones
 	// stream through uncached. 0 means 8 MiB.
 	MaxObjectSize int64
+	// Stats bounds what each site keeps for its owner (the URL list).
+	Stats sitestats.Config
 	// MaxRequestBody bounds request bodies: a larger declared length, or a
 	// chunked body that grows past it, gets 413. 0 means no limit.
 	MaxRequestBody int64
@@ -138,6 +141,9 @@ type Site struct {
 	// Crawler bounds what the LiteSpeed Cache plugin's crawler sends to
 	// the site's upstream; nil: it is served as anyone.
 	Crawler *Crawler
+	// Warm fetches the most requested pages a purge dropped again
+	// (warmup.go); nil: their visitors do.
+	Warm *Warm
 }
 
 // WAF is a site's firewall policy (guard.go). The zero value inspects
@@ -221,6 +227,8 @@ type site struct {
 	lsRules lsRulesCache
 	// crawler is the Crawler budget at run time; nil: none.
 	crawler *crawlerBudget
+	// gauge is the load of the site's upstream pool; nil: none.
+	gauge loadGauge
 }
 
 // classify is classify with the field addressed to ramjet alone counted
@@ -337,10 +345,14 @@ func (r *router) namesOf(site, host string) []string {
 	return names
 }
 
+// maxRouted is the longest name (without the port) route matches to a
+// site other than the default.
+const maxRouted = 128
+
 // route returns the site of a Host header value; it does not allocate.
 func (r *router) route(host []byte) *site {
 	host = stripPort(host)
-	var buf [128]byte
+	var buf [maxRouted]byte
 	if len(host) > len(buf) {
 		return r.def
 	}
@@ -348,6 +360,20 @@ func (r *router) route(host []byte) *site {
 	for i, c := range host {
 		h[i] = lower(c)
 	}
+	return r.routeName(h)
+}
+
+// routeNormal is route for a Host settleTarget wrote, lower case
+// already: the name is looked up as it is, without a copy.
+func (r *router) routeNormal(host []byte) *site {
+	if host = stripPort(host); len(host) > maxRouted {
+		return r.def
+	}
+	return r.routeName(host)
+}
+
+// routeName is the site of a lower-case name.
+func (r *router) routeName(h []byte) *site {
 	if s, ok := r.exact[string(h)]; ok {
 		return s
 	}

@@ -33,14 +33,21 @@ var keptFields = []string{
 func removable(name []byte) bool { return len(name) > 0 && !foldIn(name, keptFields) }
 
 // forListed calls drop with every removable field the Connection lines
-// of h name (every line, not only the first). drop may delete fields
-// other than Connection.
+// of h name (every line, not only the first); the options that name no
+// field ("keep-alive", which every browser sends, and "close") are
+// skipped first. drop may delete fields other than Connection.
 func forListed(h *fasthttp.RequestHeader, drop func(name []byte)) {
-	for _, line := range h.PeekAll("Connection") {
+	h.DisableNormalizing() // "Connection" is canonical: no pass over it
+	lines := h.PeekAll("Connection")
+	h.EnableNormalizing()
+	for _, line := range lines {
+		if isConnectionOption(line) {
+			continue // the whole line one option, as browsers send it
+		}
 		for len(line) > 0 {
 			var tok []byte
 			tok, line = cutItem(line, ',')
-			if tok = bytes.TrimSpace(tok); removable(tok) {
+			if tok = bytes.TrimSpace(tok); !isConnectionOption(tok) && removable(tok) {
 				drop(tok)
 			}
 		}
@@ -49,7 +56,13 @@ func forListed(h *fasthttp.RequestHeader, drop func(name []byte)) {
 
 // isConnectionOption reports the Connection options that name no field.
 func isConnectionOption(tok []byte) bool {
-	return bytes.EqualFold(tok, []byte("close")) || bytes.EqualFold(tok, []byte("keep-alive"))
+	switch len(tok) { // EqualFold compares byte by byte: most tokens differ in length
+	case len("close"):
+		return bytes.EqualFold(tok, []byte("close"))
+	case len("keep-alive"):
+		return bytes.EqualFold(tok, []byte("keep-alive"))
+	}
+	return false
 }
 
 // settleConnection removes what the client's Connection header names
@@ -63,7 +76,7 @@ func settleConnection(h *fasthttp.RequestHeader) {
 		return // HTTP/2 and HTTP/3 have no Connection field
 	}
 	forListed(h, func(tok []byte) {
-		if !isConnectionOption(tok) && !foldIn(tok, hopByHop[:]) {
+		if !foldIn(tok, hopByHop[:]) {
 			h.DelBytes(tok)
 		}
 	})

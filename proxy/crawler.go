@@ -76,14 +76,23 @@ func (b *crawlerBudget) take() bool {
 		b.upstream.Add(-1)
 		return false
 	}
-	if b.gauge != nil {
-		busy, capacity := b.gauge.Load()
-		if busy*100 >= capacity*b.MaxBusy {
-			b.upstream.Add(-1)
-			return false
-		}
+	if !spare(b.gauge, b.MaxBusy) {
+		b.upstream.Add(-1)
+		return false
 	}
 	return true
+}
+
+// spare reports whether g, an upstream's pool (nil: none to ask), has
+// capacity to spare: less than maxBusy percent of it in use, visitors'
+// waiting requests counted. The crawler and the warm-up after purges
+// (warmrun.go) send their requests only then.
+func spare(g loadGauge, maxBusy int) bool {
+	if g == nil {
+		return true
+	}
+	busy, capacity := g.Load()
+	return busy*100 < capacity*maxBusy
 }
 
 // give returns a slot take reserved.
@@ -143,8 +152,9 @@ func (r *request) refuseCrawler(retryAfter string) {
 }
 
 // setGauge makes g (not nil) the pool whose load admits the site's
-// crawler.
+// crawler and its warm-up.
 func (s *site) setGauge(g loadGauge) {
+	s.gauge = g
 	if s.crawler != nil {
 		s.crawler.gauge = g
 	}

@@ -32,34 +32,20 @@ func readBody(resp *fasthttp.Response, limit int64) (body []byte, complete bool,
 	return buf.Bytes(), n <= limit, nil
 }
 
-// newEntry builds the immutable stored form of the fill's response,
-// whose body is body, decoded (decodeBody), without Content-Encoding.
-func (f *fill) newEntry(body []byte) *cache.Entry {
-	resp, d := f.resp, &f.d
-	e := &cache.Entry{
-		Status: resp.StatusCode(),
-		Body:   body,
-		Tags:   scopedTags(f.scope, d.Tags),
-		Born:   f.born,
-		Tally:  &f.s.state.tally,
-	}
-	setTimes(e, d, resp.Header.Peek("Age"), f.now)
-	// body is the identity body (decoded by the caller). An ESI page is
-	// compressed, if ever, after assembly; a fragment only ever is as part
-	// of its page.
-	switch {
-	case f.bodies != nil: // a 304's refresh keeps what was stored
-		e.Gzip, e.Brotli, e.Doc = f.bodies.Gzip, f.bodies.Brotli, f.bodies.Doc
-	case !d.ESI && !f.fragment && !f.asCame:
-		compress(f.g, e, resp.Header.ContentType())
-	}
+// takeResponse gives e, whose Body is set, what an entry keeps of resp
+// besides its bodies: status, lifetime (d's, from now), fields, validators
+// and the Vary its compressed copies (set before) add to. Connection-named
+// and hop-by-hop fields are left out.
+func takeResponse(e *cache.Entry, s *site, resp *fasthttp.Response, d *policy.Decision, now int64) {
+	e.Status, e.Tally = resp.StatusCode(), &s.state.tally
+	setTimes(e, d, resp.Header.Peek("Age"), now)
 	compressed := e.Gzip != nil || e.Brotli != nil
 	named := resp.Header.Peek("Connection")
 	for k, v := range resp.Header.All() {
 		if listed(named, k) {
 			continue // a hop-by-hop field the Connection header names
 		}
-		switch f.s.classify(k) {
+		switch s.classify(k) {
 		case headerKeep:
 			e.Header = append(e.Header, field(k, v))
 		case headerInternal:
@@ -75,7 +61,6 @@ func (f *fill) newEntry(body []byte) *cache.Entry {
 	if head := storedHead(e); head != nil {
 		e.Head = head
 	}
-	return e
 }
 
 func setTimes(e *cache.Entry, d *policy.Decision, age []byte, now int64) {

@@ -79,9 +79,9 @@ func (r *request) relayAssembled(resp *fasthttp.Response, status []byte) (bool, 
 	body = decoded
 	describeDecoded(&resp.Header)
 	now := r.s.cache.Now()
-	f := fill{g: r.g, s: r.s, resp: resp, now: now, d: policy.Decision{ESI: true}}
-	e := f.newEntry(body)
-	e.Stored, e.InitialAge = now, 0
+	e := &cache.Entry{Body: body} // compressed, if ever, after assembly
+	takeResponse(e, r.s, resp, &policy.Decision{}, now)
+	e.InitialAge = 0 // served as made now; never stored
 	cookies := ownCookies(&resp.Header)
 	releaseResponse(resp)
 	r.p.parseESI(r.g, e)

@@ -105,24 +105,13 @@ func (r *request) cancelled() <-chan struct{} {
 func (r *request) fetch(key string) result {
 	req := r.upstreamRequest()
 	defer fasthttp.ReleaseRequest(req)
-	f := fill{p: r.p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: r.handoff.stale, fwd: r.handoff.fwd,
-		id: r.identity(), fragment: r.kind == kindFragment, private: r.frag.private,
-		scope: scopeOf(r.s, r.header().Host()), client: r.ctx, ls: r.lsRules(), passUntil: r.handoff.passUntil}
-	if r.wafTx != nil { // kept only when the site inspects responses
-		f.inspect = r.inspectResponse
-	}
-	if r.kind == kindPage && !r.handoff.coalesce { // nobody else waits on its fill
-		f.requester = r
-	}
-	if r.handoff.stale == nil { // a revalidation adds validators the key does not know
-		f.htKey = r.docrootKey(true) // the leader's: f.req is made of its request
-	}
+	f := newFill(r.p, r.g, r.s, req, key, r.h, r.handoff.stale, r, false)
 	res := f.run()
 	res.origin = max(f.now-f.born, 1)
 	switch {
 	case res.staleOnError:
 		r.tally(r.c.staleError, outHit)
-	case res.err == nil:
+	case res.err == nil && r.handoff.passUntil == 0: // hit-for-pass: lookup counted a pass
 		r.tally(r.c.miss, outMiss)
 	}
 	return res
@@ -180,6 +169,40 @@ type fill struct {
 	ls *lsRules
 }
 
+// newFill is the one place a fill is made: of key (hash h) on s,
+// sending req to its upstream, revalidating stale when set. by is the
+// request the fill answers: a page's or a fragment's miss, or
+// (background) the refresh of the stale copy by was served, which takes
+// from it only how to store (a fragment's way, the site rules' TTL): its
+// client has its answer, and the refresh outlives by. by nil: a gap's
+// warm-up of a stored page, which no request asked for.
+func newFill(p *Proxy, g *generation, s *site, req *fasthttp.Request, key string, h uint64, stale *cache.Entry, by *request, background bool) fill {
+	f := fill{p: p, g: g, s: s, req: req, key: key, h: h, stale: stale, fwd: fwdMiss,
+		scope: scopeOf(s, req.Header.Host())} // req's Host is the one its request was settled on
+	if stale != nil {
+		f.fwd = fwdStale
+	}
+	if by == nil {
+		return f
+	}
+	f.fragment, f.ls = by.kind == kindFragment, by.lsRules()
+	if background {
+		return f
+	}
+	f.fwd, f.id, f.client, f.passUntil = by.handoff.fwd, by.identity(), by.ctx, by.handoff.passUntil
+	f.private = by.frag.private
+	if by.wafTx != nil { // kept only when the site inspects responses
+		f.inspect = by.inspectResponse
+	}
+	if by.kind == kindPage && !by.handoff.coalesce { // nobody else waits on its fill
+		f.requester = by
+	}
+	if stale == nil { // a revalidation adds validators the key does not know
+		f.htKey = by.docrootKey(true) // the leader's: req is made of its request
+	}
+	return f
+}
+
 // run sends the request, applies the purges the answer carries, decides,
 // stores, and says what to answer.
 func (f *fill) run() result {
@@ -221,7 +244,7 @@ func (f *fill) run() result {
 		in.LSCacheControl = f.ls.control // the rules' TTL, when the application says nothing
 	}
 	f.d = policy.Decide(&in)
-	f.applyOriginExpires()
+	applyOriginExpires(f.s, f.req, f.resp)
 	if f.private {
 		f.d.Private, f.d.Store = f.d.Private || f.d.Store, false
 	}

@@ -103,7 +103,7 @@ func (p *Proxy) warmPage(c *cache.Cache, h uint64, key string, e *cache.Entry) b
 	req.SetRequestURI(rest[len(host):])
 	pinURI(req)
 	setForwarding(&req.Header, &forwarding{client: warmClient, tls: scheme == "https"}, []byte(host))
-	f := &fill{p: p, g: g, s: s, req: req, key: key, h: h, stale: e, fwd: fwdStale, scope: scopeOf(s, []byte(host))}
+	f := newFill(p, g, s, req, key, h, e, nil, false)
 	p.metrics.refreshes.Inc()
 	p.metrics.gapRefreshes.Inc()
 	res := f.run()

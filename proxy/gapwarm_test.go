@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/purge"
 )
@@ -35,9 +36,9 @@ func TestGapWarmsThePagesItLeftStaleUntilTheOriginAnswers(t *testing.T) {
 	version.Store(1)
 	down.Store(true)
 	p.Purge(purge.Command{Targets: []purge.Target{{Kind: purge.KindAll, Soft: true}}, Gap: true, Grace: time.Minute})
-	waitFor(t, "the warm-up's first tries", func() bool { return o.hits.Load() >= pages+1 })
+	testbed.WaitFor(t, 10*time.Second, "the warm-up's first tries", func() bool { return o.hits.Load() >= pages+1 })
 	down.Store(false)
-	waitFor(t, "every page refreshed by the warm-up", func() bool {
+	testbed.WaitFor(t, 10*time.Second, "every page refreshed by the warm-up", func() bool {
 		left := 0
 		p.cache.EachGapped(func(uint64, string, *cache.Entry) bool { left++; return true })
 		return left == 0
@@ -46,17 +47,5 @@ func TestGapWarmsThePagesItLeftStaleUntilTheOriginAnswers(t *testing.T) {
 		if r := get(t, fmt.Sprintf("%s/p%d", base, i)); r.body != fmt.Sprintf("v1 /p%d", i) || r.cacheStatus != "ramjet; hit" {
 			t.Errorf("/p%d after the warm-up: %q %q, want a hit of v1", i, r.cacheStatus, r.body)
 		}
-	}
-}
-
-// waitFor polls cond for up to 10 s: the background work it waits on
-// signals nothing.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

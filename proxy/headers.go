@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
@@ -67,14 +68,14 @@ func foldIn(name []byte, list []string) bool {
 
 // peekCanonical is h.Peek for a name already in canonical form
 // ("If-None-Match"), without fasthttp's normalising of the name on every
-// call (a copy and a pass over it, several per hit). The names h holds are
+// call (a copy and a pass over it, several per hit; Peek copies and
+// checks the name even with normalising off). The names h holds are
 // canonical: ramjet never turns normalising off, so they were normalised
 // as they were parsed or set, and the lookup finds the same value.
 func peekCanonical(h *fasthttp.RequestHeader, name string) []byte {
-	h.DisableNormalizing()
-	v := h.Peek(name)
-	h.EnableNormalizing()
-	return v
+	// PeekCanonical only compares the name: it reads the string's bytes
+	// in place.
+	return h.PeekCanonical(unsafe.Slice(unsafe.StringData(name), len(name)))
 }
 
 // delCanonical is h.Del for a name already in canonical form, without

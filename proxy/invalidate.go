@@ -12,6 +12,7 @@ import (
 // purge.Invalidator. A command with a Site touches only that site's pages
 // (scope.go); one without is the operator's and touches every site.
 func (p *Proxy) Purge(cmd purge.Command) purge.Result {
+	defer p.warmAfter(p.warmBefore(cmd)) // warmBefore now, to see what the purge drops
 	if cmd.Site != "" {
 		p.sites.ofScope(cmd.Site).purges.Inc()
 	}

@@ -13,7 +13,7 @@ func stageLookup(r *request) verdict {
 	if r.pass != nil {
 		return proceed
 	}
-	e, how := r.find()
+	e, how := r.find(true)
 	switch how {
 	case foundPrivate, foundFresh:
 		return r.hit(e, how)
@@ -30,11 +30,11 @@ func stageLookup(r *request) verdict {
 	return proceed
 }
 
-// stageLookupInline answers an inline request with a fresh copy that is
-// no ESI page (whose fragments may have to be fetched); anything else is
-// declined.
+// stageLookupInline answers an inline request with a fresh copy in RAM
+// (it must not wait for the disk) that is no ESI page (whose fragments
+// may have to be fetched); anything else is declined.
 func stageLookupInline(r *request) verdict {
-	if e, how := r.find(); (how == foundPrivate || how == foundFresh) && e.Doc == nil {
+	if e, how := r.find(false); (how == foundPrivate || how == foundFresh) && e.Doc == nil {
 		return r.hit(e, how)
 	}
 	return declined
@@ -89,10 +89,11 @@ func (r *request) hit(e *cache.Entry, how found) verdict {
 	return r.answer(e, csHit)
 }
 
-// find looks the request's copy up and says what it found. It changes
-// nothing but the request: where it leaves fill the work, it sets the
-// hand-off (toFill).
-func (r *request) find() (*cache.Entry, found) {
+// find looks the request's copy up and says what it found; disk: it may
+// wait for the disk tier's copy of what RAM does not hold. It changes
+// nothing but the request (and the copy's popularity): where it leaves
+// fill the work, it sets the hand-off (toFill).
+func (r *request) find(disk bool) (*cache.Entry, found) {
 	r.now = r.s.cache.Now()
 	if r.p.privateUsed.Load() {
 		if e := r.privateCopy(); e != nil {
@@ -103,6 +104,9 @@ func (r *request) find() (*cache.Entry, found) {
 		return r.toFill(nil, fwdMiss, false) // never shared: nothing to wait for
 	}
 	o := r.s.cache.Lookup(r.h, r.key)
+	if o == nil && disk {
+		o = r.s.cache.Fetch(r.h, r.key) // the disk tier's copy: a hit too
+	}
 	switch {
 	case o == nil:
 		return r.toFill(nil, fwdMiss, true)
@@ -124,6 +128,7 @@ func (r *request) find() (*cache.Entry, found) {
 		// own, stored only if it says it may be shared (RFC 9111 3.5).
 		return r.toFill(nil, fwdMiss, false)
 	}
+	e.Popularity().Touch(r.now) // what a purge's warm-up fetches first (warmup.go)
 	switch r.s.cache.Status(e, r.now) {
 	case cache.Fresh:
 		return e, foundFresh

@@ -23,6 +23,9 @@ var (
 // it waited on, stored or revalidated the entry, nil for an answer the
 // cache neither gave nor kept (a pass, an uncacheable or too large one).
 func lsCacheValue(status []byte) []byte {
+	if bytes.Equal(status, csHit) {
+		return lsHit // a fresh hit, nearly every answer: no parse
+	}
 	var hit, private, kept bool
 	for rest := status; len(rest) > 0; {
 		var p []byte

@@ -36,6 +36,7 @@ type Metrics struct {
 	badPurgeHeaders        *metrics.Counter
 	phpBusy, originBusy    *metrics.Counter
 	crawlerRefused         *metrics.Counter
+	warm                   warmMetrics
 	waf                    wafMetrics
 }
 
@@ -106,6 +107,7 @@ func newMetrics(c *cache.Cache) *Metrics {
 		phpBusy:           s.NewCounter(`ramjet_origin_errors_total{kind="php_busy"}`),
 		originBusy:        s.NewCounter(`ramjet_origin_errors_total{kind="busy"}`),
 		crawlerRefused:    s.NewCounter("ramjet_crawler_refused_total"),
+		warm:              newWarmMetrics(s),
 		waf:               newWAFMetrics(s),
 	}
 	s.NewGauge("ramjet_cache_objects", func() float64 { return float64(c.Len()) })

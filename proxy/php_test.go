@@ -59,16 +59,14 @@ func TestReplacedPoolDrainIsBoundedByDrainTimeout(t *testing.T) {
 // waitBusy waits until a worker of the proxy's pool runs a request.
 func waitBusy(t *testing.T, p *Proxy) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	testbed.WaitFor(t, 10*time.Second, "a PHP worker to become busy", func() bool {
 		for _, ps := range p.PHPStatus() {
 			for _, w := range ps.Workers {
 				if w.State == "busy" {
-					return
+					return true
 				}
 			}
 		}
-		time.Sleep(10 * time.Millisecond) // polling a child process, not synchronising goroutines
-	}
-	t.Fatal("no PHP worker became busy")
+		return false
+	})
 }

@@ -27,6 +27,8 @@ package proxy
 //	         apply response purges, decide, store                                store.go
 //	respond  write the answer (page) or hand the body over      x    x     x⁵     respond.go
 //	         (fragment); runs for every answered request
+//	stats    the site's counters; an uncached URL with its      x    x     -      sitestats.go
+//	         reason; runs for every answered one
 //	log      the access log line of a client request, handed    x    x     -      log.go
 //	         to its file's writer; runs for every answered one
 //
@@ -110,7 +112,8 @@ func pipeline() []stage {
 		{name: "crawler", run: stageCrawler, skip: kindsOf(kindInline, kindFragment)}, // a fragment's page was admitted
 		{name: "fill", run: stageFill, skip: kindsOf(kindInline)},
 		{name: "respond", run: stageRespond, as: byKind{kindFragment: stageHandOver}, always: true},
-		{name: "log", run: stageLog, skip: kindsOf(kindFragment), always: true}, // a fragment is part of its page's line
+		{name: "stats", run: stageStats, skip: kindsOf(kindFragment), always: true}, // a fragment is part of its page's request
+		{name: "log", run: stageLog, skip: kindsOf(kindFragment), always: true},     // a fragment is part of its page's line
 	}
 }
 

@@ -63,8 +63,8 @@ func TestStageAddedOnceRunsForEveryEntry(t *testing.T) {
 func TestEachKindRunsItsOwnStages(t *testing.T) {
 	st := newSteps(pipeline())
 	want := [numKinds]string{
-		kindPage:     "client admit rewrite purge identity key lookup guard crawler fill respond log",
-		kindInline:   "client admit rewrite identity key lookup respond log",
+		kindPage:     "client admit rewrite purge identity key lookup guard crawler fill respond stats log",
+		kindInline:   "client admit rewrite identity key lookup respond stats log",
 		kindFragment: "admit rewrite identity key lookup guard fill respond",
 	}
 	for k, w := range want {

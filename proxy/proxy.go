@@ -49,9 +49,13 @@ type Proxy struct {
 	bgMu     sync.Mutex
 	bgClosed bool
 	bg       sync.WaitGroup
+	// sampling is the stats sampler's goroutine, ended by stop.
+	sampling sync.WaitGroup
 	// gapRefreshes holds a token per refresh in flight of an entry a
 	// fan-out gap left stale (refresh.go).
 	gapRefreshes chan struct{}
+	// warm is the warm-up after purges (warmup.go).
+	warm warmer
 }
 
 // Stores are the long-lived caches a proxy serves from.
@@ -60,9 +64,11 @@ type Stores struct {
 	// Private keeps per-user entries apart, bounded on its own; nil
 	// disables the private cache (private responses are then passed).
 	Private *cache.Cache
-	// NewShare makes the own cache of a site with a CacheSize; nil:
-	// cache.New with the wall clock.
-	NewShare func(size int64) (*cache.Cache, error)
+	// NewShare makes the own cache of a site with a CacheSize, given the
+	// site's label (its first name); nil: cache.New with the wall clock.
+	// Closing the cache is the proxy's: it closes one no site uses any
+	// more, and every one at Close.
+	NewShare func(label string, size int64) (*cache.Cache, error)
 }
 
 // New builds a proxy serving cfg from the stores. Start begins its
@@ -89,8 +95,10 @@ func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
 }
 
 // Start starts the PHP pools of the first generation and its origin
-// health checks. On error the caller closes the proxy.
+// health checks, and the sampling of the sites' stats. On error the
+// caller closes the proxy.
 func (p *Proxy) Start(ctx context.Context) error {
+	p.startSampling()
 	return p.gen.Load().start(ctx)
 }
 
@@ -144,6 +152,7 @@ func (p *Proxy) Close() error {
 	p.bgClosed = true
 	p.bgMu.Unlock()
 	p.bg.Wait()
+	p.sampling.Wait()
 	for _, pp := range g.pools {
 		_ = pp.pool.Close() // shutting down: workers are killed either way
 	}

@@ -27,8 +27,7 @@ func (r *request) refresh(stale *cache.Entry) {
 		return
 	}
 	req := r.upstreamRequest()
-	f := &fill{p: p, g: r.g, s: r.s, req: req, key: key, h: r.h, stale: stale, fwd: fwdStale, fragment: r.kind == kindFragment,
-		scope: scopeOf(r.s, r.header().Host()), ls: r.lsRules()}
+	f := newFill(p, r.g, r.s, req, key, r.h, stale, r, true)
 	go func() {
 		defer p.bg.Done()
 		defer fasthttp.ReleaseRequest(req)

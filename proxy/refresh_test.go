@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"github.com/ramjet-proxy/ramjet/purge"
 )
 
@@ -54,7 +55,7 @@ func TestGapRefreshesAreBoundedAndVisitorsGetTheStaleCopy(t *testing.T) {
 		}()
 	}
 	wg.Wait() // every visitor answered while the refreshes are held
-	waitFor(t, "the refreshes started to reach the origin", func() bool { return held.Load() >= maxGapRefreshes })
+	testbed.WaitFor(t, 10*time.Second, "the refreshes started to reach the origin", func() bool { return held.Load() >= maxGapRefreshes })
 	if m := most.Load(); m == 0 || m > maxGapRefreshes {
 		t.Errorf("%d refreshes at the origin at once, want 1 to %d", m, maxGapRefreshes)
 	}

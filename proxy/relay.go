@@ -91,7 +91,9 @@ func streamResponse(ctx *fasthttp.RequestCtx, s *site, resp *fasthttp.Response, 
 	if size < 0 {
 		size = -1
 	}
-	if start, n, ok := answerRange(&ctx.Request.Header, out, etag, lastModified, int64(size)+int64(len(prefix))); ok {
+	// size is the whole body's, prefix included (it was read from this
+	// very stream); a body of unknown length has no range cut from it.
+	if start, n, ok := answerRange(&ctx.Request.Header, out, etag, lastModified, int64(size)); ok {
 		relayPart(out, resp, body, prefix, start, n)
 		return
 	}

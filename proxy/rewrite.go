@@ -354,18 +354,18 @@ var htOutcomes = sync.Pool{New: func() any { return new(htaccess.Outcome) }}
 // plugin writes it) on an answer that has none, as LiteSpeed or Apache's
 // mod_expires would: after the cache decided, so a year's max-age for
 // browsers does not become ramjet's TTL. A stored copy keeps its Expires
-// date; browsers go by max-age and Age.
-func (f *fill) applyOriginExpires() {
-	t := f.s.ht
-	if t == nil || f.s.Docroot != nil || len(f.resp.Header.Peek("Expires")) > 0 {
+// date; browsers go by max-age and Age. req is what went upstream.
+func applyOriginExpires(s *site, req *fasthttp.Request, resp *fasthttp.Response) {
+	t := s.ht
+	if t == nil || s.Docroot != nil || len(resp.Header.Peek("Expires")) > 0 {
 		return
 	}
 	o := htOutcomes.Get().(*htaccess.Outcome)
 	defer htOutcomes.Put(o)
-	hr := htaccess.Request{Method: f.req.Header.Method(), Path: f.req.URI().Path(), Query: f.req.URI().QueryString(),
-		Host: f.req.Header.Host(), Protocol: f.req.Header.Protocol(), Header: &f.req.Header, OneRound: true}
+	hr := htaccess.Request{Method: req.Header.Method(), Path: req.URI().Path(), Query: req.URI().QueryString(),
+		Host: req.Header.Host(), Protocol: req.Header.Protocol(), Header: &req.Header, OneRound: true}
 	t.Eval(&hr, o)
 	if o.Status == 0 {
-		o.Apply(htaccess.Answer{Status: f.resp.StatusCode()}, &f.resp.Header, time.Now())
+		o.Apply(htaccess.Answer{Status: resp.StatusCode()}, &resp.Header, time.Now())
 	}
 }

@@ -95,7 +95,10 @@ func serveEntry(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int64, st
 	var age [20]byte
 	h.SetCanonical(hdrAge, strconv.AppendInt(age[:0], max(e.Age(now), 0), 10))
 	h.SetCanonical(hdrCacheStatus, status)
-	if ls := lsCacheValue(status); ls != nil && s.LSCacheHeader {
+	if !s.LSCacheHeader {
+		return
+	}
+	if ls := lsCacheValue(status); ls != nil {
 		h.SetCanonical(hdrLiteSpeedCache, ls) // a constant: nothing allocated
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/sitestats"
 )
 
 // What a configured site keeps across reloads: its counters (a reload
@@ -40,6 +41,11 @@ type siteState struct {
 	// crawlerUpstream is how many are upstream now, across reloads.
 	crawlerRefused  *metrics.Counter
 	crawlerUpstream atomic.Int32
+	// siteCounters and stats are what its owner reads (sitestats.go).
+	siteCounters
+	stats *sitestats.Site
+	// warm is the site's warm-up after purges (warmup.go).
+	warm warmState
 	// series are the names of the metric series add registered, which
 	// unregister drops: the list is written once.
 	series []string
@@ -51,12 +57,13 @@ type siteStates struct {
 	m   map[string]*siteState
 	set *metrics.Set
 	// newShare makes a site's own cache (Stores.NewShare).
-	newShare func(size int64) (*cache.Cache, error)
+	newShare func(label string, size int64) (*cache.Cache, error)
+	stats    sitestats.Config // the current bounds of new states' stats; guarded by mu
 }
 
-func newSiteStates(set *metrics.Set, newShare func(int64) (*cache.Cache, error)) *siteStates {
+func newSiteStates(set *metrics.Set, newShare func(string, int64) (*cache.Cache, error)) *siteStates {
 	if newShare == nil {
-		newShare = func(size int64) (*cache.Cache, error) { return cache.New(cache.Config{Size: size}) }
+		newShare = func(_ string, size int64) (*cache.Cache, error) { return cache.New(cache.Config{Size: size}) }
 	}
 	return &siteStates{m: map[string]*siteState{}, set: set, newShare: newShare}
 }
@@ -107,6 +114,7 @@ func (ss *siteStates) add(label string) (*siteState, bool) {
 	st.passes, st.purges = c("ramjet_site_passes_total"), c("ramjet_site_purges_total")
 	st.wafBlocked, st.wafDetected = c("ramjet_site_waf_blocked_total"), c("ramjet_site_waf_detected_total")
 	st.crawlerRefused = c("ramjet_site_crawler_refused_total")
+	st.addStats(ss.set, series, ss.stats)
 	ss.set.NewGauge(series("ramjet_site_cache_objects"), func() float64 { return float64(st.tally.Entries()) })
 	ss.set.NewGauge(series("ramjet_site_cache_bytes"), func() float64 { return float64(st.tally.Bytes()) })
 	ss.m[label] = st
@@ -139,7 +147,7 @@ func (ss *siteStates) bind(s *site, shared *cache.Cache, m *made) error {
 		s.cache = st.share
 		return nil
 	}
-	c, err := ss.newShare(s.CacheSize)
+	c, err := ss.newShare(st.label, s.CacheSize)
 	if err != nil {
 		return fmt.Errorf("proxy: site %s: cache_size: %w", st.label, err)
 	}
@@ -172,6 +180,7 @@ func (ss *siteStates) commit(g *generation) []*cache.Cache {
 	for _, s := range g.router.sites() {
 		want[s.state] = max(s.CacheSize, 0)
 	}
+	ss.resizeStats(g.cfg.Stats)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	var gone []*cache.Cache

@@ -7,6 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/proxy/policy"
 )
 
@@ -31,6 +32,23 @@ func (f *fill) store() result {
 	f.s.cache.Insert(f.h, f.key, vary, e)
 	f.p.metrics.stored.Inc()
 	return result{entry: e, status: storedStatus(f.fwd), stored: true, setCookies: cookies}
+}
+
+// newEntry builds the immutable stored form of the fill's response,
+// whose body is body, decoded (decodeBody), without Content-Encoding.
+func (f *fill) newEntry(body []byte) *cache.Entry {
+	e := &cache.Entry{Body: body, Tags: scopedTags(f.scope, f.d.Tags), Born: f.born}
+	// body is the identity body (decoded by the caller). An ESI page is
+	// compressed, if ever, after assembly; a fragment only ever is as part
+	// of its page.
+	switch {
+	case f.bodies != nil: // a 304's refresh keeps what was stored
+		e.Gzip, e.Brotli, e.Doc = f.bodies.Gzip, f.bodies.Brotli, f.bodies.Doc
+	case !f.d.ESI && !f.fragment && !f.asCame:
+		compress(f.g, e, f.resp.Header.ContentType())
+	}
+	takeResponse(e, f.s, f.resp, &f.d, f.now)
+	return e
 }
 
 // sessionAnswer reports whether an answer that has only the site's

@@ -83,14 +83,8 @@ type apiResponse struct {
 // the method (so an unauthenticated client learns nothing), parse one
 // command and apply it.
 func (a *API) ServePurge(ctx *fasthttp.RequestCtx) {
-	if !a.allowed(ctx) {
-		writeError(ctx, fasthttp.StatusForbidden, "forbidden")
-		return
-	}
-	site, ok := a.authorized(ctx)
+	site, ok := a.Caller(ctx)
 	if !ok {
-		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="ramjet"`)
-		writeError(ctx, fasthttp.StatusUnauthorized, "unauthorized")
 		return
 	}
 	if !ctx.IsPost() {

@@ -210,26 +210,10 @@ func (n *node) gaps(t testing.TB) float64 {
 	return sum
 }
 
-// waitUntil polls cond, for conditions nothing signals (state, metrics).
-func waitUntil(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 func waitConnected(t testing.TB, nodes ...*node) {
 	t.Helper()
 	for _, n := range nodes {
-		waitUntil(t, n.cfg.Node+" connected", func() bool { return n.State() == StateConnected })
+		testbed.WaitFor(t, wait, n.cfg.Node+" connected", func() bool { return n.State() == StateConnected })
 	}
 }
 
@@ -269,12 +253,12 @@ func TestFanoutAppliesOnOtherNodesOnce(t *testing.T) {
 		}
 	}
 	// Counted once the local purge returns, after the recorder saw it.
-	waitUntil(t, "C counted 3 applied", func() bool { return c.metric(t, "ramjet_purge_fanout_applied_total") == 3 })
+	testbed.WaitFor(t, wait, "C counted 3 applied", func() bool { return c.metric(t, "ramjet_purge_fanout_applied_total") == 3 })
 	if got := c.metric(t, "ramjet_purge_fanout_lag_seconds_count"); got != 3 {
 		t.Errorf("C lag samples = %v, want 3", got)
 	}
 	// Counted once XADD returns, which may be after the others read it.
-	waitUntil(t, "A counted 2 published", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 2 })
+	testbed.WaitFor(t, wait, "A counted 2 published", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 2 })
 	for _, n := range []*node{a, b, c} {
 		if got := n.gaps(t); got != 0 {
 			t.Errorf("%s flushed %v times", n.cfg.Node, got)
@@ -299,7 +283,7 @@ func TestFanoutDeliversPurgesQueuedDuringPartition(t *testing.T) {
 	for i := range 3 {
 		a.Publish(tagCmd("x" + strconv.Itoa(i)))
 	}
-	waitUntil(t, "A disconnected", func() bool { return a.State() == StateDisconnected })
+	testbed.WaitFor(t, wait, "A disconnected", func() bool { return a.State() == StateDisconnected })
 	if got := a.metric(t, "ramjet_purge_fanout_queue"); got != 3 {
 		t.Errorf("A queue = %v during the partition, want 3", got)
 	}
@@ -335,14 +319,14 @@ func TestFanoutSurvivesRedisRestart(t *testing.T) {
 	for _, x := range xs {
 		a.Publish(tagCmd(x))
 	}
-	waitUntil(t, "A disconnected", func() bool { return a.State() == StateDisconnected })
+	testbed.WaitFor(t, wait, "A disconnected", func() bool { return a.State() == StateDisconnected })
 	mark := map[*node]int{a: len(a.rec.all()), b: len(b.rec.all()), c: len(c.rec.all())}
 	r.Restart(t)
 
-	waitUntil(t, "A published all", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 4 })
+	testbed.WaitFor(t, wait, "A published all", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 4 })
 	for _, n := range []*node{a, b, c} {
 		// The epoch changed: every node flushes once.
-		waitUntil(t, n.cfg.Node+" flushed", func() bool { return n.gaps(t) >= 1 })
+		testbed.WaitFor(t, wait, n.cfg.Node+" flushed", func() bool { return n.gaps(t) >= 1 })
 	}
 	// A flush supersedes what was published before it; a fence published
 	// after every flush is read by all, and after the xs.
@@ -469,7 +453,7 @@ func TestFanoutFlushesWhenStalledPastTrim(t *testing.T) {
 	for i := range 500 {
 		a.Publish(tagCmd("n" + strconv.Itoa(i)))
 	}
-	waitUntil(t, "A published all", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 501 })
+	testbed.WaitFor(t, wait, "A published all", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 501 })
 	close(gate)
 	b.rec.waitFor(t, "flush on B", has("ALL"))
 	if got := b.gaps(t); got != 1 {
@@ -543,7 +527,7 @@ func TestFanoutFlushesWhenConnectedLate(t *testing.T) {
 	// go-redis opens two connections per failed attempt (the RESP3
 	// handshake, then RESP2), and only A's subscriber dials: a third one
 	// means a placement failed.
-	waitUntil(t, "A refused", func() bool { return link.refused.Load() >= 3 })
+	testbed.WaitFor(t, wait, "A refused", func() bool { return link.refused.Load() >= 3 })
 	if s := a.State(); s != StateConnecting {
 		t.Errorf("A state %q, want %q", s, StateConnecting)
 	}
@@ -573,7 +557,7 @@ func TestFanoutWithoutRedis(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("Publish with no Redis took %v", d)
 	}
-	waitUntil(t, "A disconnected", func() bool { return !a.pubUp.Load() })
+	testbed.WaitFor(t, wait, "A disconnected", func() bool { return !a.pubUp.Load() })
 	if s := a.State(); s != StateConnecting {
 		t.Errorf("state %q, want %q", s, StateConnecting)
 	}
@@ -609,7 +593,7 @@ func TestFanoutCloseWaitsForGoroutines(t *testing.T) {
 		nodes = append(nodes, f)
 	}
 	for _, f := range nodes[:3] {
-		waitUntil(t, "connected", func() bool { return f.State() == StateConnected })
+		testbed.WaitFor(t, wait, "connected", func() bool { return f.State() == StateConnected })
 		f.Publish(tagCmd("x"))
 	}
 	for _, f := range nodes {
@@ -629,16 +613,7 @@ func TestFanoutCloseWaitsForGoroutines(t *testing.T) {
 		}
 	}
 	var last int
-	ok := false
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); <-tick.C {
-		if last = runtime.NumGoroutine(); last <= before {
-			ok = true
-			break
-		}
-	}
-	if !ok {
+	if !testbed.Poll(5*time.Second, func() bool { last = runtime.NumGoroutine(); return last <= before }) {
 		buf := make([]byte, 1<<20)
 		t.Errorf("%d goroutines after Close, %d before:\n%s", last, before, buf[:runtime.Stack(buf, true)])
 	}
@@ -819,7 +794,7 @@ func lateNode(t *testing.T, tweak func(*FanoutConfig)) *node {
 	link := startCut(t, r.Addr)
 	link.Cut()
 	a := newNode(t, link.URL(), "A", tweak)
-	waitUntil(t, "A refused", func() bool { return link.refused.Load() >= 3 })
+	testbed.WaitFor(t, wait, "A refused", func() bool { return link.refused.Load() >= 3 })
 	link.Mend()
 	a.rec.waitFor(t, "A's gap", has("ALL"))
 	return a

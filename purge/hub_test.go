@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestHubAppliesLocallyCountsAndPublishes(t *testing.T) {
@@ -43,7 +45,7 @@ func TestHubAppliesLocallyCountsAndPublishes(t *testing.T) {
 		}
 	}
 	// Counted once XADD returns, which may be after B read the entry.
-	waitUntil(t, "A counted 2 published", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 2 })
+	testbed.WaitFor(t, wait, "A counted 2 published", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 2 })
 }
 
 func TestHubOnSingleNode(t *testing.T) {

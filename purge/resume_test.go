@@ -3,6 +3,8 @@ package purge
 import (
 	"slices"
 	"testing"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // A node that stops and comes back with the position it stopped at reads
@@ -24,7 +26,7 @@ func TestFanoutResumedNodeAppliesWhatWasPublishedWhileItWasDown(t *testing.T) {
 		t.Fatal("no position after Close")
 	}
 	a.Publish(tagCmd("while-down"))
-	waitUntil(t, "A published 2", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 2 })
+	testbed.WaitFor(t, wait, "A published 2", func() bool { return a.metric(t, "ramjet_purge_fanout_published_total") == 2 })
 
 	back := newNode(t, r.URL, "B", func(c *FanoutConfig) { c.Resume = &pos })
 	<-back.CaughtUp()

@@ -304,5 +304,5 @@ func charts(d *runData) []chart {
 	out = append(out, phpCharts(d)...)
 	out = append(out, wpChart(d))
 	out = append(out, h2Charts(d)...)
-	return append(out, tailChart(d), idleChart(d))
+	return append(out, tailChart(d), idleChart(d), warmChart(d))
 }

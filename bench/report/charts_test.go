@@ -16,6 +16,7 @@ func TestChartsOfTheFixtureDrawEveryGroupFromItsRecords(t *testing.T) {
 		"h2-rss.png":      {"peak RSS", "64.5"},
 		"tail.png":        {"p99.9", "35.500"},
 		"idle-rss.png":    {"29.3 MiB", "1000\t29.3"},
+		"warm.png":        {"ramjet, warm-up on", "1\t80.00", "seconds after the purge"},
 	}
 	got := charts(d)
 	if len(got) != len(want) {

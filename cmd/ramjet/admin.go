@@ -16,7 +16,8 @@ import (
 // adminHandler serves the admin listener: /healthz for load balancers and
 // supervisors (it reports the Redis fan-out without failing the node),
 // /metrics in the Prometheus text format (behind the token when one is
-// set), POST /purge and POST /reopen-logs (ramjet reopen-logs).
+// set), POST /purge, GET /stats (a site's numbers; sitestats.go) and
+// POST /reopen-logs (ramjet reopen-logs).
 func (d *daemon) adminHandler() fasthttp.RequestHandler {
 	token := d.cfg.Admin.Token
 	guard := purge.NewHostGuard(d.cfg.Admin.Names)
@@ -36,6 +37,8 @@ func (d *daemon) adminHandler() fasthttp.RequestHandler {
 			d.proxy.Metrics().WritePrometheus(ctx)
 		case "/purge":
 			d.api.Load().ServePurge(ctx)
+		case "/stats":
+			d.serveSiteStats(ctx) // a site's token reads its own
 		case "/reopen-logs":
 			if !requireToken(ctx, token) {
 				return

@@ -87,7 +87,7 @@ const caughtUpWithin = 5 * time.Second
 // stopped. It runs before the listeners start.
 func (d *daemon) gapAfterLoad(t *disk.Tier, resumed bool) {
 	l := t.Loaded()
-	if l.Objects == 0 || l.Clean && (d.fan == nil || resumed && d.caughtUp()) {
+	if l.Objects == 0 || d.followed || l.Clean && (d.fan == nil || resumed && d.caughtUp()) {
 		return
 	}
 	why := "the last run did not stop cleanly"
@@ -121,11 +121,15 @@ func (d *daemon) caughtUp() bool {
 // closeDisk runs after the fan-out and the servers stopped: every purge is
 // applied and the stream position final.
 func (d *daemon) closeDisk(t *disk.Tier) {
+	d.closeShares()
 	if d.handedOver {
 		// The successor loaded the tier and keeps its own position: this
 		// process applies its purges to the files and vouches for nothing.
 		if err := t.Leave(); err != nil {
 			d.log.Error("disk tier: leaving it to the new process", "err", err)
+		}
+		if err := d.journal.close(true); err != nil {
+			d.log.Error("disk tier: ending the handover journal; the new process follows it until this one is gone", "err", err)
 		}
 		return
 	}

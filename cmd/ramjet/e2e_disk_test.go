@@ -28,8 +28,15 @@ type diskNode struct {
 
 func startDiskNode(t *testing.T, dir string) *diskNode {
 	t.Helper()
+	return startDiskNodeWith(t, dir, "")
+}
+
+// startDiskNodeWith adds more to the config: keys of cache (indented by
+// two spaces) first, then top-level ones.
+func startDiskNodeWith(t *testing.T, dir, more string) *diskNode {
+	t.Helper()
 	o := startOrigin(t)
-	yaml := fmt.Sprintf("cache:\n  disk:\n    path: %q\n    size: 64MiB\n", dir)
+	yaml := fmt.Sprintf("cache:\n  disk:\n    path: %q\n    size: 64MiB\n", dir) + more
 	n := &diskNode{o: o, cfg: testbed.WriteConfig(t, "", yaml), c: newClient(t), path: dir}
 	n.rj = startRamjet(t, o.URL, "--config", n.cfg)
 	return n

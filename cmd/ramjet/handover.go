@@ -175,8 +175,12 @@ func sdNotify(state string) error {
 // process took over; when it did not, this one serves on and says why.
 func (d *daemon) upgradeBySignal() bool {
 	d.log.Info("upgrading: starting the binary on disk", "signal", "SIGUSR2")
+	checked := d.checkpoint()
 	pid, err := d.upgrade()
 	if err != nil {
+		if checked {
+			d.uncheckpoint()
+		}
 		d.log.Error("upgrade failed; this process serves on", "err", err)
 		return false
 	}

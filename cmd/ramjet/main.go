@@ -18,6 +18,10 @@ const usage = `usage:
   ramjet check --config FILE | --htaccess DIR
   ramjet purge [--admin URL] [--token TOKEN] (--tag T... | --url U... | --prefix P... | --all) [--soft] [--host H]
   ramjet reopen-logs [--config FILE] [--admin URL] [--token TOKEN]
+  ramjet wp scan [-c FILE] [--root DIR]...
+  ramjet wp enable|disable [-c FILE] [--root DIR]... (--all | SITE...)
+  ramjet top [--admin URL] [--token TOKEN] [--interval DUR]
+  ramjet adopt (nginx | apache) [--conf FILE] [--out FILE] [--dry-run | --apply] | --rollback
   ramjet version
 `
 
@@ -37,8 +41,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return check(args[1:], stdout, stderr)
 	case "purge":
 		return purgeCmd(args[1:], stdout, stderr)
+	case "adopt":
+		return adoptCmd(args[1:], stdout, stderr)
 	case "reopen-logs":
 		return reopenLogsCmd(args[1:], stdout, stderr)
+	case "wp":
+		return wpCmd(args[1:], stdout, stderr)
+	case "top":
+		return topCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "ramjet", version)
 		return 0

@@ -22,6 +22,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/conf"
 	"github.com/ramjet-proxy/ramjet/proxy"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/cache/disk"
 	"github.com/ramjet-proxy/ramjet/proxy/waf"
 	"github.com/ramjet-proxy/ramjet/purge"
 )
@@ -40,7 +41,16 @@ type daemon struct {
 	fan     *purge.Fanout // nil on a single node
 	// handedOver: an upgrade's new process serves; this one only drains.
 	handedOver bool
-	edge       *edge // TLS and h2c listeners; nil when neither is configured
+	// shares are the disk tiers of the sites with a cache of their own.
+	shares shares
+	// tier is the shared cache's disk tier; nil when off.
+	tier *disk.Tier
+	// journal has the purges applied since an upgrade's checkpoint.
+	journal journal
+	// followed: this process follows its predecessor's journal, so what
+	// it loaded is no gap.
+	followed bool
+	edge     *edge // TLS and h2c listeners; nil when neither is configured
 	// api is the admin purge API, rebuilt by a reload (the sites' tokens).
 	api     atomic.Pointer[purge.API]
 	cfg     *conf.Config
@@ -135,7 +145,7 @@ func (d *daemon) run() error {
 	if err != nil {
 		return err
 	}
-	if d.proxy, err = proxy.New(pc, proxy.Stores{Public: d.cache, Private: d.private}, d.log); err != nil {
+	if d.proxy, err = proxy.New(pc, proxy.Stores{Public: d.cache, Private: d.private, NewShare: d.newShare}, d.log); err != nil {
 		return err
 	}
 	defer d.proxy.Close()
@@ -143,12 +153,19 @@ func (d *daemon) run() error {
 	if err != nil {
 		return err
 	}
+	d.tier = tier
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if tier != nil {
 		tier.Start(ctx)
 		defer d.closeDisk(tier) // after the fan-out and the servers: every purge applied
+		if err := d.openShares(); err != nil {
+			return err
+		}
+		if err := d.followPredecessor(ctx); err != nil {
+			return err
+		}
 	}
 	resume := d.resumePosition(tier)
 	fan, err := d.startFanout(ctx, resume)
@@ -158,7 +175,7 @@ func (d *daemon) run() error {
 	if fan != nil {
 		defer fan.Close()
 	}
-	d.hub = purge.NewHub(d.proxy, fan, d.proxy.Metrics().Set())
+	d.hub = purge.NewHub(journaled{d}, fan, d.proxy.Metrics().Set())
 	d.fan = fan
 	d.proxy.SetPurger(d.hub)
 	api, err := d.newAPI(d.cfg)
@@ -206,6 +223,8 @@ func (d *daemon) run() error {
 	if d.loop(changed) {
 		d.handedOver = true
 		d.handOver(main, admin)
+	} else if d.socks.shared() {
+		d.handOver(main, admin) // the web server beside us takes the new connections
 	}
 	return d.shutdown(main, admin, w)
 }
@@ -299,7 +318,7 @@ func (d *daemon) startFanout(ctx context.Context, resume *purge.Position) (*purg
 		Gap:      gap,
 		GapGrace: time.Duration(d.cfg.Purge.GapGrace),
 		Resume:   resume,
-	}, d.proxy, d.log, d.proxy.Metrics().Set())
+	}, journaled{d}, d.log, d.proxy.Metrics().Set())
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
 	"github.com/ramjet-proxy/ramjet/proxy/realip"
+	"github.com/ramjet-proxy/ramjet/proxy/sitestats"
 )
 
 // overrides are the command-line flags that win over the file.
@@ -99,6 +100,7 @@ func proxyConfig(c *conf.Config) proxy.Config {
 		},
 		MaxObjectSize:  int64(c.Cache.MaxObjectSize),
 		MaxRequestBody: int64(c.Server.MaxRequestBody),
+		Stats:          sitestats.Config{TopURLs: c.Stats.TopURLs},
 		HTTPSPort:      httpsPort(c),
 		AltSvc:         altSvc(c),
 		HitForPass:     time.Duration(c.Cache.HitForPass),
@@ -163,7 +165,16 @@ func site(names []string, s conf.Site, log conf.AccessLog) proxy.Site {
 		AnonymousCookies:      s.AnonymousCookies,
 		Crawler: &proxy.Crawler{MaxMisses: s.Crawler.MaxMisses, MaxBusy: s.Crawler.MaxBusy,
 			RetryAfter: time.Duration(s.Crawler.RetryAfter)},
+		Warm: warm(s.Warm),
 	}
+}
+
+// warm is a validated warm block; nil when off.
+func warm(w conf.Warm) *proxy.Warm {
+	if !w.Enabled {
+		return nil
+	}
+	return &proxy.Warm{Concurrency: w.Concurrency, Rate: float64(w.Rate), MaxEntries: w.MaxEntries, MaxBusy: w.MaxBusy}
 }
 
 // serverVars are the CGI variables a docroot site's scripts get from its

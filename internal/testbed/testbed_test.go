@@ -39,6 +39,31 @@ func TestPollStopsAtTheConditionOrTheDeadline(t *testing.T) {
 	}
 }
 
+// fatalRecorder is a test that records Fatalf instead of stopping.
+type fatalRecorder struct {
+	testing.TB
+	fatal string
+}
+
+func (r *fatalRecorder) Helper() {}
+func (r *fatalRecorder) Fatalf(format string, args ...any) {
+	r.fatal = fmt.Sprintf(format, args...)
+}
+
+func TestWaitForFailsNamingWhatItWaitedFor(t *testing.T) {
+	ok := &fatalRecorder{TB: t}
+	n := 0
+	WaitFor(ok, 5*time.Second, "the third call", func() bool { n++; return n == 3 })
+	if ok.fatal != "" || n != 3 {
+		t.Fatalf("WaitFor of a condition that holds on the third call: %d calls, failed %q", n, ok.fatal)
+	}
+	never := &fatalRecorder{TB: t}
+	WaitFor(never, 50*time.Millisecond, "the sky to fall", func() bool { return false })
+	if want := "timed out after 50ms waiting for the sky to fall"; never.fatal != want {
+		t.Fatalf("WaitFor of a condition that never holds failed %q, want %q", never.fatal, want)
+	}
+}
+
 func TestSocketCountFollowsOpenAndClose(t *testing.T) {
 	count := func() int {
 		t.Helper()

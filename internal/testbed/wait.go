@@ -33,6 +33,17 @@ func Poll(d time.Duration, f func() bool) bool {
 	}
 }
 
+// WaitFor polls cond like Poll and fails t when d passes first: the one
+// bounded wait of the tests, for conditions nothing signals (a counter, a
+// health state, a background goroutine's work). what completes "timed out
+// waiting for".
+func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if !Poll(d, cond) {
+		t.Fatalf("timed out after %v waiting for %s", d, what)
+	}
+}
+
 // FreePorts returns n distinct 127.0.0.1 ports that were free a moment
 // ago. Another process may take one before the caller binds it, so the
 // Start functions retry with new ports when a bind fails.

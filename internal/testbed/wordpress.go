@@ -17,8 +17,7 @@ const wpSource = "/usr/share/wordpress"
 // WordPress database credentials, as InstallWordPress's wp-config.php
 // names them.
 const (
-	wpDatabase = "wp"
-	wpUser     = "wp"
+	wpDatabase = "wp" // and its user
 	wpPassword = "wp-pass"
 )
 
@@ -31,6 +30,12 @@ type WordPressConfig struct {
 	// Defines are extra wp-config.php string constants (a plugin's
 	// settings).
 	Defines map[string]string
+	// Docroot is where the tree goes (its parent must exist); "" = a
+	// new temporary directory's "wp".
+	Docroot string
+	// Database names the database and its user, so that several
+	// installs share one MariaDB; "" = "wp".
+	Database string
 }
 
 // WordPress is a WordPress tree with its config and database, not yet
@@ -53,8 +58,17 @@ func InstallWordPress(t testing.TB, cfg WordPressConfig) *WordPress {
 	if _, err := os.Stat(wpSource + "/wp-load.php"); err != nil {
 		t.Fatalf("testbed: %s not found: install the Debian package wordpress: %v", wpSource, err)
 	}
-	dir := PublicDir(t)
-	wp := &WordPress{Dir: dir, Docroot: filepath.Join(dir, "wp")}
+	wp := &WordPress{Docroot: cfg.Docroot}
+	if wp.Docroot == "" {
+		wp.Dir = PublicDir(t)
+		wp.Docroot = filepath.Join(wp.Dir, "wp")
+	} else {
+		wp.Dir = filepath.Dir(wp.Docroot)
+	}
+	db := cfg.Database
+	if db == "" {
+		db = wpDatabase
+	}
 	wp.Content = filepath.Join(wp.Docroot, "wp-content")
 	if out, err := RunCmd(exec.Command("cp", "-rL", wpSource, wp.Docroot), setupTimeout); err != nil {
 		t.Fatalf("testbed: copy %s: %v\n%s", wpSource, err, out)
@@ -63,11 +77,11 @@ func InstallWordPress(t testing.TB, cfg WordPressConfig) *WordPress {
 		t.Fatal(err)
 	}
 	config := filepath.Join(wp.Docroot, "wp-config.php")
-	if err := os.WriteFile(config, []byte(wpConfig(cfg.DB.Socket, wp.Content, cfg.Defines)), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(wpConfig(db, cfg.DB.Socket, wp.Content, cfg.Defines)), 0o644); err != nil {
 		t.Fatalf("testbed: wp-config.php: %v", err)
 	}
 	cfg.DB.Exec(t, fmt.Sprintf("CREATE DATABASE %s; CREATE USER '%s'@'localhost' IDENTIFIED BY '%s'; GRANT ALL ON %[1]s.* TO '%[2]s'@'localhost';",
-		wpDatabase, wpUser, wpPassword))
+		db, db, wpPassword))
 	return wp
 }
 
@@ -94,7 +108,7 @@ func (wp *WordPress) writeContent(links map[string]string) error {
 	return nil
 }
 
-func wpConfig(dbSock, content string, defines map[string]string) string {
+func wpConfig(db, dbSock, content string, defines map[string]string) string {
 	var extra strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(defines)) {
 		fmt.Fprintf(&extra, "define( '%s', '%s' );\n", name, phpQuote(defines[name]))
@@ -125,7 +139,7 @@ if ( ! defined( 'ABSPATH' ) ) {
 	define( 'ABSPATH', __DIR__ . '/' );
 }
 require_once ABSPATH . 'wp-settings.php';
-`, wpDatabase, wpUser, wpPassword, dbSock, phpQuote(content), extra.String())
+`, db, db, wpPassword, dbSock, phpQuote(content), extra.String())
 }
 
 // phpQuote escapes s for a single-quoted PHP string.

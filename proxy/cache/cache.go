@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"hash/maphash"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,8 @@ type Cache struct {
 	variantsDropped atomic.Uint64
 	// lower is the tier under the cache (lower.go); nil: none.
 	lower Lower
+	// dropped observes what purges remove at once (popularity.go).
+	dropped atomic.Pointer[dropObserver]
 }
 
 // New returns an empty cache bounded by cfg.Size bytes.
@@ -87,6 +90,19 @@ func (c *Cache) Lookup(h uint64, key []byte) *Object {
 // Concurrent inserts of one key may lose a variant; that costs a later
 // miss, never a wrong answer, because every entry carries its own variant.
 func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
+	if c.lower == nil {
+		c.insert(h, key, vary, e)
+		return
+	}
+	seq := c.lower.Seq()
+	if n := c.insert(h, key, vary, e); n != nil {
+		c.lower.Stored(h, n, seq)
+	}
+}
+
+// insert stores e as Insert does and returns the object now stored, or
+// nil when e was refused.
+func (c *Cache) insert(h uint64, key string, vary VarySpec, e *Entry) *Object {
 	if e.tags == nil && len(e.Tags) > 0 {
 		e.tags = make([]*tagState, len(e.Tags))
 		for i, t := range e.Tags {
@@ -97,16 +113,15 @@ func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
 	if !ok || old.Key != key || old.PassUntil > 0 {
 		old = &Object{Key: key}
 	}
+	givePopularity(e, old)
 	n, dropped := old.withVariant(vary, e, c.maxVariants, c.Now(), maphash.String(c.seed, e.Variant))
 	if dropped > 0 {
 		c.variantsDropped.Add(uint64(dropped))
 	}
 	if n != nil {
 		c.store.Set(h, n)
-		if c.lower != nil {
-			c.lower.Stored(h, n)
-		}
 	}
+	return n
 }
 
 // VariantsDropped counts the variants dropped or refused because a URL
@@ -117,27 +132,30 @@ func (c *Cache) VariantsDropped() uint64 { return c.variantsDropped.Load() }
 // MarkPass records that key answered uncacheably, dropping its variants;
 // until the given unix-nano time, requests for it skip coalescing.
 func (c *Cache) MarkPass(h uint64, key string, until int64) {
-	o := &Object{Key: key, PassUntil: until}
-	o.account()
-	c.store.Set(h, o)
-	if c.lower != nil { // what RAM dropped for answering uncacheably must not come back at restart
-		c.lower.Purged(Purge{Exact: key, At: always})
-	}
+	// What RAM drops for answering uncacheably must not come back from
+	// the lower tier.
+	c.purgeAround(Purge{Exact: key, At: always}, func() {
+		o := &Object{Key: key, PassUntil: until}
+		o.account()
+		c.store.Set(h, o)
+	})
 }
 
 // Remove drops every variant of key. It reports whether there was one.
 func (c *Cache) Remove(h uint64, key []byte) bool {
 	removed := false
-	// Check and delete under the bucket lock, so an object stored under
-	// another key with the same hash in between is never removed.
-	c.store.c.ComputeIfPresent(h, func(o *Object) (*Object, otter.ComputeOp) {
-		if o.Key != string(key) {
-			return o, otter.CancelOp
-		}
-		removed = true
-		return nil, otter.InvalidateOp
+	// The lower tier may hold a key RAM no longer does. Check and delete
+	// under the bucket lock, so an object stored under another key with
+	// the same hash in between is never removed.
+	c.purgeAround(Purge{Exact: string(key), At: always}, func() {
+		c.store.c.ComputeIfPresent(h, func(o *Object) (*Object, otter.ComputeOp) {
+			if o.Key != string(key) {
+				return o, otter.CancelOp
+			}
+			removed = true
+			return nil, otter.InvalidateOp
+		})
 	})
-	c.lowerPurgeKey(key) // the lower tier may hold a key RAM no longer does
 	return removed
 }
 
@@ -150,15 +168,22 @@ func (c *Cache) Resize(size int64) error {
 	return nil
 }
 
+// Size is the byte bound.
+func (c *Cache) Size() uint64 { return c.store.c.GetMaximum() }
+
 // Len is the approximate number of objects held.
 func (c *Cache) Len() int { return c.store.c.EstimatedSize() }
 
 // Bytes is the weighted size of what is held.
 func (c *Cache) Bytes() uint64 { return c.store.c.WeightedSize() }
 
-// Close stops the store's maintenance goroutines. It is idempotent.
+// Close stops the store's maintenance goroutines and closes the lower
+// tier if it is an io.Closer. It is idempotent if the tier's Close is.
 func (c *Cache) Close() error {
 	c.store.c.StopAllGoroutines()
+	if cl, ok := c.lower.(io.Closer); ok {
+		return cl.Close()
+	}
 	return nil
 }
 

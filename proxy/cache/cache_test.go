@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // sharedBody backs every test body: entries are charged by length, so the
@@ -61,24 +63,6 @@ func variants(o *Object) []string {
 		vs = append(vs, e.Variant)
 	}
 	return vs
-}
-
-// eventually polls cond every few milliseconds until it holds or the
-// deadline passes: otter's expiry and eviction are approximate.
-func eventually(t *testing.T, within time.Duration, cond func() bool) bool {
-	t.Helper()
-	deadline := time.NewTimer(within)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			return cond()
-		case <-tick.C:
-		}
-	}
-	return true
 }
 
 func TestNewRejectsNonPositiveSize(t *testing.T) {
@@ -413,7 +397,7 @@ func TestInsertOfExpiredEntryDoesNotStay(t *testing.T) {
 	c := newTestCache(t, Config{Size: 1 << 20})
 	e := testEntry("", 10, -time.Second)
 	h := insert(c, "/a", VarySpec{}, e)
-	if !eventually(t, time.Second, func() bool { return c.Lookup(h, []byte("/a")) == nil }) {
+	if !testbed.Poll(time.Second, func() bool { return c.Lookup(h, []byte("/a")) == nil }) {
 		t.Fatal("already expired entry is still stored")
 	}
 }

@@ -47,6 +47,10 @@ type Entry struct {
 	tags []*tagState
 	// Tally, when set, counts the entry while it is stored.
 	Tally *Tally
+	// pop counts the requests for it, shared with the entries of its
+	// variant it replaces and that replace it (popularity.go); given on
+	// insert.
+	pop *Popularity
 
 	// Times are unix nanoseconds.
 	//

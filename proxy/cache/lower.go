@@ -8,12 +8,54 @@ import "math"
 // asks, before it writes, whether what it copies is still stored and not
 // purged (Holds, Invalidated), so a store and a purge racing to the tier
 // never leave a purged page on disk.
+//
+// A tier that is also a Fetcher gives back, on a miss, what RAM no longer
+// holds (Fetch): the cache then holds more than RAM. So every purge
+// reaches the tier twice (purgeAround): before RAM applies it, so a copy
+// the tier gives back while the purge is on its way is in RAM, with its
+// tags interned, when RAM applies it; and after, so a copy the tier's
+// writer took while RAM still held the page goes too. Never is a purged
+// page brought back behind the purge.
 
 // Lower is a tier under the cache. Stored must not block; Purged must not
 // lose the purge (a purge the tier missed would come back at restart).
+// Seq numbers the purges: Stored gets the number of the last one handed
+// to the tier before o was stored, so the tier knows which purges came
+// after it (o may have left RAM by one, or been evicted, before the tier
+// copies it).
 type Lower interface {
-	Stored(h uint64, o *Object)
+	Stored(h uint64, o *Object, seq uint64)
 	Purged(p Purge)
+	Seq() uint64
+}
+
+// Fetcher is a lower tier that gives copies back.
+type Fetcher interface {
+	// Fetch stores in the cache (Promote) the copy of key (hashed h) the
+	// tier holds, unless a purge covers it, and returns the object
+	// stored; nil when it has none. It may block on the disk.
+	Fetch(h uint64, key []byte) *Object
+}
+
+// Fetch is Lookup for a request that may wait for the lower tier: on a
+// miss in RAM, the tier's copy of key, brought back into RAM. Hot copies
+// stay there by the store's admission (W-TinyLFU), the rest are read
+// again from the tier.
+func (c *Cache) Fetch(h uint64, key []byte) *Object {
+	if o := c.Lookup(h, key); o != nil {
+		return o
+	}
+	if f, ok := c.lower.(Fetcher); ok {
+		return f.Fetch(h, key)
+	}
+	return nil
+}
+
+// Promote stores e, a copy the lower tier gave back, as Insert does but
+// without handing it back to the tier, which holds it already. It returns
+// the object stored, or nil when e was refused.
+func (c *Cache) Promote(h uint64, key string, vary VarySpec, e *Entry) *Object {
+	return c.insert(h, key, vary, e)
 }
 
 // Purge is one purge as a lower tier applies it: every stored object
@@ -59,10 +101,12 @@ func (c *Cache) lowerPurge(p Purge) {
 // keyIs matches one key.
 func keyIs(key string) func(string) bool { return func(k string) bool { return k == key } }
 
-func (c *Cache) lowerPurgeKey(key []byte) {
-	if c.lower != nil {
-		c.lower.Purged(Purge{Exact: string(key), At: always})
-	}
+// purgeAround hands p to the lower tier before and after apply, RAM's
+// part of the purge.
+func (c *Cache) purgeAround(p Purge, apply func()) {
+	c.lowerPurge(p)
+	apply()
+	c.lowerPurge(p)
 }
 
 // always is At for purges of keys: whatever their age.

@@ -11,8 +11,8 @@ import (
 // entry carried the tag. O(1) in the number of entries.
 func (c *Cache) PurgeTag(tag string, soft bool, at int64) bool {
 	at = c.orNow(at)
-	hit := c.tags.purge(tag, soft, at)
-	c.lowerPurge(Purge{Tag: func(t string) bool { return t == tag }, At: at})
+	hit := false
+	c.purgeAround(Purge{Tag: func(t string) bool { return t == tag }, At: at}, func() { hit = c.tags.purge(tag, soft, at) })
 	return hit
 }
 
@@ -20,8 +20,8 @@ func (c *Cache) PurgeTag(tag string, soft bool, at int64) bool {
 // purges) and returns how many there were. It scans tags, not entries.
 func (c *Cache) PurgeTagsMatching(match func(tag string) bool, soft bool, at int64) int {
 	at = c.orNow(at)
-	n := c.tags.purgeMatching(match, soft, at)
-	c.lowerPurge(Purge{Tag: match, At: at})
+	n := 0
+	c.purgeAround(Purge{Tag: match, At: at}, func() { n = c.tags.purgeMatching(match, soft, at) })
 	return n
 }
 
@@ -29,15 +29,21 @@ func (c *Cache) PurgeTagsMatching(match func(tag string) bool, soft bool, at int
 // of everything up to now also frees the memory at once.
 func (c *Cache) PurgeAll(soft bool, at int64) {
 	now := c.orNow(at)
-	c.lowerPurge(Purge{Key: Everything, At: now})
-	if soft {
-		raise(&c.allSoft, now)
-		return
-	}
-	raise(&c.allHard, now)
-	if at == 0 {
-		c.store.c.InvalidateAll()
-	}
+	c.purgeAround(Purge{Key: Everything, At: now}, func() {
+		if soft {
+			raise(&c.allSoft, now)
+			return
+		}
+		raise(&c.allHard, now)
+		if at == 0 {
+			if c.observesDrops() {
+				for h, o := range c.store.c.All() {
+					c.observeDrop(h, o)
+				}
+			}
+			c.store.c.InvalidateAll()
+		}
+	})
 }
 
 func (c *Cache) orNow(at int64) int64 {
@@ -50,39 +56,42 @@ func (c *Cache) orNow(at int64) int64 {
 // PurgeKeys purges every object whose primary key match accepts and
 // returns how many. It scans the cache: prefix purges are rare.
 func (c *Cache) PurgeKeys(match func(key string) bool, soft bool) int {
-	var hs []uint64
-	for h, o := range c.store.c.All() {
-		if o.PassUntil == 0 && match(o.Key) {
-			hs = append(hs, h)
-		}
-	}
 	n := 0
-	for _, h := range hs {
-		if c.purgeObject(h, match, soft) {
-			n++
+	// The lower tier may hold keys RAM no longer does.
+	c.purgeAround(Purge{Key: match, At: always}, func() {
+		var hs []uint64
+		for h, o := range c.store.c.All() {
+			if o.PassUntil == 0 && match(o.Key) {
+				hs = append(hs, h)
+			}
 		}
-	}
-	c.lowerPurge(Purge{Key: match, At: always}) // the lower tier may hold keys RAM no longer does
+		for _, h := range hs {
+			if c.purgeObject(h, match, soft) {
+				n++
+			}
+		}
+	})
 	return n
 }
 
 // PurgeKey purges every variant of one primary key.
 func (c *Cache) PurgeKey(h uint64, key []byte, soft bool) bool {
-	c.lowerPurgeKey(key)
-	return c.purgeObject(h, keyIs(string(key)), soft)
+	done := false
+	c.purgeAround(Purge{Exact: string(key), At: always}, func() { done = c.purgeObject(h, keyIs(string(key)), soft) })
+	return done
 }
 
 // purgeObject removes the object under h (soft: replaces its variants
 // with stale copies), under the bucket lock and only if match accepts its
 // key, so a concurrent insert of another key is never touched.
 func (c *Cache) purgeObject(h uint64, match func(string) bool, soft bool) bool {
-	done := false
+	var gone *Object
 	now := c.Now()
 	c.store.c.ComputeIfPresent(h, func(o *Object) (*Object, otter.ComputeOp) {
 		if o.PassUntil > 0 || !match(o.Key) {
 			return o, otter.CancelOp
 		}
-		done = true
+		gone = o
 		if !soft {
 			return nil, otter.InvalidateOp
 		}
@@ -90,7 +99,8 @@ func (c *Cache) purgeObject(h uint64, match func(string) bool, soft bool) bool {
 		n.tally(1)
 		return n, otter.WriteOp
 	})
-	return done
+	c.observeDrop(h, gone) // outside the bucket lock
+	return gone != nil
 }
 
 // softened is o with every fresh variant made stale at now, servable while

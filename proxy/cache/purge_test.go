@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func taggedEntry(tags ...string) *Entry {
@@ -95,11 +97,7 @@ func TestTagStatesDoNotLeak(t *testing.T) {
 		h := insert(c, key, VarySpec{}, taggedEntry(fmt.Sprintf("url-%d", i)))
 		c.Remove(h, []byte(key))
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for c.Tags() > 10 && time.Now().Before(deadline) {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
-	}
+	testbed.Poll(5*time.Second, func() bool { runtime.GC(); return c.Tags() <= 10 })
 	if n := c.Tags(); n > 10 {
 		t.Fatalf("%d tag states left after their entries were removed", n)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"github.com/ramjet-proxy/ramjet/proxy/certs/certtest"
 	"golang.org/x/crypto/ocsp"
 )
@@ -33,7 +34,7 @@ func TestOCSPStapled(t *testing.T) {
 	s, leaf := ocspStore(t, ca, responder.URL, time.Second)
 	addr := serveTLS(t, s.TLSConfig())
 	var staple []byte
-	eventually(t, 5*time.Second, func() bool {
+	testbed.WaitFor(t, 5*time.Second, "a stapled OCSP response", func() bool {
 		st, err := handshake(t, addr, "shop.example.com", ca.Pool(), nil)
 		staple = st.OCSPResponse
 		return err == nil && len(staple) > 0
@@ -56,7 +57,7 @@ func TestOCSPRevokedIsNotStapled(t *testing.T) {
 	responder := httptest.NewServer(resp)
 	defer responder.Close()
 	s, _ := ocspStore(t, ca, responder.URL, time.Second)
-	eventually(t, 5*time.Second, func() bool { return resp.Requests.Load() > 0 })
+	testbed.WaitFor(t, 5*time.Second, "the responder asked", func() bool { return resp.Requests.Load() > 0 })
 	if err := s.Close(); err != nil { // the fetch has finished when Close returns
 		t.Fatal(err)
 	}

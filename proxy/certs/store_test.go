@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"github.com/ramjet-proxy/ramjet/proxy/certs/certtest"
 )
 
@@ -257,7 +258,7 @@ func TestRotationPickedUpLive(t *testing.T) {
 	addr := serveTLS(t, s.TLSConfig())
 	next := f.ca.Issue(t, "", "shop.example.com")
 	next.Write(t, f.dir, "shop")
-	eventually(t, 5*time.Second, func() bool {
+	testbed.WaitFor(t, 5*time.Second, "the renamed certificate served", func() bool {
 		st, err := handshake(t, addr, "shop.example.com", f.ca.Pool(), nil)
 		return err == nil && st.PeerCertificates[0].Equal(next.Cert)
 	})
@@ -269,7 +270,7 @@ func TestRotationPickedUpLive(t *testing.T) {
 	if err := os.WriteFile(f.exactP.CertFile, third.CertPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, func() bool {
+	testbed.WaitFor(t, 5*time.Second, "the certificate rewritten in place served", func() bool {
 		st, err := handshake(t, addr, "shop.example.com", f.ca.Pool(), nil)
 		return err == nil && st.PeerCertificates[0].Equal(third.Cert)
 	})
@@ -394,21 +395,5 @@ func TestNewFailsOnMissingFiles(t *testing.T) {
 	_, err := New(Config{Default: Pair{CertFile: filepath.Join(dir, "x.crt"), KeyFile: filepath.Join(dir, "x.key")}}, testLog(t))
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("New = %v, want a not-exist error", err)
-	}
-}
-
-// eventually polls cond every 20 ms until it holds or d passes.
-func eventually(t *testing.T, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("condition not met within %v", d)
-		case <-tick.C:
-		}
 	}
 }

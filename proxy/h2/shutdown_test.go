@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // Shutdown with an open HTTP/2 connection and a stream in flight: the
@@ -55,7 +57,7 @@ func TestGracefulShutdownFinishesInFlightStream(t *testing.T) {
 		shut <- env.srv.Shutdown(ctx)
 	}()
 	// New connections are refused while the stream is still running.
-	eventually(t, 2*time.Second, func() bool {
+	testbed.WaitFor(t, 2*time.Second, "new connections refused", func() bool {
 		c, err := net.DialTimeout("tcp", env.addr, time.Second)
 		if err == nil {
 			c.Close()
@@ -167,7 +169,7 @@ func blockedAfterClientLeft(t *testing.T) (env *tlsEnv, release chan struct{}, f
 	r.get(1, "/block")
 	<-started
 	r.c.Close()
-	eventually(t, 5*time.Second, func() bool {
+	testbed.WaitFor(t, 5*time.Second, "the connection closed", func() bool {
 		return len(env.srv.conns.Open()) == 0
 	})
 	return env, release, finished
@@ -188,7 +190,7 @@ func TestShutdownWaitsForHandlerOfStreamWhoseClientLeft(t *testing.T) {
 		shut <- err
 	}()
 	// The listener closing shows Shutdown began; it must still wait.
-	eventually(t, 2*time.Second, func() bool {
+	testbed.WaitFor(t, 2*time.Second, "the listener closed", func() bool {
 		c, err := net.DialTimeout("tcp", env.addr, time.Second)
 		if err == nil {
 			c.Close()
@@ -223,23 +225,7 @@ func TestShutdownDeadlineReportsStreamWorkerStillRunning(t *testing.T) {
 		t.Errorf("%d streams counted at the deadline, want 1", n)
 	}
 	close(release)
-	eventually(t, 5*time.Second, func() bool { return env.srv.streams.Running() == 0 })
-}
-
-// eventually polls cond every 20 ms until it holds or d passes.
-func eventually(t *testing.T, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("condition not met within %v", d)
-		case <-tick.C:
-		}
-	}
+	testbed.WaitFor(t, 5*time.Second, "the handler to finish", func() bool { return env.srv.streams.Running() == 0 })
 }
 
 func dial(t *testing.T, addr string) net.Conn {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // TestSaturatedOriginAnswersBusy: with every connection busy, MaxQueue
@@ -33,7 +35,7 @@ func TestSaturatedOriginAnswersBusy(t *testing.T) {
 	<-entered // the one connection is taken
 	wg.Add(1)
 	go func() { defer wg.Done(); _, _, err := do(p, srv.URL+"/"); errs <- err }() // queued
-	waitFor(t, func() bool { return p.asking.Load() == 2 })                       // the second is queued
+	testbed.WaitFor(t, 5*time.Second, "the second request to queue", func() bool { return p.asking.Load() == 2 })
 	if _, _, err := do(p, srv.URL+"/"); !errors.Is(err, ErrBusy) {
 		t.Fatalf("past the queue: %v, want ErrBusy", err)
 	}

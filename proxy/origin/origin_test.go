@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestScanHeaderEndAcrossReads(t *testing.T) {
@@ -181,21 +183,10 @@ func TestActiveHealthCheckBringsServerBack(t *testing.T) {
 		Health: HealthConfig{Path: "/health", Interval: 20 * time.Millisecond, Fall: 1, Rise: 1}})
 	p.Start(t.Context())
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	waitFor(t, func() bool { return !p.Healthy()[addr] })
+	testbed.WaitFor(t, 5*time.Second, "the server marked down", func() bool { return !p.Healthy()[addr] })
 	<-healthy
 	healthy <- true
-	waitFor(t, func() bool { return p.Healthy()[addr] })
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testbed.WaitFor(t, 5*time.Second, "the server marked up again", func() bool { return p.Healthy()[addr] })
 }
 
 // An interim response is a 1xx but 101, with its fields as they came.

@@ -1,12 +1,16 @@
 // Package disk is the disk tier under the RAM cache: it keeps a copy of
 // every public object the cache stores, one file per primary key, bounded
 // in bytes, and loads them back at start so the first requests after a
-// restart are hits.
+// restart are hits. It holds more than RAM: a lookup RAM misses reads
+// the key's file (Fetch), checked whole, and puts it back in RAM, where
+// the store's admission keeps the hot ones; an object RAM evicted before
+// the writer got to it is copied still, one a purge took is not.
 //
 // Copies are written off the request path by one writer goroutine from a
 // bounded queue (dropped and counted when the disk falls behind); purges
 // go to the same writer through a list that never drops, and delete the
-// files they cover. A file is written to a temporary name and renamed, and
+// files they cover; a fetch checks the copy it read against the purges
+// still on that list. A file is written to a temporary name and renamed, and
 // carries its length and a CRC-32C of its contents: a truncated or corrupt
 // file is dropped at load, never served. A clean shutdown leaves a marker;
 // without it (a crash: purges may not have reached the disk) the caller

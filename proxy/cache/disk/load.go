@@ -20,6 +20,9 @@ type Loaded struct {
 	// last purges may not have reached the disk): the caller must treat
 	// the loaded entries as a fan-out gap. True for an empty directory.
 	Clean bool
+	// Handover: the files were left by a running process handing over
+	// to this one (Checkpoint); Clean too.
+	Handover bool
 	// Objects and Entries were loaded into the cache; Kept more objects
 	// stayed on disk only (past Config.RAM).
 	Objects, Entries, Kept int
@@ -50,25 +53,30 @@ func (t *Tier) load() error {
 			return fmt.Errorf("disk: %w", err)
 		}
 	}
-	clean, err := takeClean(root)
+	clean, err := take(root, cleanFile)
 	if err != nil {
 		return err
 	}
+	handover, err := take(root, handoverFile)
+	if err != nil {
+		return err
+	}
+	t.loaded.Handover = handover && !clean
 	found, err := t.list()
 	if err != nil {
 		return err
 	}
-	t.loaded.Clean = clean || len(found) == 0
+	t.loaded.Clean = clean || handover || len(found) == 0
 	t.readAll(found)
-	t.evict()
+	t.delete(t.evict())
 	t.loaded.Took = time.Since(began)
 	return nil
 }
 
-// takeClean reports whether the last run left the clean marker, and
-// removes it durably: a crash from now on must read as unclean.
-func takeClean(root string) (bool, error) {
-	err := os.Remove(filepath.Join(root, cleanFile))
+// take reports whether the last run left the marker name, and removes
+// it durably: a crash from now on must read as unclean.
+func take(root, name string) (bool, error) {
+	err := os.Remove(filepath.Join(root, name))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -116,8 +124,9 @@ func (t *Tier) readAll(found []onDisk) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte // for the files that stay on disk only
 			for i := next.Add(1) - 1; i < int64(len(found)); i = next.Add(1) - 1 {
-				f, n, why := t.read(found[i].name, &ram)
+				f, n, why := t.read(found[i].name, &ram, &buf)
 				mu.Lock()
 				t.count(n, why)
 				mu.Unlock()
@@ -156,10 +165,21 @@ func (t *Tier) count(entries, why int) {
 }
 
 // read loads one file into the cache while ram allows; a file that is
-// corrupt, is not its key's, or holds nothing servable is deleted.
-func (t *Tier) read(name string, ram *atomic.Int64) (*file, int, int) {
+// corrupt, is not its key's, or holds nothing servable is deleted. Once
+// RAM is full the files are only checked and indexed: read into buf,
+// which the next one reuses (nothing of them is kept but their key, tags
+// and times), and revived when a fetch reads them again.
+func (t *Tier) read(name string, ram *atomic.Int64, buf *[]byte) (*file, int, int) {
 	path := t.pathOf(name)
-	b, err := readFile(path)
+	onlyDisk := t.cfg.RAM > 0 && ram.Load() > t.cfg.RAM
+	var b []byte
+	var err error
+	if onlyDisk {
+		b, err = readFileInto(path, *buf)
+		*buf = b
+	} else {
+		b, err = readFile(path)
+	}
 	var o *object
 	if err == nil {
 		o, err = decode(b)
@@ -172,12 +192,19 @@ func (t *Tier) read(name string, ram *atomic.Int64) (*file, int, int) {
 		_ = os.Remove(path) // best effort: unreadable now, unreadable at the next start
 		return nil, 0, readCorrupt
 	}
-	t.keepServable(o)
+	if onlyDisk {
+		t.keepUnexpired(o)
+	} else {
+		t.keepServable(o)
+	}
 	if len(o.variants) == 0 {
 		_ = os.Remove(path) // best effort, as above
 		return nil, 0, readExpired
 	}
 	f := newFile(name, o, int64(len(b)))
+	if onlyDisk {
+		return f, 0, readKept
+	}
 	size := int64(0)
 	for _, e := range o.variants {
 		size += int64(e.Size())
@@ -195,7 +222,10 @@ func (t *Tier) read(name string, ram *atomic.Int64) (*file, int, int) {
 // readFile is os.ReadFile in four system calls (open, fstat, read,
 // close): at start there is one file per URL, and os.File's poller
 // set-up costs more than the read of a small file.
-func readFile(path string) ([]byte, error) {
+func readFile(path string) ([]byte, error) { return readFileInto(path, nil) }
+
+// readFileInto is readFile into buf when it has room.
+func readFileInto(path string, buf []byte) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
@@ -205,7 +235,12 @@ func readFile(path string) ([]byte, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	b := make([]byte, st.Size)
+	b := buf[:0]
+	if int64(cap(b)) >= st.Size {
+		b = b[:st.Size]
+	} else {
+		b = make([]byte, st.Size)
+	}
 	for n := 0; n < len(b); {
 		m, err := unix.Read(fd, b[n:])
 		if err == unix.EINTR {
@@ -220,6 +255,18 @@ func readFile(path string) ([]byte, error) {
 		n += m
 	}
 	return b, nil
+}
+
+// keepUnexpired drops the variants that expired.
+func (t *Tier) keepUnexpired(o *object) {
+	now := t.c.Now()
+	kept := o.variants[:0]
+	for _, e := range o.variants {
+		if !e.Expired(now) {
+			kept = append(kept, e)
+		}
+	}
+	o.variants = kept
 }
 
 // keepServable drops the variants that expired or that their owner
@@ -246,15 +293,7 @@ func (t *Tier) markClean() error {
 	if err := syncFS(root); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(root, cleanFile))
-	if err != nil {
-		return fmt.Errorf("disk: clean marker: %w", err)
-	}
-	err = errors.Join(f.Sync(), f.Close())
-	if err != nil {
-		return fmt.Errorf("disk: clean marker: %w", err)
-	}
-	return syncDir(root)
+	return t.mark(cleanFile)
 }
 
 // syncFS flushes the whole filesystem of dir: every copy and every

@@ -15,7 +15,8 @@ func (t *Tier) Register(set *metrics.Set) {
 		"ramjet_disk_purged_total":          func() float64 { return float64(s.purged.Load()) },
 		"ramjet_disk_degraded":              func() float64 { return b2f(s.degraded.Load()) },
 		"ramjet_disk_loaded_objects":        func() float64 { return float64(t.loaded.Objects) },
-		"ramjet_disk_corrupt_dropped_total": func() float64 { return float64(t.loaded.Corrupt) },
+		"ramjet_disk_corrupt_dropped_total": func() float64 { return float64(uint64(t.loaded.Corrupt) + s.corrupt.Load()) },
+		"ramjet_disk_hits_total":            func() float64 { return float64(s.hits.Load()) },
 	}
 	for name, f := range gauges {
 		set.NewGauge(name, f)
@@ -33,7 +34,10 @@ func b2f(b bool) float64 {
 type Snapshot struct {
 	Files, Bytes                              int64
 	Written, Dropped, Failed, Evicted, Purged uint64
-	Degraded                                  bool
+	// Hits are the misses in RAM the disk answered; Corrupt the damaged
+	// files a fetch found (and deleted).
+	Hits, Corrupt uint64
+	Degraded      bool
 }
 
 // Snapshot reads the counters.
@@ -41,5 +45,5 @@ func (t *Tier) Snapshot() Snapshot {
 	s := &t.stats
 	return Snapshot{Files: s.files.Load(), Bytes: s.bytes.Load(), Written: s.written.Load(),
 		Dropped: s.dropped.Load(), Failed: s.failed.Load(), Evicted: s.evicted.Load(),
-		Purged: s.purged.Load(), Degraded: s.degraded.Load()}
+		Purged: s.purged.Load(), Hits: s.hits.Load(), Corrupt: s.corrupt.Load(), Degraded: s.degraded.Load()}
 }

@@ -45,25 +45,34 @@ type Config struct {
 // ErrBadConfig is returned for a config without a path or a size.
 var ErrBadConfig = errors.New("disk: path and a positive size are required")
 
-// Tier is the disk tier of one cache. Stored and Purged are safe for
-// concurrent use; the writer goroutine owns the index.
+// Tier is the disk tier of one cache. Stored, Purged and Fetch are safe
+// for concurrent use; only the writer goroutine changes the index.
 type Tier struct {
-	cfg   Config
-	c     *cache.Cache
-	log   *slog.Logger
-	puts  chan put
-	mu    sync.Mutex // guards purges
-	purge []cache.Purge
-	wake  chan struct{} // a purge is waiting
+	cfg  Config
+	c    *cache.Cache
+	log  *slog.Logger
+	puts chan put
+	// gate guards purge, files and order. A fetch holds it shared from
+	// its look in the index to its copy's store in RAM, so a purge is
+	// either queued before (and the fetch sees it) or after (and the
+	// cache applies it to the copy in RAM, lower.go).
+	gate  sync.RWMutex
+	purge []numbered    // queued, not yet applied to the files
+	seq   atomic.Uint64 // the last purge's number; changed under gate
+	// The files by name, oldest written first.
+	files map[string]*file
+	order list.List
+	wake  chan struct{}      // a purge is waiting
+	flush chan chan struct{} // Checkpoint's requests to the writer
 	stop  chan struct{}
 	done  chan struct{}
 	once  sync.Once
 	start sync.Once
-	// The writer's own state: the files by name, oldest written first.
-	files    map[string]*file
-	order    list.List
+	// The writer's own state.
 	buf      []byte
-	degraded int64 // until when writes are skipped, unix nanos
+	degraded int64      // until when writes are skipped, unix nanos
+	left     []string   // files unindexed but not deleted yet (retried)
+	recent   []numbered // the last purges applied, oldest first (evicted)
 	stats    Stats
 	loaded   Loaded
 }
@@ -77,16 +86,24 @@ type file struct {
 	el        *list.Element
 }
 
-// put is one object to copy.
+// put is one object to copy, stored after the purge numbered seq.
 type put struct {
-	h uint64
-	o *cache.Object
+	h   uint64
+	o   *cache.Object
+	seq uint64
+}
+
+// numbered is a purge with its number (Seq).
+type numbered struct {
+	seq uint64
+	p   cache.Purge
 }
 
 // Stats count what the tier did; read them with Snapshot.
 type Stats struct {
 	files, bytes                              atomic.Int64
 	written, dropped, failed, evicted, purged atomic.Uint64
+	hits, corrupt                             atomic.Uint64
 	degraded                                  atomic.Bool
 }
 
@@ -103,7 +120,7 @@ func Open(cfg Config, c *cache.Cache) (*Tier, error) {
 		cfg.Retry = 30 * time.Second
 	}
 	t := &Tier{cfg: cfg, c: c, log: cfg.Log, puts: make(chan put, cfg.Queue), wake: make(chan struct{}, 1),
-		stop: make(chan struct{}), done: make(chan struct{}), files: map[string]*file{}}
+		stop: make(chan struct{}), done: make(chan struct{}), files: map[string]*file{}, flush: make(chan chan struct{})}
 	if t.log == nil {
 		t.log = slog.Default()
 	}
@@ -136,7 +153,9 @@ func (t *Tier) close(mark bool) error {
 		close(t.stop)
 		<-t.done
 		t.drain()
-		if mark {
+		if mark && len(t.left) > 0 {
+			err = fmt.Errorf("disk: %d purged or evicted files could not be deleted", len(t.left))
+		} else if mark {
 			err = t.markClean()
 		}
 	})
@@ -144,19 +163,22 @@ func (t *Tier) close(mark bool) error {
 }
 
 // Stored queues a copy of o; when the queue is full it is dropped.
-func (t *Tier) Stored(h uint64, o *cache.Object) {
+func (t *Tier) Stored(h uint64, o *cache.Object, seq uint64) {
 	select {
-	case t.puts <- put{h, o}:
+	case t.puts <- put{h, o, seq}:
 	default:
 		t.stats.dropped.Add(1)
 	}
 }
 
+// Seq is the number of the last purge queued.
+func (t *Tier) Seq() uint64 { return t.seq.Load() }
+
 // Purged queues p; purges are never dropped.
 func (t *Tier) Purged(p cache.Purge) {
-	t.mu.Lock()
-	t.purge = append(t.purge, p)
-	t.mu.Unlock()
+	t.gate.Lock()
+	t.purge = append(t.purge, numbered{t.seq.Add(1), p})
+	t.gate.Unlock()
 	select {
 	case t.wake <- struct{}{}:
 	default:
@@ -173,6 +195,9 @@ func (t *Tier) run(ctx context.Context) {
 			t.applyPurges() // a purge queued before the copy was taken goes first
 			t.write(p)
 		case <-t.wake:
+		case done := <-t.flush:
+			t.drain()
+			close(done)
 		case <-t.stop:
 			return
 		case <-ctx.Done():
@@ -195,31 +220,46 @@ func (t *Tier) drain() {
 	}
 }
 
+// applyPurges takes the queued purges out of the index and the queue in
+// one step, then deletes their files.
 func (t *Tier) applyPurges() {
-	t.mu.Lock()
-	ps := t.purge
-	t.purge = nil
-	t.mu.Unlock()
-	for _, p := range ps {
-		t.apply(p)
+	t.gate.Lock()
+	var gone []*file
+	for _, n := range t.purge {
+		gone = t.apply(gone, n.p)
 	}
+	t.remember(t.purge)
+	t.purge = nil
+	t.gate.Unlock()
+	t.stats.purged.Add(uint64(len(gone)))
+	t.delete(gone)
 }
 
-// apply deletes the files p covers.
-func (t *Tier) apply(p cache.Purge) {
+// apply unindexes the files p covers and appends them to gone.
+func (t *Tier) apply(gone []*file, p cache.Purge) []*file {
 	if p.Exact != "" {
 		if f := t.files[nameOf(p.Exact)]; f != nil && f.key == p.Exact {
-			t.remove(f)
-			t.stats.purged.Add(1)
+			t.unindex(f)
+			gone = append(gone, f)
 		}
-		return
+		return gone
 	}
 	for _, f := range t.files {
-		if f.born <= p.At && (p.Key != nil && p.Key(f.key) || p.Tag != nil && anyTag(f.tags, p.Tag)) {
-			t.remove(f)
-			t.stats.purged.Add(1)
+		if covers(p, f.key, f.tags, f.born) {
+			t.unindex(f)
+			gone = append(gone, f)
 		}
 	}
+	return gone
+}
+
+// covers reports whether p reaches a copy of key with tags whose fill
+// began at born.
+func covers(p cache.Purge, key string, tags []string, born int64) bool {
+	if p.Exact != "" {
+		return p.Exact == key
+	}
+	return born <= p.At && (p.Key != nil && p.Key(key) || p.Tag != nil && anyTag(tags, p.Tag))
 }
 
 func anyTag(tags []string, match func(string) bool) bool {
@@ -245,8 +285,14 @@ func (t *Tier) anyServable(o *cache.Object, now int64) bool {
 
 // forget removes the file of key, if there is one.
 func (t *Tier) forget(key string) {
-	if f := t.files[nameOf(key)]; f != nil && f.key == key {
-		t.remove(f)
+	t.gate.Lock()
+	f := t.files[nameOf(key)]
+	if f != nil && f.key == key {
+		t.unindex(f)
+	}
+	t.gate.Unlock()
+	if f != nil && f.key == key {
+		t.delete([]*file{f})
 	}
 }
 
@@ -256,11 +302,15 @@ func (t *Tier) write(p put) {
 		// Replaced (its successor has its own copy), purged (the purge
 		// removed the file) or evicted. One whose every variant is past
 		// serving went because it expired: it superseded the copy on
-		// disk, which must not come back at the next start.
+		// disk, which must not come back at the next start. One evicted
+		// for room is copied still: the disk holds more than RAM.
 		if !t.anyServable(p.o, now) {
 			t.forget(p.o.Key)
+			return
 		}
-		return
+		if !t.evicted(p) {
+			return
+		}
 	}
 	if now < t.degraded {
 		t.stats.dropped.Add(1)
@@ -286,8 +336,11 @@ func (t *Tier) write(p put) {
 	}
 	t.stats.degraded.Store(false)
 	t.stats.written.Add(1)
+	t.gate.Lock()
 	t.index(newFile(name, o, int64(len(t.buf))))
-	t.evict()
+	gone := t.evict()
+	t.gate.Unlock()
+	t.delete(gone)
 }
 
 // fail puts the tier in RAM-only mode for cfg.Retry.
@@ -338,33 +391,45 @@ func (t *Tier) unindex(f *file) {
 	t.stats.bytes.Add(-f.size)
 }
 
-// remove deletes f's file. A file that cannot be deleted stays indexed,
-// so a later purge tries again.
-func (t *Tier) remove(f *file) {
-	if err := os.Remove(t.pathOf(f.name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.log.Warn("disk tier: cannot delete a purged entry file", "err", err)
-		return
+// delete deletes the files of gone, unindexed already (nothing fetches
+// them any more), and retries those an earlier call could not delete: a
+// file left would come back at the next start, so Close leaves no
+// clean-shutdown marker while one is.
+func (t *Tier) delete(gone []*file) {
+	left := t.left[:0]
+	for _, path := range t.left {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			left = append(left, path)
+		}
 	}
-	t.unindex(f)
+	t.left = left
+	for _, f := range gone {
+		path := t.pathOf(f.name)
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.log.Warn("disk tier: cannot delete a purged or evicted entry file; retrying", "err", err)
+			t.left = append(t.left, path)
+		}
+	}
 }
 
-// evict deletes the oldest written files while over the size bound.
-func (t *Tier) evict() {
+// evict unindexes the oldest written files while over the size bound and
+// returns them, to delete.
+func (t *Tier) evict() []*file {
+	var gone []*file
 	for t.stats.bytes.Load() > t.cfg.Size && t.order.Len() > 0 {
-		t.remove(t.order.Front().Value.(*file))
+		f := t.order.Front().Value.(*file)
+		t.unindex(f)
+		gone = append(gone, f)
 		t.stats.evicted.Add(1)
 	}
+	return gone
 }
 
 func newFile(name string, o *object, size int64) *file {
 	f := &file{name: name, key: o.key, size: size, born: int64(^uint64(0) >> 1)}
 	seen := map[string]bool{}
 	for _, e := range o.variants {
-		born := e.Born
-		if born == 0 {
-			born = e.Stored
-		}
-		f.born = min(f.born, born)
+		f.born = min(f.born, bornOf(e))
 		for _, tag := range e.Tags {
 			if !seen[tag] {
 				seen[tag] = true
@@ -379,6 +444,10 @@ const (
 	objectsDir = "objects"
 	tmpDir     = "tmp"
 	cleanFile  = "clean"
+	// handoverFile vouches for the files to an upgrade's successor: every
+	// purge before it reached them (Checkpoint); those after it reach
+	// the successor another way.
+	handoverFile = "handover"
 )
 
 // nameOf is the file name of a key: a hash, so any key makes a safe name;

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 )
 
@@ -18,21 +19,7 @@ type node struct {
 
 func start(t *testing.T, dir string, cfg Config) node {
 	t.Helper()
-	c, err := cache.New(cache.Config{Size: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() }) // never fails
-	cfg.Path = dir
-	if cfg.Size == 0 {
-		cfg.Size = 64 << 20
-	}
-	tier, err := Open(cfg, c)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	tier.Start(t.Context())
-	return node{c, tier}
+	return open(t, dir, 64<<20, cfg, true)
 }
 
 func (n node) stop(t *testing.T) {
@@ -219,12 +206,9 @@ func TestUncleanShutdownIsReported(t *testing.T) {
 // written waits until the writer copied n objects.
 func written(t *testing.T, n node, want uint64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for n.t.Snapshot().Written < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("snapshot %+v: %d copies never written", n.t.Snapshot(), want)
-		}
-		time.Sleep(time.Millisecond) // polls the writer's counter; nothing to wait on
+	// polls the writer's counter; nothing to wait on
+	if !testbed.Poll(10*time.Second, func() bool { return n.t.Snapshot().Written >= want }) {
+		t.Fatalf("snapshot %+v: %d copies never written", n.t.Snapshot(), want)
 	}
 }
 
@@ -294,7 +278,7 @@ func TestExpiredEntriesAreNotLoaded(t *testing.T) {
 	e := entry("", "old")
 	e.FreshUntil, e.StaleUntil, e.ErrorUntil = e.Stored+1, e.Stored+1, e.Stored+1
 	store(a, "http://s/old", cache.VarySpec{}, entry("", "new"))
-	a.t.Stored(a.c.Hash([]byte("x")), &cache.Object{Key: "x"}) // not what the cache holds: skipped
+	a.t.Stored(a.c.Hash([]byte("x")), &cache.Object{Key: "x"}, a.t.Seq()) // not what the cache holds: skipped
 	store(a, "http://s/old", cache.VarySpec{}, e)
 	a.stop(t)
 	if n := start(t, dir, Config{}); lookup(n, "http://s/old", "") != nil {

@@ -1,12 +1,14 @@
 <?php
 /**
  * Installs WordPress for the end-to-end test and creates its content.
- * Run from PHP CLI: php setup.php DOCROOT. Prints the created ids as JSON.
+ * Run from PHP CLI: php setup.php DOCROOT [HOST]. Prints the created ids as
+ * JSON. HOST (default wp.test) is the site's; ramjet-cache is activated
+ * when it is in wp-content/plugins.
  *
  * @package RamjetE2E
  */
 
-$_SERVER['HTTP_HOST']   = 'wp.test';
+$_SERVER['HTTP_HOST']   = isset( $argv[2] ) ? $argv[2] : 'wp.test';
 $_SERVER['REQUEST_URI'] = '/';
 define( 'WP_INSTALLING', true );
 
@@ -22,8 +24,8 @@ require_once ABSPATH . 'wp-admin/includes/upgrade.php';
 require_once ABSPATH . 'wp-admin/includes/plugin.php';
 
 $result = wp_install( 'Ramjet E2E', 'admin', 'admin@example.com', true, '', 'admin-pass' );
-update_option( 'siteurl', 'http://wp.test' );
-update_option( 'home', 'http://wp.test' );
+update_option( 'siteurl', 'http://' . $_SERVER['HTTP_HOST'] );
+update_option( 'home', 'http://' . $_SERVER['HTTP_HOST'] );
 switch_theme( 'ramjet-e2e' );
 global $wp_rewrite;
 $wp_rewrite->set_permalink_structure( '/%postname%/' );
@@ -79,6 +81,10 @@ $ids['comment'] = wp_insert_comment(
 		'comment_approved'     => 0,
 	)
 );
+if ( ! file_exists( WP_PLUGIN_DIR . '/ramjet-cache' ) ) {
+	echo wp_json_encode( $ids ), "\n";
+	exit( 0 );
+}
 $activated = activate_plugin( 'ramjet-cache/ramjet-cache.php' );
 if ( is_wp_error( $activated ) ) {
 	fwrite( STDERR, 'activate: ' . $activated->get_error_message() . "\n" );

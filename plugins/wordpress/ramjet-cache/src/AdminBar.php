@@ -1,6 +1,6 @@
 <?php
 /**
- * AdminBar: "Purge this page" and "Purge all" in the toolbar.
+ * AdminBar: this site's hit ratio, "Purge this page" and "Purge all" in the toolbar.
  *
  * @package RamjetCache
  */
@@ -8,9 +8,11 @@
 namespace Ramjet\Cache;
 
 /**
- * Adds a Ramjet menu to the admin bar for users who can manage options and
- * handles its links (admin-post.php, nonce-checked), then returns to the
- * page they came from.
+ * Adds a Ramjet menu to the admin bar for users who can manage options,
+ * with the site's hit ratio over the last hour and how many URLs were not
+ * cached (a link to the dashboard widget that says why), and handles its
+ * purge links (admin-post.php, nonce-checked), then returns to the page
+ * they came from.
  */
 class AdminBar {
 
@@ -32,14 +34,23 @@ class AdminBar {
 	private $tags;
 
 	/**
-	 * An admin bar menu purging through $purge.
+	 * This site's stats.
 	 *
-	 * @param Purge $purge Purge collector.
-	 * @param Tags  $tags  Tags.
+	 * @var SiteStats
 	 */
-	public function __construct( Purge $purge, Tags $tags ) {
+	private $stats;
+
+	/**
+	 * An admin bar menu showing $stats and purging through $purge.
+	 *
+	 * @param Purge     $purge Purge collector.
+	 * @param Tags      $tags  Tags.
+	 * @param SiteStats $stats Site stats.
+	 */
+	public function __construct( Purge $purge, Tags $tags, SiteStats $stats ) {
 		$this->purge = $purge;
 		$this->tags  = $tags;
+		$this->stats = $stats;
 	}
 
 	/**
@@ -65,6 +76,7 @@ class AdminBar {
 				'title' => esc_html__( 'Ramjet', 'ramjet-cache' ),
 			)
 		);
+		$this->stats_nodes( $bar );
 		if ( ! is_admin() ) {
 			$bar->add_node(
 				array(
@@ -81,6 +93,59 @@ class AdminBar {
 				'id'     => 'ramjet-cache-purge-all',
 				'title'  => esc_html__( 'Purge all', 'ramjet-cache' ),
 				'href'   => $this->link( 'all', '' ),
+			)
+		);
+	}
+
+	/**
+	 * Adds the site's hit ratio to the menu's title, and its numbers as
+	 * entries, when ramjet answers.
+	 *
+	 * @param \WP_Admin_Bar $bar Admin bar.
+	 */
+	private function stats_nodes( $bar ) {
+		if ( ! $this->stats->configured() ) {
+			return;
+		}
+		$s = $this->stats->get();
+		if ( is_wp_error( $s ) ) {
+			return;
+		}
+		$ratio = SiteStats::percent( $s['hour']['hit_ratio'] );
+		$bar->add_node(
+			array(
+				'id'    => 'ramjet-cache',
+				'title' => esc_html( __( 'Ramjet', 'ramjet-cache' ) . ' ' . $ratio ),
+			)
+		);
+		$bar->add_node(
+			array(
+				'parent' => 'ramjet-cache',
+				'id'     => 'ramjet-cache-ratio',
+				'title'  => esc_html(
+					sprintf(
+						/* translators: 1: hit ratio, 2: requests */
+						__( 'Hit ratio %1$s of %2$s requests (last hour)', 'ramjet-cache' ),
+						$ratio,
+						number_format_i18n( $s['hour']['requests'] )
+					)
+				),
+				'href'   => admin_url( 'index.php#ramjet_cache_status' ),
+			)
+		);
+		$uncached = isset( $s['uncached'] ) ? count( $s['uncached'] ) : 0;
+		$bar->add_node(
+			array(
+				'parent' => 'ramjet-cache',
+				'id'     => 'ramjet-cache-uncached',
+				'title'  => esc_html(
+					sprintf(
+						/* translators: %s: number of URLs */
+						_n( 'Why not cached: %s URL', 'Why not cached: %s URLs', $uncached, 'ramjet-cache' ),
+						number_format_i18n( $uncached )
+					)
+				),
+				'href'   => admin_url( 'index.php#ramjet_cache_status' ),
 			)
 		);
 	}

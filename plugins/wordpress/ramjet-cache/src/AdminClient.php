@@ -8,8 +8,8 @@
 namespace Ramjet\Cache;
 
 /**
- * Calls ramjet's admin listener: POST /purge (JSON body, bearer token),
- * GET /metrics and GET /healthz. Any node will do: with Redis fan-out a
+ * Calls ramjet's admin listener: POST /purge (JSON body, bearer token)
+ * and GET /stats (this site's numbers, with the same token). Any node will do: with Redis fan-out a
  * purge accepted by one node reaches every node.
  */
 class AdminClient {
@@ -76,12 +76,24 @@ class AdminClient {
 	}
 
 	/**
-	 * The Prometheus text of /metrics.
+	 * This site's numbers from ramjet's GET /stats, read with the site's
+	 * token (which reads that site only): the counters since start and
+	 * over the last minute, hour and day, what it has cached, and the URLs
+	 * answered uncached with the reason.
 	 *
-	 * @return string|\WP_Error
+	 * @param string $host One of the site's hosts (the operator's token reads any site).
+	 * @return array|\WP_Error The site's entry of the answer's "sites".
 	 */
-	public function metrics() {
-		return $this->request( 'GET', '/metrics', null );
+	public function site_stats( $host ) {
+		$text = $this->request( 'GET', '/stats?host=' . rawurlencode( $host ), null );
+		if ( is_wp_error( $text ) ) {
+			return $text;
+		}
+		$data = json_decode( $text, true );
+		if ( ! is_array( $data ) || empty( $data['sites'] ) || ! is_array( $data['sites'][0] ) ) {
+			return new \WP_Error( 'ramjet_bad_stats', 'ramjet GET /stats: not the stats of one site' );
+		}
+		return $data['sites'][0];
 	}
 
 	/**

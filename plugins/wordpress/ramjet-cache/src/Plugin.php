@@ -66,10 +66,12 @@ class Plugin {
 			}
 		);
 
-		( new AdminBar( $purge, $tags ) )->register();
+		$stats = new SiteStats( $client, (string) wp_parse_url( home_url(), PHP_URL_HOST ) );
+		$bar   = new AdminBar( $purge, $tags, $stats );
+		$bar->register();
 		if ( is_admin() ) {
 			( new SettingsPage( $settings, $client, plugin_basename( $this->file ) ) )->register();
-			( new StatusWidget( $client ) )->register();
+			( new StatusWidget( $stats, $bar ) )->register();
 		}
 		if ( defined( 'WP_CLI' ) && constant( 'WP_CLI' ) && class_exists( 'WP_CLI' ) ) {
 			\WP_CLI::add_command( 'ramjet', new Cli( $purge, $tags ) );

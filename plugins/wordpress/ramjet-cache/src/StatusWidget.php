@@ -1,6 +1,6 @@
 <?php
 /**
- * StatusWidget: hit ratio from ramjet's metrics on the dashboard.
+ * StatusWidget: this site's cache numbers from ramjet on the dashboard.
  *
  * @package RamjetCache
  */
@@ -8,25 +8,38 @@
 namespace Ramjet\Cache;
 
 /**
- * A dashboard widget reading ramjet's /metrics (Prometheus text) and
- * showing the hit ratio since ramjet started.
+ * A dashboard widget showing this site's hit ratio and counters over the
+ * last minute, hour and day, what it has cached, the URLs ramjet did not
+ * cache and why, and a button purging the site.
  */
 class StatusWidget {
 
-	/**
-	 * Admin API client.
-	 *
-	 * @var AdminClient
-	 */
-	private $client;
+	/** URLs of the "why not cached" list shown. */
+	const MAX_URLS = 10;
 
 	/**
-	 * A widget reading metrics through $client.
+	 * This site's stats.
 	 *
-	 * @param AdminClient $client Admin API client.
+	 * @var SiteStats
 	 */
-	public function __construct( AdminClient $client ) {
-		$this->client = $client;
+	private $stats;
+
+	/**
+	 * The admin bar, whose purge links the widget's buttons are.
+	 *
+	 * @var AdminBar
+	 */
+	private $bar;
+
+	/**
+	 * A widget showing $stats, purging through $bar's links.
+	 *
+	 * @param SiteStats $stats Site stats.
+	 * @param AdminBar  $bar   Admin bar.
+	 */
+	public function __construct( SiteStats $stats, AdminBar $bar ) {
+		$this->stats = $stats;
+		$this->bar   = $bar;
 	}
 
 	/**
@@ -49,50 +62,113 @@ class StatusWidget {
 	 * Prints the widget.
 	 */
 	public function render() {
-		if ( ! $this->client->configured() ) {
+		if ( ! $this->stats->configured() ) {
 			echo '<p>' . esc_html__( 'Set RAMJET_ADMIN_URL (or the admin URL in Settings → Ramjet Cache) to see cache statistics.', 'ramjet-cache' ) . '</p>';
 			return;
 		}
-		$text = $this->client->metrics();
-		if ( is_wp_error( $text ) ) {
-			echo '<p>' . esc_html( $text->get_error_message() ) . '</p>';
+		$s = $this->stats->get();
+		if ( is_wp_error( $s ) ) {
+			echo '<p class="ramjet-error">' . esc_html( $s->get_error_message() ) . '</p>';
 			return;
 		}
-		$counts = self::request_counts( $text );
-		$hits   = $counts['hit'] + $counts['hit_private'] + $counts['stale'] + $counts['stale_if_error'];
-		$total  = array_sum( $counts );
+		$hour = $s['hour'];
+		printf(
+			'<p class="ramjet-ratio">%s <strong data-ramjet="hit-ratio">%s</strong> (%s)</p>',
+			esc_html__( 'Hit ratio over the last hour:', 'ramjet-cache' ),
+			esc_html( SiteStats::percent( $hour['hit_ratio'] ) ),
+			sprintf(
+				/* translators: 1: hits, 2: requests */
+				esc_html__( '%1$s of %2$s requests', 'ramjet-cache' ),
+				'<span data-ramjet="hits">' . esc_html( (string) $hour['hits'] ) . '</span>',
+				'<span data-ramjet="requests">' . esc_html( (string) $hour['requests'] ) . '</span>'
+			)
+		);
+		$this->render_windows( $s );
 		printf(
 			'<p>%s</p>',
 			esc_html(
 				sprintf(
-					/* translators: 1: hit ratio percentage, 2: hits, 3: requests */
-					__( 'Hit ratio %1$s%% (%2$d of %3$d requests since ramjet started).', 'ramjet-cache' ),
-					number_format_i18n( $total ? 100 * $hits / $total : 0, 1 ),
-					$hits,
-					$total
+					/* translators: 1: cached pages, 2: their size */
+					__( 'Cached now: %1$s pages, %2$s.', 'ramjet-cache' ),
+					number_format_i18n( $s['cached']['entries'] ),
+					size_format( $s['cached']['bytes'] )
 				)
 			)
+		);
+		$this->render_uncached( isset( $s['uncached'] ) ? $s['uncached'] : array() );
+		printf(
+			'<p><a class="button" href="%s">%s</a></p>',
+			esc_url( $this->bar->link( 'all', '' ) ),
+			esc_html__( 'Purge this site', 'ramjet-cache' )
 		);
 	}
 
 	/**
-	 * The ramjet_requests_total counters by cache outcome.
+	 * Prints the counters of each window.
 	 *
-	 * @param string $text Prometheus text.
-	 * @return array<string, float> Outcome => count; hit, hit_private and stale always present.
+	 * @param array $s Site stats.
 	 */
-	public static function request_counts( $text ) {
-		$counts = array(
-			'hit'            => 0,
-			'hit_private'    => 0,
-			'stale'          => 0,
-			'stale_if_error' => 0,
+	private function render_windows( array $s ) {
+		$windows = array(
+			'minute' => __( 'Last minute', 'ramjet-cache' ),
+			'hour'   => __( 'Last hour', 'ramjet-cache' ),
+			'day'    => __( 'Last day', 'ramjet-cache' ),
 		);
-		if ( preg_match_all( '/^ramjet_requests_total\{cache="([a-z_]+)"\}\s+([0-9.eE+]+)\s*$/m', $text, $m, PREG_SET_ORDER ) ) {
-			foreach ( $m as $row ) {
-				$counts[ $row[1] ] = (float) $row[2];
-			}
+		$columns = array(
+			'requests'    => __( 'Requests', 'ramjet-cache' ),
+			'hit_ratio'   => __( 'Hit ratio', 'ramjet-cache' ),
+			'misses'      => __( 'Misses', 'ramjet-cache' ),
+			'passes'      => __( 'Passes', 'ramjet-cache' ),
+			'purges'      => __( 'Purges', 'ramjet-cache' ),
+			'waf_blocked' => __( 'WAF blocks', 'ramjet-cache' ),
+			'errors'      => __( 'Errors', 'ramjet-cache' ),
+		);
+		echo '<table class="widefat striped ramjet-windows"><thead><tr><th></th>';
+		foreach ( $columns as $label ) {
+			echo '<th>' . esc_html( $label ) . '</th>';
 		}
-		return $counts;
+		echo '</tr></thead><tbody>';
+		foreach ( $windows as $key => $label ) {
+			printf( '<tr data-ramjet-window="%s"><th>%s</th>', esc_attr( $key ), esc_html( $label ) );
+			foreach ( array_keys( $columns ) as $col ) {
+				$v = 'hit_ratio' === $col ? SiteStats::percent( $s[ $key ][ $col ] ) : number_format_i18n( $s[ $key ][ $col ] );
+				printf( '<td data-ramjet="%s">%s</td>', esc_attr( $col ), esc_html( $v ) );
+			}
+			echo '</tr>';
+		}
+		echo '</tbody></table>';
+	}
+
+	/**
+	 * Prints the "why not cached" list.
+	 *
+	 * @param array $urls The URLs ramjet answered uncached, most requested first.
+	 */
+	private function render_uncached( array $urls ) {
+		echo '<h3>' . esc_html__( 'Why not cached', 'ramjet-cache' ) . '</h3>';
+		if ( ! $urls ) {
+			echo '<p>' . esc_html__( 'Every page asked for in the last day was cached.', 'ramjet-cache' ) . '</p>';
+			return;
+		}
+		echo '<ol class="ramjet-uncached">';
+		foreach ( array_slice( $urls, 0, self::MAX_URLS ) as $u ) {
+			$path = (string) wp_parse_url( $u['url'], PHP_URL_PATH );
+			$qs   = (string) wp_parse_url( $u['url'], PHP_URL_QUERY );
+			printf(
+				'<li data-ramjet-reason="%s"><a href="%s">%s</a> — %s (%s)</li>',
+				esc_attr( $u['reason'] ),
+				esc_url( $u['url'] ),
+				esc_html( '' === $qs ? $path : $path . '?' . $qs ),
+				esc_html( SiteStats::explain( $u['reason'] ) ),
+				esc_html(
+					sprintf(
+						/* translators: %s: number of requests */
+						_n( '%s request', '%s requests', (int) $u['count'], 'ramjet-cache' ),
+						number_format_i18n( $u['count'] )
+					)
+				)
+			);
+		}
+		echo '</ol>';
 	}
 }

@@ -164,3 +164,6 @@ function wp_create_nonce( $action ) {
 foreach ( array( 'is_front_page', 'is_home', 'is_feed', 'is_comment_feed', 'is_search', 'is_404', 'is_singular', 'is_page', 'is_archive', 'is_category', 'is_tag', 'is_tax', 'is_author', 'is_post_type_archive', 'is_date', 'is_preview', 'is_customize_preview', 'post_password_required' ) as $ramjet_cache_conditional ) {
 	eval( 'function ' . $ramjet_cache_conditional . '() { return ! empty( WpStubs::$is["' . $ramjet_cache_conditional . '"] ); }' ); // phpcs:ignore Squiz.PHP.Eval.Discouraged -- generates the conditional-tag stubs.
 }
+function __( $text, $domain = 'default' ) {
+	return $text;
+}

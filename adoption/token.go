@@ -1,0 +1,61 @@
+package adoption
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// NewToken is a random token: 32 bytes, hex.
+func NewToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// WriteTokens gives each host a token file readable only by its owner
+// and ramjet's group (0640, owner:gid): the site's WordPress reads it as
+// the site's user, ramjet as its group. A file already there keeps its
+// token (adopting again hands out no new ones); its owner and mode are
+// set again.
+func (p *Plan) WriteTokens(gid int) error {
+	if err := os.MkdirAll(p.TokenDir, 0o751); err != nil {
+		return fmt.Errorf("adoption: token directory: %w", err)
+	}
+	for i := range p.Hosts {
+		h := &p.Hosts[i]
+		if err := writeToken(p.TokenFile(h), h.OwnerUID, gid); err != nil {
+			return fmt.Errorf("adoption: token of %s: %w", h.Names[0], err)
+		}
+	}
+	return nil
+}
+
+func writeToken(file string, uid, gid int) error {
+	old, err := os.ReadFile(file)
+	switch {
+	case err == nil && len(bytes.TrimSpace(old)) > 0:
+	case err == nil || errors.Is(err, fs.ErrNotExist):
+		tmp := file + ".tmp"
+		if err := os.WriteFile(tmp, []byte(NewToken()+"\n"), 0o600); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, file); err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+	if uid < 0 {
+		uid = 0 // no owner known: root's and ramjet's alone
+	}
+	if err := os.Chown(file, uid, gid); err != nil {
+		return err
+	}
+	return os.Chmod(filepath.Clean(file), 0o640)
+}

@@ -1,0 +1,52 @@
+package disk
+
+import "github.com/ramjet-proxy/ramjet/proxy/cache"
+
+// Telling an object RAM evicted for room (copied still: the disk holds
+// more than RAM) from one a purge took out of RAM (not copied: the purge
+// deleted its file already, or found none to delete) takes the purges
+// applied since the object was stored: the writer keeps the last ones,
+// numbered, and an object older than all of them is not copied.
+
+// keepApplied bounds the purges remembered.
+const keepApplied = 4096
+
+// remember adds applied purges to recent, dropping the oldest past
+// keepApplied. The caller holds the gate.
+func (t *Tier) remember(applied []numbered) {
+	t.recent = append(t.recent, applied...)
+	if over := len(t.recent) - keepApplied; over > 0 {
+		t.recent = append(t.recent[:0], t.recent[over:]...)
+	}
+}
+
+// evicted reports whether p's object, no longer in RAM, left it for room
+// or by expiry rather than by a purge or a successor: no other object of
+// its key is stored, and no purge since it was stored covers a variant.
+func (t *Tier) evicted(p put) bool {
+	key := []byte(p.o.Key)
+	if t.c.Lookup(p.h, key) != nil {
+		return false // replaced: the successor is copied on its own
+	}
+	if len(t.recent) > 0 && t.recent[0].seq > p.seq+1 {
+		return false // purges since it was stored were forgotten
+	}
+	for _, n := range t.recent {
+		if n.seq <= p.seq {
+			continue
+		}
+		for _, e := range p.o.Variants {
+			if covers(n.p, p.o.Key, e.Tags, bornOf(e)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func bornOf(e *cache.Entry) int64 {
+	if e.Born == 0 {
+		return e.Stored
+	}
+	return e.Born
+}

@@ -1,0 +1,79 @@
+package disk
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+)
+
+// Fetch gives back the copy of key on disk when RAM has none (it
+// implements cache.Fetcher): a file whose length, checksum and key hold,
+// without the variants that expired, that their owner cannot revive, or
+// that a purge not yet applied to the files covers, stored in RAM. A
+// damaged file is deleted and never served.
+func (t *Tier) Fetch(h uint64, key []byte) *cache.Object {
+	name := nameOf(string(key))
+	o, err := t.fetch(h, name, key)
+	if err == nil {
+		return o
+	}
+	// Gone (another process sharing the directory, an upgrade's
+	// predecessor, deleted it) or damaged: either way out of the index.
+	if !errors.Is(err, os.ErrNotExist) {
+		t.log.Warn("disk tier: dropped an unreadable entry file", "file", t.pathOf(name), "err", err)
+		t.stats.corrupt.Add(1)
+	}
+	t.Purged(cache.Purge{Exact: string(key), At: math.MaxInt64})
+	return nil
+}
+
+func (t *Tier) fetch(h uint64, name string, key []byte) (*cache.Object, error) {
+	t.gate.RLock()
+	defer t.gate.RUnlock()
+	if f := t.files[name]; f == nil || f.key != string(key) {
+		return nil, nil
+	}
+	b, err := readFile(t.pathOf(name))
+	if err != nil {
+		return nil, err
+	}
+	o, err := decode(b)
+	if err != nil {
+		return nil, err
+	}
+	if o.key != string(key) {
+		return nil, fmt.Errorf("%w: key does not match the name", ErrCorrupt)
+	}
+	t.keepServable(o)
+	var stored *cache.Object
+	for i := len(o.variants) - 1; i >= 0; i-- { // the newest last, first again
+		e := o.variants[i]
+		if t.pending(o.key, e) {
+			continue
+		}
+		if n := t.c.Promote(h, o.key, o.vary, e); n != nil {
+			stored = n
+		}
+	}
+	if stored != nil {
+		t.stats.hits.Add(1)
+	}
+	return stored, nil
+}
+
+// pending reports whether a purge queued but not yet applied to the files
+// covers e, of key. The caller holds the gate.
+func (t *Tier) pending(key string, e *cache.Entry) bool {
+	born := bornOf(e)
+	for _, n := range t.purge {
+		if covers(n.p, key, e.Tags, born) {
+			return true
+		}
+	}
+	return false
+}
+
+var _ cache.Fetcher = (*Tier)(nil)

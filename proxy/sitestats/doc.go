@@ -1,0 +1,13 @@
+// Package sitestats owns what a site's owner reads about the cache: its
+// counters over the last minute, hour and day, and the URLs it answered
+// without caching, with the reason. It counts nothing on the request
+// path itself: the proxy's per-site counters are read once a second
+// (Site.Sample) into rings of snapshots, and a window is the counters now
+// minus the snapshot taken at its start. So a hit costs nothing more than
+// the counters it already increments. The URL list is bounded (Space-Saving:
+// a new URL on a full list takes the place of the least counted one), and
+// only requests that went upstream uncached, or that the WAF stopped, add
+// to it.
+//
+// The package does no I/O and reads no clock: every method takes the time.
+package sitestats
