@@ -12,14 +12,14 @@
 // inline hit (ServeHit), an ESI fragment — runs one ordered list of
 // stages, each in the file named after it (pipeline.go lists them):
 //
-//	client → admit → rewrite → purge → identity → key → lookup ─ fresh ──────────────────┐
-//	                                     └─ miss, stale, pass → guard → crawler → fill → respond → log
+//	client → admit → rewrite → purge → identity → key → lookup ─ fresh ─────────────────┐
+//	                                    └─ miss, stale, pass → guard → crawler → fill → respond → stats → log
 //
 // A stage added to the list applies to every entry. The list is compiled
 // once per kind of request (pipeline.go): an inline request stops after
 // lookup, a fresh hit answered and anything else declined, unchanged; a
-// fragment skips client, purge, crawler and log, and its respond hands
-// the body to the page assembling it. Each stage keeps its part of the
+// fragment skips client, purge, crawler, stats and log, and its respond
+// hands the body to the page assembling it. Each stage keeps its part of the
 // request in its own file, with its reset (request.go lists them); the
 // one hand-off between stages is lookup's to fill.
 //
