@@ -12,8 +12,10 @@
 // inline hit (ServeHit), an ESI fragment — runs one ordered list of
 // stages, each in the file named after it (pipeline.go lists them):
 //
-//	client → admit → rewrite → purge → identity → key → lookup ─ fresh ───────────────────────────────────┐
-//	                                                      └─ miss, stale, pass → guard → crawler → fill → respond → stats → log
+//	client → admit → rewrite → purge → identity → key → lookup ─┐
+//	┌───────────────────────────────────────────────────────────┘
+//	├─ fresh ───────────────────────────────────────┐
+//	└─ miss, stale, pass → guard → crawler → fill → respond → stats → log
 //
 // A stage added to the list applies to every entry. The list is compiled
 // once per kind of request (pipeline.go): an inline request stops after
