@@ -26,8 +26,11 @@ func TestEachPartResetIsAFreshPart(t *testing.T) {
 		if f := rv.Type().Field(i); f.Anonymous {
 			parts++
 			dirty(rv.Field(i), f.Type.PkgPath())
-			if same(rv.Field(i), fv.Field(i)) {
-				t.Fatalf("%s: filling left the part as fresh: the test fills nothing", f.Name)
+			for j := range f.Type.NumField() {
+				name := f.Name + "." + f.Type.Field(j).Name
+				if same(rv.Field(i).Field(j), fv.Field(i).Field(j)) && !unfilled[name] {
+					t.Errorf("%s: the test cannot fill it, so it cannot tell whether reset does", name)
+				}
 			}
 		}
 	}
@@ -41,6 +44,10 @@ func TestEachPartResetIsAFreshPart(t *testing.T) {
 		}
 	}
 }
+
+// unfilled are the fields dirty leaves as they are: a buffer with its own
+// Reset, a transaction only the WAF makes.
+var unfilled = map[string]bool{"fragPart.sub": true, "wafPart.wafTx": true}
 
 // dirty sets every field of v it can to a value that is not the zero
 // one: all fields of this package's types, the exported ones of others'.
