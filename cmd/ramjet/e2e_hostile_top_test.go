@@ -1,0 +1,45 @@
+package main_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// An admin listener ramjet top reads may be hostile: a tenant's process
+// that took 127.0.0.1:9090 while ramjet restarted, or a node of another
+// operator. The names and error bodies it sends reach the terminal with
+// their control characters shown as text: an OSC 2 in a site's name does
+// not retitle the window and a CSI in a pool's name does not clear the
+// screen (before, the terminal obeyed both: tmux's pane title became
+// "pwned" and the rows above the pool were wiped).
+func TestTopShowsAHostileListenersControlCharactersAsText(t *testing.T) {
+	t.Parallel()
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/stats":
+			w.Write([]byte(`{"sites":[{"site":"a.test\u001b]2;pwned\u0007","totals":{"requests":5},"minute":{"requests":5}},` + //nolint:errcheck // test server
+				`{"site":"b.test","totals":{"requests":1},"minute":{}}]}`))
+		case "/php/status":
+			w.Write([]byte(`{"pools":[{"name":"pool\u001b[2J\u001b[H","queued":0,"workers":[]}]}`)) //nolint:errcheck // test server
+		case "/metrics":
+			w.Write([]byte("ramjet_client_connections 1\n")) //nolint:errcheck // test server
+		}
+	}))
+	defer fake.Close()
+	tm := startTmuxTop(t, "--admin", fake.URL)
+	s := tm.waitScreen("both sites and the pool", func(s string) bool {
+		return strings.Contains(s, "b.test") && strings.Contains(s, "PHP POOL")
+	})
+	t.Logf("ramjet top against the hostile listener:\n%s", s)
+	if title := strings.TrimSpace(tm.run("display-message", "-p", "-t", "top", "#{pane_title}")); title == "pwned" {
+		t.Errorf("a site's name retitled the terminal to %q", title)
+	}
+	if !strings.Contains(s, `a.test\x1b]2;pwned\x07`) || !strings.Contains(s, `pool\x1b[2J\x1b[H`) {
+		t.Errorf("the names are not shown with their escapes as text:\n%s", s)
+	}
+	if !strings.HasPrefix(s, "ramjet top") {
+		t.Errorf("the pool's name cleared the screen above it:\n%s", s)
+	}
+}
