@@ -86,6 +86,8 @@ func (m Manager) check(ctx context.Context, t *Target) error {
 	switch {
 	case t.OptOut != "":
 		return fmt.Errorf("%s: opted out by %s (remove it to enable)", t.Path, filepath.Join(t.Path, t.OptOut))
+	case t.Unmatched != nil:
+		return t.Unmatched
 	case t.Site == nil:
 		return fmt.Errorf("%s: no hosts[] entry has it under its docroot.root or htaccess_root, so it has no site token", t.Path)
 	case t.Site.TokenErr != nil:

@@ -1,0 +1,166 @@
+package main_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
+)
+
+// hostileUser is a system user of the test's own (removed at cleanup).
+func hostileUser(t *testing.T) (name string, uid, gid int) {
+	t.Helper()
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	name = "rjhw" + hex.EncodeToString(b)
+	if out, err := exec.Command("useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group", name).CombinedOutput(); err != nil {
+		t.Fatalf("useradd %s: %v\n%s", name, err, out)
+	}
+	t.Cleanup(func() { exec.Command("userdel", name).Run() }) //nolint:errcheck // best effort
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name, atoiT(t, u.Uid), atoiT(t, u.Gid)
+}
+
+// fakeWordPress makes dir an install (wp-includes/version.php and
+// wp-config.php) owned by uid.
+func fakeWordPress(t *testing.T, dir string, uid, gid int, mode os.FileMode) {
+	t.Helper()
+	for p, content := range map[string]string{"wp-includes/version.php": "<?php\n$wp_version = '6.4.2';\n", "wp-config.php": "<?php\n"} {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(filepath.Dir(full), uid, gid) //nolint:errcheck // checked through dir's
+		if err := os.Chown(full, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(dir, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fakePHP is a php-cli that records who ran it and the request it was
+// given (which carries the site's token) in log, then answers as wp.php
+// does for an install without a cache plugin.
+func fakePHP(t *testing.T, dir, log string) string {
+	t.Helper()
+	php := filepath.Join(dir, "php")
+	script := fmt.Sprintf("#!/bin/sh\nreq=$(cat)\necho \"uid=$(id -u) $req\" >> %s\nprintf '\\nRAMJET-WP-RESULT {\"cache\":\"\",\"enabled\":\"\"}\\n'\n", log)
+	if err := os.WriteFile(php, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(log, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(log, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	return php
+}
+
+// A tenant must not get another site's token through ramjet wp, which
+// runs as root and hands a site's token to the PHP of every install it
+// matches to the site, as the install's owner. Tenant A makes an install
+// in site B's world-writable cache directory; before, it was B's (the
+// deepest root holding it) and `wp enable --all` ran A's PHP with B's
+// token on its stdin (the fake php's log had "uid=A ... token-of-b").
+// Now it gets no site: enable says which directory is not A's and runs
+// nothing as A. So does a site whose root is A's own symlink to B's
+// blog: B's blog stays B's.
+func TestWPEnableGivesNoTenantAnotherSitesToken(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("creating users and running PHP as them needs root (CI runs as root)")
+	}
+	root := testbed.PublicDir(t)
+	aUser, aUID, aGID := hostileUser(t)
+	bUser, bUID, bGID := hostileUser(t)
+	bRoot := filepath.Join(root, "b", "public_html")
+	fakeWordPress(t, bRoot, bUID, bGID, 0o755)
+	fakeWordPress(t, filepath.Join(bRoot, "blog"), bUID, bGID, 0o755)
+	cache := filepath.Join(bRoot, "cache")
+	if err := os.Mkdir(cache, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(cache, bUID, bGID); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cache, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(cache, "evil")
+	fakeWordPress(t, planted, aUID, aGID, 0o755) // what A can do in a directory every user may write
+	aHome := filepath.Join(root, "a")
+	fakeWordPress(t, aHome, aUID, aGID, 0o755)
+	aRoot := filepath.Join(aHome, "public_html")
+	if err := os.Symlink(filepath.Join(bRoot, "blog"), aRoot); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(aRoot, aUID, aGID); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(root, "php.log")
+	php := fakePHP(t, root, log)
+	plugin, err := filepath.Abs("../../plugins/wordpress/ramjet-cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testbed.WriteConfig(t, "", fmt.Sprintf(`admin:
+  listen: 127.0.0.1:1
+  token: operator-token
+hosts:
+  - names: [a.test]
+    admin_token: token-of-a
+    docroot:
+      root: %q
+      php:
+        user: %s
+  - names: [b.test]
+    admin_token: token-of-b
+    docroot:
+      root: %q
+      php:
+        user: %s
+`, aRoot, aUser, bRoot, bUser))
+
+	code, out := wpRun(t, "enable", "-c", cfg, "--php", php, "--plugin-dir", plugin, "--all")
+	ran, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the fake php's log:\n%s", ran)
+	for _, line := range strings.Split(string(ran), "\n") {
+		if strings.Contains(line, "token-of-b") && !strings.HasPrefix(line, fmt.Sprintf("uid=%d ", bUID)) {
+			t.Errorf("b.test's token went to another user's PHP: %s", line)
+		}
+		if strings.Contains(line, "token-of-a") {
+			t.Errorf("a.test's token went to PHP in b's tree: %s", line)
+		}
+	}
+	want := fmt.Sprintf("%s: not given b.test's token: %s belongs to uid %d, not to %s who owns the install", planted, cache, bUID, aUser)
+	if code != 1 || !strings.Contains(out, want) {
+		t.Errorf("enable --all: exit %d, want 1 saying %q", code, want)
+	}
+	code, out = wpRun(t, "enable", "-c", cfg, "--php", php, "--plugin-dir", plugin, "b.test")
+	if code != 0 || !strings.Contains(out, "b.test\t"+filepath.Join(bRoot, "blog")+"\tenabled") || strings.Contains(out, "a.test") {
+		t.Errorf("enable b.test: exit %d, want b's blog enabled as b.test's and nothing as a.test's", code)
+	}
+}
