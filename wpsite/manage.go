@@ -36,10 +36,16 @@ func (m Manager) Probe(ctx context.Context, targets []Target) {
 	}
 }
 
+// request is what wp.php is given for action on t. Only enable gets the
+// site's token: a scan, a disable or enable's check shows it to no PHP,
+// whatever site the install turns out to be.
 func (m Manager) request(action string, t Target) request {
 	r := request{Action: action, PluginSrc: m.pluginDir(), AdminURL: m.AdminURL}
 	if t.Site != nil {
-		r.Host, r.Token = t.Site.Name, t.Site.Token
+		r.Host = t.Site.Name
+		if action == "enable" {
+			r.Token = t.Site.Token
+		}
 	}
 	return r
 }

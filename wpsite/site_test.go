@@ -148,3 +148,15 @@ func TestParseResultTakesTheScriptsLastLine(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyEnableGivesPHPTheSitesToken: a scan, a disable and enable's
+// check run the install's PHP without the token.
+func TestOnlyEnableGivesPHPTheSitesToken(t *testing.T) {
+	tg := Target{Site: &Site{Name: "a.test", Token: "secret"}}
+	for _, action := range []string{"status", "disable", "enable"} {
+		r := Manager{}.request(action, tg)
+		if want := map[bool]string{true: "secret", false: ""}[action == "enable"]; r.Token != want || r.Host != "a.test" {
+			t.Errorf("%s: token %q host %q, want token %q", action, r.Token, r.Host, want)
+		}
+	}
+}

@@ -164,3 +164,42 @@ hosts:
 		t.Errorf("enable b.test: exit %d, want b's blog enabled as b.test's and nothing as a.test's", code)
 	}
 }
+
+// ramjet wp scan and disable give no PHP a site's token: only enable
+// stores it. Before, every run asked each install's status with the
+// token on its stdin, so a scan showed it to whatever PHP the install's
+// owner had put there (the fake php's log had "token-of-b" after scan).
+func TestWPScanAndDisableShowNoPHPTheToken(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("creating users and running PHP as them needs root (CI runs as root)")
+	}
+	root := testbed.PublicDir(t)
+	bUser, bUID, bGID := hostileUser(t)
+	bRoot := filepath.Join(root, "b", "public_html")
+	fakeWordPress(t, bRoot, bUID, bGID, 0o755)
+	log := filepath.Join(root, "php.log")
+	php := fakePHP(t, root, log)
+	cfg := testbed.WriteConfig(t, "", fmt.Sprintf(`admin:
+  listen: 127.0.0.1:1
+  token: operator-token
+hosts:
+  - names: [b.test]
+    admin_token: token-of-b
+    docroot:
+      root: %q
+      php:
+        user: %s
+`, bRoot, bUser))
+	for _, args := range [][]string{{"scan"}, {"disable", "--all"}} {
+		if code, _ := wpRun(t, append(args, "-c", cfg, "--php", php)...); code != 0 {
+			t.Errorf("wp %s: exit %d", args[0], code)
+		}
+	}
+	ran, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ran), `"host":"b.test"`) || strings.Contains(string(ran), "token-of-b") {
+		t.Errorf("want b.test's PHP run without its token; the fake php's log:\n%s", ran)
+	}
+}
