@@ -160,3 +160,15 @@ func TestOnlyEnableGivesPHPTheSitesToken(t *testing.T) {
 		}
 	}
 }
+
+func TestTailKeepsTheLastBytes(t *testing.T) {
+	tl := &tail{max: 8}
+	for _, w := range []string{"abc", "defgh", "ij", "0123456789XY", "z"} {
+		if n, err := tl.Write([]byte(w)); n != len(w) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", w, n, err)
+		}
+	}
+	if got := tl.String(); got != "456789XYz"[1:] {
+		t.Errorf("tail = %q, want the last 8 bytes", got)
+	}
+}

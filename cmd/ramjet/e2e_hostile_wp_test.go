@@ -9,7 +9,9 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
@@ -201,5 +203,61 @@ hosts:
 	}
 	if !strings.Contains(string(ran), `"host":"b.test"`) || strings.Contains(string(ran), "token-of-b") {
 		t.Errorf("want b.test's PHP run without its token; the fake php's log:\n%s", ran)
+	}
+}
+
+// A tenant's PHP cannot exhaust or hang ramjet wp, which runs as root
+// over every install: PHP printing hundreds of MB is kept to its end
+// (before, ramjet wp scan held it all: max RSS 1.3 GB for 300 MB), and a
+// child it leaves behind holding the output does not keep ramjet
+// waiting (before, scan waited for the child's 120 s sleep and the
+// test's 40 s bound killed it).
+func TestWPSurvivesAHostileInstallsPHP(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("creating users and running PHP as them needs root (CI runs as root)")
+	}
+	root := testbed.PublicDir(t)
+	user, uid, gid := hostileUser(t)
+	docroot := filepath.Join(root, "public_html")
+	fakeWordPress(t, docroot, uid, gid, 0o755)
+	cfg := testbed.WriteConfig(t, "", fmt.Sprintf("hosts:\n  - names: [a.test]\n    docroot:\n      root: %q\n      php:\n        user: %s\n", docroot, user))
+	result := `printf '\nRAMJET-WP-RESULT {"cache":"","enabled":""}\n'`
+	for _, tt := range []struct{ name, script string }{
+		{"floods its output", "head -c 300000000 /dev/zero | tr '\\0' x\n" + result},
+		{"leaves a child holding its output", "sleep 120 &\n" + result},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			php := filepath.Join(root, strings.ReplaceAll(tt.name, " ", "-"))
+			if err := os.WriteFile(php, []byte("#!/bin/sh\ncat >/dev/null\n"+tt.script+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(testbed.Binary(t), "wp", "scan", "-c", cfg, "--php", php)
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("wp scan: %v\n%s", err, out.String())
+				}
+			case <-time.After(40 * time.Second):
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // it hung
+				<-done
+				t.Fatalf("wp scan still runs after 40 s:\n%s", out.String())
+			}
+			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB
+			t.Logf("wp scan: max RSS %d KiB\n%s", rss, out.String())
+			if rss > 100<<10 {
+				t.Errorf("wp scan grew to %d KiB", rss)
+			}
+			if !strings.Contains(out.String(), docroot) || !strings.Contains(out.String(), "none") {
+				t.Errorf("the scan does not list the install with no cache plugin:\n%s", out.String())
+			}
+		})
 	}
 }
