@@ -62,7 +62,7 @@ func Render(f Frame, admin string, width, height int) []string {
 // visible escapes, so that none of them reaches the terminal, which would
 // obey them (a name or an error body could set the window title or
 // clear the screen).
-func shown(s string) string { return termtext.Clean(s, false) }
+func shown(s string) string { return termtext.Clean(s, "") }
 
 func ms(r Row) string {
 	if r.Latency == 0 {

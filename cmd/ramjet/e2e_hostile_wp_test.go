@@ -261,3 +261,51 @@ func TestWPSurvivesAHostileInstallsPHP(t *testing.T) {
 		})
 	}
 }
+
+// ramjet wp runs as root in an admin's terminal and shows what tenants
+// control: their directories' names and their PHP's answers. Their
+// control characters are shown as escapes, and a newline or tab in a
+// name stays in its field: before, an install named with an OSC 2 retitled
+// the admin's terminal and a newline in it forged a scan line of its own
+// ("b.test  /forged ..."), and a status from the install's PHP wrote
+// its CSI 2J (clear screen) as it was.
+func TestWPShowsWhatTenantsControlAsText(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("creating users and running PHP as them needs root (CI runs as root)")
+	}
+	root := testbed.PublicDir(t)
+	user, uid, gid := hostileUser(t)
+	docroot := filepath.Join(root, "public_html")
+	if err := os.MkdirAll(docroot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(docroot, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	evil := filepath.Join(docroot, "x\x1b]2;pwned\x07\nb.test\t/forged\tforged\t1\tnone\t-")
+	fakeWordPress(t, evil, uid, gid, 0o755)
+	php := filepath.Join(root, "php")
+	script := `#!/bin/sh
+cat >/dev/null
+printf '\nRAMJET-WP-RESULT {"cache":"\\u001b[2Jlitespeed","enabled":""}\n'
+`
+	if err := os.WriteFile(php, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testbed.WriteConfig(t, "", fmt.Sprintf("hosts:\n  - names: [a.test]\n    docroot:\n      root: %q\n      php:\n        user: %s\n", docroot, user))
+	code, out := wpRun(t, "scan", "-c", cfg, "--php", php)
+	if code != 0 {
+		t.Fatalf("wp scan: exit %d", code)
+	}
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("the scan wrote a tenant's control characters to the terminal: %q", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "b.test") {
+			t.Errorf("a directory's name forged a scan line: %q", line)
+		}
+	}
+	if !strings.Contains(out, `x\x1b]2;pwned\x07\x0ab.test\x09/forged`) || !strings.Contains(out, `\x1b[2Jlitespeed`) {
+		t.Errorf("the scan does not show the name and the cache plugin with their escapes: %q", out)
+	}
+}

@@ -10,9 +10,10 @@ import (
 // Clean is s with every control character (C0, DEL, C1), every
 // bidirectional override or isolate (which reorder what follows on the
 // line) and every invalid UTF-8 byte written as a visible Go escape (\x1b,
-// \u202e); the rest is kept as it is. A tab is kept only when keepTab.
-func Clean(s string, keepTab bool) string {
-	if safe(s, keepTab) {
+// \u202e); the rest is kept as it is, and so are the control characters
+// in keep (say "\t\n" for text of several lines).
+func Clean(s, keep string) string {
+	if safe(s, keep) {
 		return s // the common case: nothing to copy
 	}
 	var b strings.Builder
@@ -21,9 +22,9 @@ func Clean(s string, keepTab bool) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unsafeRune(r, keepTab) && r < 0x100:
+		case unsafeRune(r, keep) && r < 0x100:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unsafeRune(r, keepTab):
+		case unsafeRune(r, keep):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+n])
@@ -33,10 +34,10 @@ func Clean(s string, keepTab bool) string {
 	return b.String()
 }
 
-func safe(s string, keepTab bool) bool {
+func safe(s string, keep string) bool {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 || unsafeRune(r, keepTab) {
+		if r == utf8.RuneError && n == 1 || unsafeRune(r, keep) {
 			return false
 		}
 		i += n
@@ -44,10 +45,10 @@ func safe(s string, keepTab bool) bool {
 	return true
 }
 
-func unsafeRune(r rune, keepTab bool) bool {
+func unsafeRune(r rune, keep string) bool {
 	switch {
-	case r == '\t':
-		return !keepTab
+	case r < 0x80 && strings.IndexByte(keep, byte(r)) >= 0:
+		return false
 	case unicode.IsControl(r): // C0, DEL and C1 (CSI is U+009B)
 		return true
 	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
