@@ -60,6 +60,38 @@ func fakeWordPress(t *testing.T, dir string, uid, gid int, mode os.FileMode) {
 	}
 }
 
+// tenantSite is a.test, whose docroot (ROOT/public_html, empty) belongs
+// to a user of its own who runs its PHP, in a config of its own; it
+// skips the test unless run as root.
+func tenantSite(t *testing.T) (root, docroot, cfg string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("creating users and running PHP as them needs root (CI runs as root)")
+	}
+	root = testbed.PublicDir(t)
+	user, uid, gid := hostileUser(t)
+	docroot = filepath.Join(root, "public_html")
+	if err := os.MkdirAll(docroot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(docroot, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	cfg = testbed.WriteConfig(t, "", fmt.Sprintf("hosts:\n  - names: [a.test]\n    docroot:\n      root: %q\n      php:\n        user: %s\n", docroot, user))
+	return root, docroot, cfg
+}
+
+// ownerOf is the uid and gid owning dir.
+func ownerOf(t *testing.T, dir string) (uid, gid int) {
+	t.Helper()
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	return int(st.Uid), int(st.Gid)
+}
+
 // fakePHP is a php-cli that records who ran it and the request it was
 // given (which carries the site's token) in log, then answers as wp.php
 // does for an install without a cache plugin.
@@ -213,14 +245,9 @@ hosts:
 // waiting (before, scan waited for the child's 120 s sleep and the
 // test's 40 s bound killed it).
 func TestWPSurvivesAHostileInstallsPHP(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("creating users and running PHP as them needs root (CI runs as root)")
-	}
-	root := testbed.PublicDir(t)
-	user, uid, gid := hostileUser(t)
-	docroot := filepath.Join(root, "public_html")
+	root, docroot, cfg := tenantSite(t)
+	uid, gid := ownerOf(t, docroot)
 	fakeWordPress(t, docroot, uid, gid, 0o755)
-	cfg := testbed.WriteConfig(t, "", fmt.Sprintf("hosts:\n  - names: [a.test]\n    docroot:\n      root: %q\n      php:\n        user: %s\n", docroot, user))
 	result := `printf '\nRAMJET-WP-RESULT {"cache":"","enabled":""}\n'`
 	for _, tt := range []struct{ name, script string }{
 		{"floods its output", "head -c 300000000 /dev/zero | tr '\\0' x\n" + result},
@@ -270,19 +297,9 @@ func TestWPSurvivesAHostileInstallsPHP(t *testing.T) {
 // ("b.test  /forged ..."), and a status from the install's PHP wrote
 // its CSI 2J (clear screen) as it was.
 func TestWPShowsWhatTenantsControlAsText(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("creating users and running PHP as them needs root (CI runs as root)")
-	}
-	root := testbed.PublicDir(t)
-	user, uid, gid := hostileUser(t)
-	docroot := filepath.Join(root, "public_html")
-	if err := os.MkdirAll(docroot, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(docroot, uid, gid); err != nil {
-		t.Fatal(err)
-	}
+	root, docroot, cfg := tenantSite(t)
 	evil := filepath.Join(docroot, "x\x1b]2;pwned\x07\nb.test\t/forged\tforged\t1\tnone\t-")
+	uid, gid := ownerOf(t, docroot)
 	fakeWordPress(t, evil, uid, gid, 0o755)
 	php := filepath.Join(root, "php")
 	script := `#!/bin/sh
@@ -292,7 +309,6 @@ printf '\nRAMJET-WP-RESULT {"cache":"\\u001b[2Jlitespeed","enabled":""}\n'
 	if err := os.WriteFile(php, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := testbed.WriteConfig(t, "", fmt.Sprintf("hosts:\n  - names: [a.test]\n    docroot:\n      root: %q\n      php:\n        user: %s\n", docroot, user))
 	code, out := wpRun(t, "scan", "-c", cfg, "--php", php)
 	if code != 0 {
 		t.Fatalf("wp scan: exit %d", code)
