@@ -325,3 +325,35 @@ printf '\nRAMJET-WP-RESULT {"cache":"\\u001b[2Jlitespeed","enabled":""}\n'
 		t.Errorf("the scan does not show the name and the cache plugin with their escapes: %q", out)
 	}
 }
+
+// ramjet wp reads an install's wp-includes/version.php as root: a tenant
+// whose wp-includes is a symlink to a directory only root may read gets
+// no line of it. Before, scan listed the install with the version read
+// through the link (rootsecret, from a root-only version.php); now it is
+// skipped, saying wp-includes is not a directory of the install.
+func TestWPReadsNoFileThroughATenantsSymlink(t *testing.T) {
+	root, docroot, cfg := tenantSite(t)
+	uid, gid := ownerOf(t, docroot)
+	fakeWordPress(t, docroot, uid, gid, 0o755)
+	private := filepath.Join(root, "private")
+	if err := os.Mkdir(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(private, "version.php"), []byte("<?php\n$wp_version = 'rootsecret';\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inc := filepath.Join(docroot, "wp-includes")
+	if err := os.RemoveAll(inc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(private, inc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(inc, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	code, out := wpRun(t, "scan", "-c", cfg, "--php", "/bin/false")
+	if code != 0 || strings.Contains(out, "rootsecret") || !strings.Contains(out, "skipped: "+filepath.Join(docroot, "wp-includes", "version.php")) {
+		t.Errorf("wp scan: exit %d, want 0 with the install skipped and nothing of %s", code, private)
+	}
+}
