@@ -5,13 +5,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // rawGet sends target as it is (quotes and angle brackets unescaped, as an
@@ -46,15 +43,7 @@ func rawGet(t *testing.T, base, target string) int {
 // href keeps wp.test as its host. This guards the widget's esc_url and
 // esc_html (it passed when written: nothing to fix).
 func TestDashboardShowsHostileURLsAsText(t *testing.T) {
-	requireStack(t)
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("chromium not found (%v); .ci/deps installs the Debian package chromium", err)
-	}
-	db := testbed.StartMariaDB(t)
-	n := reserveNode(t, "web1")
-	wp := installWordPress(t, db, n.AdminURL)
-	n.start(t, startOrigin(t, wp.docroot), "")
+	chromium, n := startDashboardSite(t)
 	for _, target := range []string{
 		`/?s="><script>document.title='xss'</script>`,
 		`/?s='><img/src=x/onerror=document.title='xss'>`,
