@@ -1,10 +1,14 @@
 package main_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // An admin listener ramjet top reads may be hostile: a tenant's process
@@ -41,5 +45,35 @@ func TestTopShowsAHostileListenersControlCharactersAsText(t *testing.T) {
 	}
 	if !strings.HasPrefix(s, "ramjet top") {
 		t.Errorf("the pool's name cleared the screen above it:\n%s", s)
+	}
+}
+
+// ramjet top reads the admin address and the operator's token from the
+// config (--config), as reopen-logs does, so that the token is on no
+// command line: every local user, each tenant of a shared host, can read
+// any process's arguments (/proc/PID/cmdline, ps). Before, --token was
+// the only way (ramjet top --config: "flag provided but not defined",
+// the session ended).
+func TestTopTakesTheTokenFromTheConfig(t *testing.T) {
+	t.Parallel()
+	o := startOrigin(t)
+	rj := testbed.NewRamjet(t)
+	cfg := testbed.WriteConfig(t, "", fmt.Sprintf("admin:\n  listen: %q\n  token: %s\nhosts:\n  - names: [a.test]\n",
+		rj.AdminAddr, operatorToken))
+	rj.Start(t, "--origin", o.URL, "--config", cfg)
+	c := newClient(t)
+	get(t, c, rj.URL+"/e/"+nsFor(t)+"/plain", "Host: a.test")
+	tm := startTmuxTop(t, "--config", cfg)
+	s := tm.waitScreen("a.test's row", func(s string) bool { return topRow(s, "a.test") != nil })
+	if strings.Contains(s, "error:") {
+		t.Errorf("ramjet top --config could not read the stats:\n%s", s)
+	}
+	pid := strings.TrimSpace(tm.run("display-message", "-p", "-t", "top", "#{pane_pid}"))
+	cmdline, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(cmdline), operatorToken) {
+		t.Errorf("the operator's token is on ramjet top's command line: %q", cmdline)
 	}
 }
