@@ -3,7 +3,9 @@ package main_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
@@ -58,5 +60,29 @@ hosts:
 	}
 	if len(list) != 6 {
 		t.Errorf("%d URLs listed, want 3 uncached and 3 stopped: %+v", len(list), list)
+	}
+}
+
+// A hosts[] entry named _default would be the default site in /stats and
+// /metrics (the same label): its token read the URLs of every host no
+// entry names, other tenants' included. ramjet check and serve refuse
+// the name. Before, the config was taken and that token's GET /stats
+// listed http://other-tenant.test/... .
+func TestSiteStatsNoSiteIsNamedAsTheDefaultSite(t *testing.T) {
+	t.Parallel()
+	cfg := testbed.WriteConfig(t, "", `admin:
+  token: `+operatorToken+`
+hosts:
+  - names: [_default]
+    admin_token: `+tokenA+`
+`)
+	code, out := testbed.RunRamjet(t, 30*time.Second, "check", "--config", cfg)
+	want := `hosts[0].names[0]: "_default" is what /stats and /metrics call the hosts no entry names`
+	if code == 0 || !strings.Contains(out, want) {
+		t.Fatalf("ramjet check: exit %d\n%s\nwant a failure saying %s", code, out, want)
+	}
+	code, out = testbed.RunRamjet(t, 30*time.Second, "serve", "--config", cfg)
+	if code == 0 || !strings.Contains(out, want) {
+		t.Errorf("ramjet serve: exit %d\n%s\nwant it refused, saying %s", code, out, want)
 	}
 }
