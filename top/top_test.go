@@ -232,3 +232,22 @@ func TestRenderShowsTheServersControlCharactersAsText(t *testing.T) {
 		t.Errorf("a C1 CSI or BEL reached the terminal:\n%q", screen)
 	}
 }
+
+// An admin listener answering without end fills no more than maxJSON of
+// top's memory: the fetch fails saying so.
+func TestFetchBoundsTheAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"sites":[{"site":"`)) //nolint:errcheck // test server
+		chunk := bytes.Repeat([]byte("a"), 1<<20)
+		for range 2 * maxJSON >> 20 {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	src := &Source{Admin: srv.URL, Client: srv.Client()}
+	if _, err := src.Fetch(context.Background()); err == nil || !strings.Contains(err.Error(), "over 8 MiB") {
+		t.Errorf("Fetch of an endless answer: %v, want it refused over 8 MiB", err)
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
@@ -75,5 +77,45 @@ func TestTopTakesTheTokenFromTheConfig(t *testing.T) {
 	}
 	if strings.Contains(string(cmdline), operatorToken) {
 		t.Errorf("the operator's token is on ramjet top's command line: %q", cmdline)
+	}
+}
+
+// An admin listener that answers without end (a tenant's process on the
+// port while ramjet restarts) fills no more than a bounded part of ramjet
+// top's memory: it shows the error and keeps running. Before, top read
+// the answer whole and its peak RSS grew with what the listener sent.
+func TestTopBoundsAHostileListenersAnswer(t *testing.T) {
+	t.Parallel()
+	var served atomic.Int32
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Write([]byte(`{"sites":[{"site":"`)) //nolint:errcheck // test server
+		chunk := []byte(strings.Repeat("a", 1<<20))
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer fake.Close()
+	tm := startTmuxTop(t, "--admin", fake.URL)
+	tm.waitScreen("the error", func(s string) bool { return strings.Contains(s, "error:") })
+	if !testbed.Poll(30*time.Second, func() bool { return served.Load() >= 4 }) { // each refresh reads the endless answer
+		t.Fatalf("ramjet top asked %d times in 30 s, want 4 refreshes", served.Load())
+	}
+	pid := strings.TrimSpace(tm.run("display-message", "-p", "-t", "top", "#{pane_pid}"))
+	status, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var peak int
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			fmt.Sscan(v, &peak)
+		}
+	}
+	t.Logf("ramjet top's peak RSS: %d KiB\n%s", peak, tm.screen())
+	if peak == 0 || peak > 100<<10 {
+		t.Errorf("ramjet top's peak RSS is %d KiB, want under 100 MiB", peak)
 	}
 }
