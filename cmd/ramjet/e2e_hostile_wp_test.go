@@ -193,6 +193,9 @@ hosts:
 	if code != 1 || !strings.Contains(out, want) {
 		t.Errorf("enable --all: exit %d, want 1 saying %q", code, want)
 	}
+	if code, out = wpRun(t, "scan", "-c", cfg, "--php", php); code != 0 || !strings.Contains(out, "ramjet wp scan: "+want) {
+		t.Errorf("wp scan: exit %d, want 0 saying %q", code, want)
+	}
 	code, out = wpRun(t, "enable", "-c", cfg, "--php", php, "--plugin-dir", plugin, "b.test")
 	if code != 0 || !strings.Contains(out, "b.test\t"+filepath.Join(bRoot, "blog")+"\tenabled") || strings.Contains(out, "a.test") {
 		t.Errorf("enable b.test: exit %d, want b's blog enabled as b.test's and nothing as a.test's", code)

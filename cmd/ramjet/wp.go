@@ -205,6 +205,9 @@ func printTargets(stdout, stderr io.Writer, targets []wpsite.Target) {
 	var failed []error
 	for _, t := range targets {
 		cache := t.Status.Cache
+		if t.Unmatched != nil {
+			failed = append(failed, t.Unmatched)
+		}
 		switch {
 		case t.Status.Error != "":
 			cache = "unknown"
