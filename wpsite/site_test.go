@@ -172,3 +172,40 @@ func TestTailKeepsTheLastBytes(t *testing.T) {
 		t.Errorf("tail = %q, want the last 8 bytes", got)
 	}
 }
+
+// TestRootDirFollowsOnlyRootsSymlinks: /home -> /home2 (root's) resolves,
+// a tenant's public_html linked elsewhere is taken as written.
+func TestRootDirFollowsOnlyRootsSymlinks(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to own one link and give another away")
+	}
+	dir := t.TempDir()
+	real := filepath.Join(dir, "home2", "a", "public_html")
+	other := filepath.Join(dir, "home2", "b", "public_html")
+	for _, d := range []string{real, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("home2", filepath.Join(dir, "home")); err != nil { // root's, relative
+		t.Fatal(err)
+	}
+	if got := rootDir(filepath.Join(dir, "home", "a", "public_html")); got != real {
+		t.Errorf("through root's link: %s, want %s", got, real)
+	}
+	tenant := filepath.Join(dir, "home2", "c")
+	if err := os.MkdirAll(tenant, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(tenant, "public_html")
+	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(link, 54321, 54321); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(dir, "home", "c", "public_html")
+	if got := rootDir(want); got != want {
+		t.Errorf("through a tenant's link: %s, want it as written", got)
+	}
+}
