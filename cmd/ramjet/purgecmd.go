@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/ramjet-proxy/ramjet/purge"
@@ -24,8 +26,10 @@ func purgeCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var r purge.Request
 	var tags, urls, prefixes listFlag
-	admin := fs.String("admin", "http://127.0.0.1:9090", "admin listener base URL")
-	token := fs.String("token", "", "admin bearer token")
+	config := fs.String("config", "", "read the admin listener and the operator's token from this config file (keeps the token off the command line)")
+	admin := fs.String("admin", "", "admin listener base URL (default http://127.0.0.1:9090, or the config's admin.listen)")
+	token := fs.String("token", "", "admin bearer token (visible to every local user in the process list: prefer --config or --token-file)")
+	tokenFile := fs.String("token-file", "", "read the bearer token from this file (a site's admin_token_file)")
 	fs.Var(&tags, "tag", "purge entries carrying this tag (repeatable)")
 	fs.Var(&urls, "url", "purge every variant of this URL (absolute, or a path with --host; repeatable)")
 	fs.Var(&prefixes, "prefix", "purge every URL under this prefix (repeatable)")
@@ -41,7 +45,12 @@ func purgeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ramjet purge: name something to purge: --tag, --url, --prefix or --all")
 		return 2
 	}
-	res, err := purge.Send(context.Background(), purge.ClientConfig{Admin: *admin, Token: *token, Timeout: *timeout}, r)
+	base, tok, err := purgeAuth(*config, *admin, *token, *tokenFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "ramjet purge:", err)
+		return 2
+	}
+	res, err := purge.Send(context.Background(), purge.ClientConfig{Admin: base, Token: tok, Timeout: *timeout}, r)
 	if err != nil {
 		fmt.Fprintln(stderr, "ramjet purge:", err)
 		return 1
@@ -53,4 +62,24 @@ func purgeCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, string(out))
 	return 0
+}
+
+// purgeAuth is where a purge goes and the token it carries: a token given
+// on the command line is readable by every local user (/proc/PID/cmdline),
+// so the config file (the operator's) and a token file (a site owner's)
+// are the ways that keep it private.
+func purgeAuth(config, admin, token, tokenFile string) (base, tok string, err error) {
+	if token != "" && tokenFile != "" {
+		return "", "", fmt.Errorf("--token and --token-file both name a token: give one")
+	}
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return "", "", fmt.Errorf("reading the token: %w", err)
+		}
+		if token = strings.TrimSpace(string(b)); token == "" {
+			return "", "", fmt.Errorf("%s holds no token", tokenFile)
+		}
+	}
+	return adminOf(config, admin, token)
 }
