@@ -354,19 +354,8 @@ func (s *soak) hit(r *rand.Rand) {
 
 // wide asks for more pages than RAM holds: the disk tier answers the
 // rest (and the purged news pages are sometimes read back from it).
-//
-// A fan-out gap (each Redis restart here) deletes the disk tier's files
-// (cache.MarkGap: the lower tier keeps no stale copies), while RAM serves
-// its pages stale for purge.gap_grace: a page only on disk is asked of
-// the origin again, and is a 502 while the origin is down. Counted apart
-// (a known limit of the disk tier, not a lost request of this soak's
-// making); every other failure of these pages fails the soak.
 func (s *soak) wide(r *rand.Rand) {
 	code, _, cached, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/hit/"+strconv.Itoa(200+r.IntN(widePages)), "")
-	if err == nil && cached && code == 502 && within(&s.origin.down) {
-		s.count("wide hit 502: its disk copy dropped by a fan-out gap, origin down")
-		return
-	}
 	s.judge("wide hit", code, err, false, cached)
 }
 
