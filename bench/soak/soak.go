@@ -39,6 +39,8 @@ type soak struct {
 	nodes            [2]*node
 	cert, key        string
 	phpDown          atomic.Int64 // unix nanos until which PHP 502s are expected
+	nodeDown         atomic.Int64 // unix nanos until which node B may refuse connections (a restart)
+	restartRSS       []int64      // node B's RSS before each restart (kB): each of its processes lives a round
 	reloadN          int
 	mu               sync.Mutex // guards counts, failures
 	counts           map[string]int
@@ -106,6 +108,9 @@ func (s *soak) setup() error {
 			}
 		}
 		n.cfgPath = filepath.Join(s.dir, "ramjet-"+name+".yaml")
+		if err := os.MkdirAll(filepath.Join(s.dir, "disk-"+name), 0o755); err != nil {
+			return err
+		}
 		if err := os.WriteFile(n.cfgPath, []byte(s.nodeConfig(n, 0)), 0o644); err != nil {
 			return err
 		}
@@ -146,12 +151,22 @@ tls:
   key: %q
 defaults:
   default_ttl: %ds
-hosts:
+%shosts:
   - names: [php.test]
     docroot:
       root: %q
       php: {binary: %q, workers: 2, min_workers: 2}
-`, n.addr, n.admin, s.origin.addr, s.redisAddr, n.name, n.tls, s.cert, s.key, 60+gen%2, filepath.Join(s.dir, "www"), s.cfg.phpCGI)
+`, n.addr, n.admin, s.origin.addr, s.redisAddr, n.name, n.tls, s.cert, s.key, 60+gen%2, s.diskConfig(n), filepath.Join(s.dir, "www"), s.cfg.phpCGI)
+}
+
+// diskConfig is a node's cache section with -disk: a RAM tier smaller
+// than the pages (the 2 MiB page and the rest do not fit together), so
+// the disk tier serves some of them, and purges must reach its files.
+func (s *soak) diskConfig(n *node) string {
+	if !s.cfg.disk {
+		return ""
+	}
+	return fmt.Sprintf("cache:\n  size: 4MiB\n  max_object_size: 3MiB\n  disk:\n    path: %q\n    size: 64MiB\n", filepath.Join(s.dir, "disk-"+n.name))
 }
 
 func (s *soak) startRedis() error {
@@ -218,6 +233,8 @@ func (s *soak) judge(kind string, code int, err error, php, cached bool) {
 		s.count(kind + " " + strconv.Itoa(code) + " php-cgi killed")
 	case err == nil && (code == 502 || code == 503 || code == 504) && !php && within(&s.origin.down):
 		s.count(kind + " " + strconv.Itoa(code) + " origin down")
+	case err != nil && within(&s.nodeDown):
+		s.count(kind + " refused, node B restarting")
 	case err != nil:
 		s.fail("%s: %v", kind, err)
 	default:
@@ -292,6 +309,9 @@ func (s *soak) run() bool {
 	loop(func(r *rand.Rand) { s.esi(r) })
 	loop(func(r *rand.Rand) { s.php(r) })
 	loop(func(r *rand.Rand) { s.tlsHit(r) })
+	if s.cfg.disk {
+		loop(func(r *rand.Rand) { s.wide(r) })
+	}
 	loop(func(r *rand.Rand) { s.purge(ctx, r) })
 	loop(func(r *rand.Rand) { s.slowReader(ctx) })
 	loop(func(r *rand.Rand) { s.slowloris(ctx) })
@@ -332,6 +352,17 @@ func (s *soak) hit(r *rand.Rand) {
 	s.judge("hit", code, err, false, cached)
 }
 
+// wide asks for more pages than RAM holds: the disk tier answers the
+// rest (and the purged news pages are sometimes read back from it).
+func (s *soak) wide(r *rand.Rand) {
+	code, _, cached, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/hit/"+strconv.Itoa(200+r.IntN(widePages)), "")
+	s.judge("wide hit", code, err, false, cached)
+}
+
+// widePages is how many pages wide asks for: about 4.5 MB with their
+// entries, over RAM's 4 MiB that the 2 MiB page shares.
+const widePages = 3000
+
 func (s *soak) tlsHit(r *rand.Rand) {
 	code, _, cached, err := s.get(s.tlsc, "https://"+s.nodes[0].tls+"/hit/"+strconv.Itoa(r.IntN(200)), "")
 	s.judge("tls hit", code, err, false, cached)
@@ -370,6 +401,10 @@ func (s *soak) purge(ctx context.Context, r *rand.Rand) {
 	v := s.origin.versions[i].Add(1)
 	via := s.pick(r)
 	resp, err := s.adm.PostForm("http://"+via.admin+"/purge", url.Values{"tag": {"news-" + strconv.Itoa(i)}})
+	if err != nil && within(&s.nodeDown) {
+		s.count("purges refused, node B restarting")
+		return
+	}
 	if err != nil {
 		s.fail("purge via %s: %v", via.name, err)
 		return
@@ -408,6 +443,10 @@ func (s *soak) purge(ctx context.Context, r *rand.Rand) {
 // slowReader reads a 2 MiB page at about 256 KiB/s.
 func (s *soak) slowReader(ctx context.Context) {
 	c, err := net.Dial("tcp", s.nodes[1].addr)
+	if err != nil && within(&s.nodeDown) {
+		time.Sleep(100 * time.Millisecond)
+		return
+	}
 	if err != nil {
 		s.fail("slow reader: %v", err)
 		return
@@ -422,6 +461,10 @@ func (s *soak) slowReader(ctx context.Context) {
 		n += int64(k)
 		if err == io.EOF {
 			break
+		}
+		if err != nil && within(&s.nodeDown) {
+			s.count("slow reads cut by a restart")
+			return
 		}
 		if err != nil {
 			s.fail("slow reader after %d bytes: %v", n, err)
@@ -525,6 +568,9 @@ func (s *soak) disrupt(ctx context.Context) {
 // disruptOnce runs one round of disruptions over cfg.every.
 func (s *soak) disruptOnce(ctx context.Context) {
 	steps := []func(){s.reload, s.restartOrigin, s.restartRedis, s.killPHP, s.rotateCert, s.restartRedisDuringOrigin}
+	if s.cfg.disk {
+		steps = append(steps, s.upgrade, s.restartNode)
+	}
 	for _, f := range steps {
 		if ctx.Err() != nil {
 			return
@@ -541,9 +587,61 @@ func (s *soak) reload() {
 			s.fail("reload: %v", err)
 			return
 		}
-		_ = n.p.cmd.Process.Signal(syscall.SIGHUP)
+		_ = syscall.Kill(n.p.pid(), syscall.SIGHUP)
 	}
 	s.count("reloads")
+}
+
+// upgrade sends node B SIGUSR2, as the package's upgrade does: the binary
+// on disk takes over its listeners and its disk tier while the old one
+// drains. Not a request may fail (no window is opened for errors), and
+// the purges keep reaching it.
+func (s *soak) upgrade() {
+	n := s.nodes[1]
+	old := n.p
+	if err := syscall.Kill(old.pid(), syscall.SIGUSR2); err != nil {
+		s.fail("upgrade: %v", err)
+		return
+	}
+	end := time.Now().Add(60 * time.Second)
+	for time.Now().Before(end) {
+		select {
+		case <-old.done:
+			for _, pid := range withArgs("serve", "--config", n.cfgPath) {
+				n.p = adopt(n.p.name, pid)
+				s.count("upgrades")
+				return
+			}
+			s.fail("upgrade: node B's old process exited and no new one runs")
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	s.fail("upgrade: node B's old process still runs after 60 s")
+}
+
+// restartNode stops node B (SIGTERM: it drains, applies its purges and
+// marks its disk tier clean) and starts it again on the same files: its
+// pages are hits again, and the purges sent through node A while it was
+// down reach it from the Redis stream.
+func (s *soak) restartNode() {
+	n := s.nodes[1]
+	s.restartRSS = append(s.restartRSS, rss(n.p.pid()))
+	s.nodeDown.Store(time.Now().Add(time.Hour).UnixNano())
+	n.p.stop()
+	p, err := startProcess("ramjet-"+n.name, s.dir, s.bin, "serve", "--config", n.cfgPath)
+	if err != nil {
+		s.fail("node restart: %v", err)
+		return
+	}
+	n.p = p
+	for _, a := range []string{n.addr, n.admin, n.tls} {
+		if err := waitListening(a, 20*time.Second); err != nil {
+			s.fail("node restart: %v", err)
+		}
+	}
+	s.nodeDown.Store(time.Now().Add(time.Second).UnixNano())
+	s.count("node restarts")
 }
 
 func (s *soak) restartOrigin() {
@@ -598,6 +696,15 @@ func (s *soak) rotateCert() {
 		return
 	}
 	s.count("certificate rotations")
+}
+
+func medianOf(v []int64) int64 {
+	v = append([]int64(nil), v...)
+	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // sample is what the end is compared with.
@@ -660,8 +767,20 @@ func (s *soak) metricSum(n *node, prefix string) float64 {
 }
 
 func (s *soak) report(base, end sample) bool {
+	if n := len(s.restartRSS); s.cfg.disk && n > 1 { // node B's processes, each after a round of load
+		// Sampled under load: the median of the first third against
+		// that of the last, not one sample against another.
+		fmt.Printf("soak: node b: RSS before each restart %v kB\n", s.restartRSS)
+		third := max(n/3, 1)
+		first, last := medianOf(s.restartRSS[:third]), medianOf(s.restartRSS[n-third:])
+		if float64(last) > 1.10*float64(first) {
+			s.fail("node b: RSS before a restart grew %d → %d kB (medians of the first and last third, > 10 %%)", first, last)
+		}
+	}
 	for i, n := range s.nodes {
-		if base.rss[i] > 0 && float64(end.rss[i]) > 1.10*float64(base.rss[i]) {
+		// Node B with -disk is a new process since the baseline: its
+		// RSS is judged across its restarts, above.
+		if base.rss[i] > 0 && float64(end.rss[i]) > 1.10*float64(base.rss[i]) && !(s.cfg.disk && i == 1) {
 			s.fail("node %s: RSS grew %d → %d kB (> 10 %%)", n.name, base.rss[i], end.rss[i])
 		}
 		// The load's own connections (keep-alive clients, a slow reader
@@ -678,6 +797,10 @@ func (s *soak) report(base, end sample) bool {
 		s.mu.Lock()
 		s.counts["node "+n.name+" purge gaps"] = int(s.metricSum(n, "ramjet_purge_fanout_gaps_total{"))
 		s.counts["node "+n.name+" cache flushes"] = int(max(s.metric(n, "ramjet_purge_fanout_flushes_total"), 0))
+		if s.cfg.disk { // the last process's: a restart or an upgrade starts them again
+			s.counts["node "+n.name+" disk hits"] = int(max(s.metric(n, "ramjet_disk_hits_total"), 0))
+			s.counts["node "+n.name+" disk files"] = int(max(s.metric(n, "ramjet_disk_objects"), 0))
+		}
 		s.mu.Unlock()
 	}
 	s.mu.Lock()
