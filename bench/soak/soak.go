@@ -219,9 +219,9 @@ func (s *soak) judge(kind string, a answer, php bool) {
 	case err == nil && a.cached:
 		s.failAnswer(kind, a, "for a page the node held fresh")
 	case err == nil && (code == 502 || code == 503 || code == 504) && php && within(&s.phpDown):
-		s.count(kind + " " + strconv.Itoa(code) + " php-cgi killed")
+		s.count(kind + " " + strconv.Itoa(code) + " php-cgi killed (" + cmp.Or(a.reason, "origin's own") + ")")
 	case err == nil && (code == 502 || code == 503 || code == 504) && !php && within(&s.origin.down):
-		s.count(kind + " " + strconv.Itoa(code) + " origin down")
+		s.count(kind + " " + strconv.Itoa(code) + " origin down (" + cmp.Or(a.reason, "origin's own") + ")")
 	case err != nil:
 		s.fail("%s %s: %v", kind, a.url, err)
 	default:
