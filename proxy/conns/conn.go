@@ -48,10 +48,14 @@ type Conn struct {
 	vec         vectored      // a response's writes held back to go out with its body (vectored.go)
 
 	// Fields of the lot, under its mutex.
-	heapIdx  int       // position in the lot's deadline heap; -1 when not parked
-	by       time.Time // parkBy, or the far future for none
-	parkedAt time.Time // when it was parked
+	heapIdx  int           // position in the lot's deadline heap; -1 when not parked
+	by       time.Duration // parkBy after epoch, or never; offsets, not time.Time, keep a Conn in a 192 B allocation
+	parkedAt time.Duration // when it was parked, after epoch
 }
+
+// epoch is what parked connections' times are offsets from (Conn.by,
+// parkedAt): the process's start, read with the monotonic clock.
+var epoch = time.Now()
 
 func newConn(l *Listener, c net.Conn, ip netip.Addr) *Conn {
 	pc := &Conn{Conn: c, sock: c, l: l, ip: ip, fd: -1, heapIdx: -1, idle: true, fresh: true, linger: l.cfg.Linger}
@@ -242,7 +246,7 @@ func (c *Conn) closeSocket() error {
 // it next, its linger fitted to how long it slept. The lot calls it
 // before handing c out.
 func (c *Conn) rearm(now time.Time) {
-	c.linger = lingerFor(c.linger, now.Sub(c.parkedAt), c.l.cfg)
+	c.linger = lingerFor(c.linger, now.Sub(epoch)-c.parkedAt, c.l.cfg)
 	c.idle, c.fresh, c.intercepted, c.parkBy = true, true, false, time.Time{}
 	if c.rc != nil {
 		c.takeSock()
