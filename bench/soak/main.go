@@ -16,6 +16,9 @@
 // fail) and restarts it (SIGTERM, start: refused connections are counted
 // while it is down; a purge sent through node A meanwhile must reach it).
 //
+// A failed answer names its URL, ramjet's Ramjet-Error reason and its
+// Cache-Status, and is counted by kind, status and reason.
+//
 // It fails (exit 1) on: a failed request that is not a 502/503/504 while
 // the component behind it was down or just killed (each counted by
 // cause), a lost purge (a node serving a page's old version once its purge

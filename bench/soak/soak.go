@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -223,47 +224,69 @@ func within(mark *atomic.Int64) bool { return time.Now().UnixNano() < mark.Load(
 // component behind it is down are counted by cause, anything else that
 // failed is a failure — a 5xx for a page the node held fresh included
 // (cached: a Redis or origin restart must not cost a cached page).
-func (s *soak) judge(kind string, code int, err error, php, cached bool) {
+// A failure names its URL and ramjet's reason (see answer.why), and is
+// counted by kind, status and reason too.
+func (s *soak) judge(kind string, a answer, php bool) {
+	code, err := a.code, a.err
 	switch {
 	case err == nil && code < 500 && code != 0:
 		s.count(kind + " ok")
-	case err == nil && cached:
-		s.fail("%s: status %d for a page the node held fresh", kind, code)
+	case err == nil && a.cached:
+		s.failAnswer(kind, a, "for a page the node held fresh")
 	case err == nil && (code == 502 || code == 503 || code == 504) && php && within(&s.phpDown):
-		s.count(kind + " " + strconv.Itoa(code) + " php-cgi killed")
+		s.count(kind + " " + strconv.Itoa(code) + " php-cgi killed (" + cmp.Or(a.reason, "origin's own") + ")")
 	case err == nil && (code == 502 || code == 503 || code == 504) && !php && within(&s.origin.down):
-		s.count(kind + " " + strconv.Itoa(code) + " origin down")
+		s.count(kind + " " + strconv.Itoa(code) + " origin down (" + cmp.Or(a.reason, "origin's own") + ")")
 	case err != nil && within(&s.nodeDown):
 		s.count(kind + " refused, node B restarting")
 	case err != nil:
-		s.fail("%s: %v", kind, err)
+		s.fail("%s %s: %v", kind, a.url, err)
 	default:
-		s.fail("%s: status %d", kind, code)
+		s.failAnswer(kind, a, "")
 	}
 }
 
-// get fetches u; cached says the node held a fresh copy of it when the
-// request was sent (as far as its earlier answers tell).
-func (s *soak) get(c *http.Client, u, host string) (code int, body string, cached bool, err error) {
-	sent := time.Now()
+// failAnswer records an answer that failed with a status: its URL, the
+// reason, whether the origin or PHP was down at the time, and a count
+// by kind, status and reason.
+func (s *soak) failAnswer(kind string, a answer, note string) {
+	down := ""
+	if within(&s.origin.down) {
+		down = ", origin down"
+	}
+	if within(&s.phpDown) {
+		down += ", a php-cgi killed"
+	}
+	s.fail("%s %s: status %d (%s%s) %s", kind, a.url, a.code, a.why(), down, note)
+	s.count(fmt.Sprintf("failed %s %d %s", kind, a.code, cmp.Or(a.reason, "(origin's own)")))
+}
+
+// get fetches u; the answer's cached says the node held a fresh copy of
+// it when the request was sent (as far as its earlier answers tell).
+func (s *soak) get(c *http.Client, u, host string) answer {
+	a, sent := answer{url: u}, time.Now()
 	if until, ok := s.cached.Load(u); ok {
-		cached = sent.UnixNano() < until.(int64)-int64(time.Second) // a second of slack for clocks and rounding
+		a.cached = sent.UnixNano() < until.(int64)-int64(time.Second) // a second of slack for clocks and rounding
 	}
 	req, err := http.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
-		return 0, "", cached, err
+		a.err = err
+		return a
 	}
 	if host != "" {
 		req.Host = host
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return 0, "", cached, err
+		a.err = err
+		return a
 	}
 	b, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	s.noteCached(u, sent, resp)
-	return resp.StatusCode, string(b), cached, err
+	a.code, a.body, a.err = resp.StatusCode, string(b), err
+	a.reason, a.cacheStatus = resp.Header.Get(errorHeader), resp.Header.Get("Cache-Status")
+	return a
 }
 
 // noteCached remembers until when the node holds u fresh, from an answer
@@ -348,15 +371,13 @@ func (s *soak) pick(r *rand.Rand) *node { return s.nodes[r.IntN(2)] }
 
 func (s *soak) hit(r *rand.Rand) {
 	n := s.pick(r)
-	code, _, cached, err := s.get(s.httpc, "http://"+n.addr+"/hit/"+strconv.Itoa(r.IntN(200)), "")
-	s.judge("hit", code, err, false, cached)
+	s.judge("hit", s.get(s.httpc, "http://"+n.addr+"/hit/"+strconv.Itoa(r.IntN(200)), ""), false)
 }
 
 // wide asks for more pages than RAM holds: the disk tier answers the
 // rest (and the purged news pages are sometimes read back from it).
 func (s *soak) wide(r *rand.Rand) {
-	code, _, cached, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/hit/"+strconv.Itoa(200+r.IntN(widePages)), "")
-	s.judge("wide hit", code, err, false, cached)
+	s.judge("wide hit", s.get(s.httpc, "http://"+s.pick(r).addr+"/hit/"+strconv.Itoa(200+r.IntN(widePages)), ""), false)
 }
 
 // widePages is how many pages wide asks for: about 4.5 MB with their
@@ -364,27 +385,24 @@ func (s *soak) wide(r *rand.Rand) {
 const widePages = 3000
 
 func (s *soak) tlsHit(r *rand.Rand) {
-	code, _, cached, err := s.get(s.tlsc, "https://"+s.nodes[0].tls+"/hit/"+strconv.Itoa(r.IntN(200)), "")
-	s.judge("tls hit", code, err, false, cached)
+	s.judge("tls hit", s.get(s.tlsc, "https://"+s.nodes[0].tls+"/hit/"+strconv.Itoa(r.IntN(200)), ""), false)
 }
 
 func (s *soak) miss(r *rand.Rand) {
-	code, _, cached, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/miss?r="+strconv.Itoa(r.Int()), "")
-	s.judge("miss", code, err, false, cached)
+	s.judge("miss", s.get(s.httpc, "http://"+s.pick(r).addr+"/miss?r="+strconv.Itoa(r.Int()), ""), false)
 }
 
 func (s *soak) esi(r *rand.Rand) {
-	code, body, cached, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/esi/"+strconv.Itoa(r.IntN(20)), "")
-	if err == nil && code == 200 && strings.Contains(body, "<esi:") {
-		s.fail("esi page with markup: %.100q", body)
+	a := s.get(s.httpc, "http://"+s.pick(r).addr+"/esi/"+strconv.Itoa(r.IntN(20)), "")
+	if a.err == nil && a.code == 200 && strings.Contains(a.body, "<esi:") {
+		s.fail("esi page with markup: %.100q", a.body)
 		return
 	}
-	s.judge("esi", code, err, false, cached)
+	s.judge("esi", a, false)
 }
 
 func (s *soak) php(r *rand.Rand) {
-	code, _, cached, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/hello.php", "php.test")
-	s.judge("php", code, err, true, cached)
+	s.judge("php", s.get(s.httpc, "http://"+s.pick(r).addr+"/hello.php", "php.test"), true)
 	time.Sleep(5 * time.Millisecond) // PHP's share of the load stays small
 }
 
@@ -422,12 +440,12 @@ func (s *soak) purge(ctx context.Context, r *rand.Rand) {
 			deadline = time.Now() // applied before the API answered
 		}
 		for {
-			code, body, _, err := s.get(s.httpc, "http://"+n.addr+page, "")
-			if err == nil && code == 200 && strings.Contains(body, want) {
+			a := s.get(s.httpc, "http://"+n.addr+page, "")
+			if a.err == nil && a.code == 200 && strings.Contains(a.body, want) {
 				break
 			}
-			if err == nil && code == 200 && time.Now().After(deadline) {
-				s.fail("lost purge: node %s serves %q after purging news-%d via %s (want %s)", n.name, body, i, via.name, want)
+			if a.err == nil && a.code == 200 && time.Now().After(deadline) {
+				s.fail("lost purge: node %s serves %q after purging news-%d via %s (want %s)", n.name, a.body, i, via.name, want)
 				s.count("lost purges")
 				break
 			}
@@ -517,28 +535,9 @@ func (s *soak) openIdle() {
 			return
 		}
 		s.idle = append(s.idle, c)
-		if err := idleRequest(c); err != nil {
-			s.fail("idle connection request: %v", err)
-		}
+		s.judgeIdle("at open", idleRequest(c))
 	}
 	s.count("idle connections")
-}
-
-func idleRequest(c net.Conn) error {
-	if _, err := io.WriteString(c, "GET /hit/1 HTTP/1.1\r\nHost: soak\r\n\r\n"); err != nil {
-		return err
-	}
-	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return err
 }
 
 // keepIdle sends one request on every idle connection each minute, under
@@ -550,9 +549,7 @@ func (s *soak) keepIdle(ctx context.Context) {
 			return
 		}
 		for _, c := range s.idle {
-			if err := idleRequest(c); err != nil {
-				s.fail("idle connection after a minute: %v", err)
-			}
+			s.judgeIdle("after a minute", idleRequest(c))
 		}
 		s.count("idle rounds")
 	}
