@@ -171,6 +171,7 @@ idle_summary() {
 
 idle_section() {
 	log "idle: building bench/idleconns"
+	mkdir -p "$WORK/logs" # with BENCH_RAMJET_BIN nothing made it yet
 	if ! (cd "$ROOT" && go build -o "$WORK/idleconns" ./bench/idleconns) >"$WORK/logs/idleconns-build.log" 2>&1; then
 		sed 's/^/    /' "$WORK/logs/idleconns-build.log" >&2
 		IDLE_SKIP="go build ./bench/idleconns failed"

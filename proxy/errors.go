@@ -77,9 +77,11 @@ func (p *Proxy) writeError(ctx *fasthttp.RequestCtx, err error) {
 		rejectEarly(ctx, ctx.RequestBodyStream(), code, "Content Too Large\n")
 		return
 	}
-	p.log.Warn("origin request failed", "status", code, "method", string(ctx.Method()),
+	reason := errorReason(err)
+	p.log.Warn("origin request failed", "status", code, "reason", reason, "method", string(ctx.Method()),
 		"host", string(ctx.Host()), "uri", string(ctx.RequestURI()), "err", err)
 	ctx.Response.Reset()
+	ctx.Response.Header.Set(errorHeader, reason)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	ctx.SetContentType("text/plain; charset=utf-8")
 	ctx.SetStatusCode(code)

@@ -10,7 +10,14 @@
 // uncacheable misses, ESI pages with a fragment, PHP in docroot mode,
 // purges by tag through the admin API with a check that no node serves a
 // purged page, a few slow readers and slowloris clients, and -idle (2,000)
-// idle keep-alive connections held on node A.
+// idle keep-alive connections held on node A. With -disk (the default)
+// both nodes have a disk tier under a RAM tier smaller than the pages,
+// and each round also upgrades node B in place (SIGUSR2: no request may
+// fail) and restarts it (SIGTERM, start: refused connections are counted
+// while it is down; a purge sent through node A meanwhile must reach it).
+//
+// A failed answer names its URL, ramjet's Ramjet-Error reason and its
+// Cache-Status, and is counted by kind, status and reason.
 //
 // It fails (exit 1) on: a failed request that is not a 502/503/504 while
 // the component behind it was down or just killed (each counted by
@@ -38,6 +45,7 @@ type config struct {
 	phpCGI          string
 	redis           string
 	keep            bool
+	disk            bool // the disk tier on, with upgrades and restarts of node B
 }
 
 func main() {
@@ -49,6 +57,7 @@ func main() {
 	fs.StringVar(&c.ramjet, "ramjet", "", "ramjet binary (default: go build ./cmd/ramjet)")
 	fs.StringVar(&c.phpCGI, "php-cgi", "/usr/bin/php-cgi", "php-cgi binary")
 	fs.StringVar(&c.redis, "redis-server", "/usr/bin/redis-server", "redis-server binary")
+	fs.BoolVar(&c.disk, "disk", true, "the disk tier on both nodes, and node B upgraded (SIGUSR2) and restarted every round")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (configs, logs)")
 	_ = fs.Parse(os.Args[1:])
 	if c.duration <= 0 || c.duration > time.Hour || c.every < time.Second || c.idle < 0 || c.idle > 20000 {

@@ -93,11 +93,13 @@ func (o *origin) stop() {
 	}
 }
 
-// process is a child the soak started.
+// process is a child the soak started, or a ramjet an upgrade started
+// (adopted: not the soak's child, cmd nil).
 type process struct {
 	name string
 	cmd  *exec.Cmd
 	done chan struct{}
+	id   int
 }
 
 func startProcess(name, dir string, bin string, args ...string) (*process, error) {
@@ -112,15 +114,48 @@ func startProcess(name, dir string, bin string, args ...string) (*process, error
 		log.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, done: make(chan struct{})}
+	p := &process{name: name, cmd: cmd, done: make(chan struct{}), id: cmd.Process.Pid}
 	go func() { _ = cmd.Wait(); log.Close(); close(p.done) }()
 	return p, nil
 }
 
-func (p *process) pid() int { return p.cmd.Process.Pid }
+func (p *process) pid() int { return p.id }
+
+// adopt follows pid, which another process started, until it exits.
+func adopt(name string, pid int) *process {
+	p := &process{name: name, done: make(chan struct{}), id: pid}
+	go func() {
+		for alive(pid) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		close(p.done)
+	}()
+	return p
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	end := strings.LastIndexByte(s, ')')
+	return end < 0 || !strings.HasPrefix(s[end+1:], " Z")
+}
 
 // stop sends SIGTERM and waits up to 30 s, then kills.
 func (p *process) stop() {
+	if p.cmd == nil {
+		_ = syscall.Kill(p.id, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			_ = syscall.Kill(p.id, syscall.SIGKILL)
+			<-p.done
+		}
+		return
+	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
@@ -202,6 +237,23 @@ func rss(pid int) int64 {
 func fds(pid int) int {
 	e, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
 	return len(e)
+}
+
+// withArgs are the pids whose command line holds args (NUL-separated).
+func withArgs(args ...string) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	want := strings.Join(args, "\x00")
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(b), want) && alive(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // children are the pids whose parent is pid and whose command is name.

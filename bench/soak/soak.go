@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -39,6 +40,8 @@ type soak struct {
 	nodes            [2]*node
 	cert, key        string
 	phpDown          atomic.Int64 // unix nanos until which PHP 502s are expected
+	nodeDown         atomic.Int64 // unix nanos until which node B may refuse connections (a restart)
+	restartRSS       []int64      // node B's RSS before each restart (kB): each of its processes lives a round
 	reloadN          int
 	mu               sync.Mutex // guards counts, failures
 	counts           map[string]int
@@ -106,6 +109,9 @@ func (s *soak) setup() error {
 			}
 		}
 		n.cfgPath = filepath.Join(s.dir, "ramjet-"+name+".yaml")
+		if err := os.MkdirAll(filepath.Join(s.dir, "disk-"+name), 0o755); err != nil {
+			return err
+		}
 		if err := os.WriteFile(n.cfgPath, []byte(s.nodeConfig(n, 0)), 0o644); err != nil {
 			return err
 		}
@@ -146,12 +152,22 @@ tls:
   key: %q
 defaults:
   default_ttl: %ds
-hosts:
+%shosts:
   - names: [php.test]
     docroot:
       root: %q
       php: {binary: %q, workers: 2, min_workers: 2}
-`, n.addr, n.admin, s.origin.addr, s.redisAddr, n.name, n.tls, s.cert, s.key, 60+gen%2, filepath.Join(s.dir, "www"), s.cfg.phpCGI)
+`, n.addr, n.admin, s.origin.addr, s.redisAddr, n.name, n.tls, s.cert, s.key, 60+gen%2, s.diskConfig(n), filepath.Join(s.dir, "www"), s.cfg.phpCGI)
+}
+
+// diskConfig is a node's cache section with -disk: a RAM tier smaller
+// than the pages (the 2 MiB page and the rest do not fit together), so
+// the disk tier serves some of them, and purges must reach its files.
+func (s *soak) diskConfig(n *node) string {
+	if !s.cfg.disk {
+		return ""
+	}
+	return fmt.Sprintf("cache:\n  size: 4MiB\n  max_object_size: 3MiB\n  disk:\n    path: %q\n    size: 64MiB\n", filepath.Join(s.dir, "disk-"+n.name))
 }
 
 func (s *soak) startRedis() error {
@@ -208,45 +224,69 @@ func within(mark *atomic.Int64) bool { return time.Now().UnixNano() < mark.Load(
 // component behind it is down are counted by cause, anything else that
 // failed is a failure — a 5xx for a page the node held fresh included
 // (cached: a Redis or origin restart must not cost a cached page).
-func (s *soak) judge(kind string, code int, err error, php, cached bool) {
+// A failure names its URL and ramjet's reason (see answer.why), and is
+// counted by kind, status and reason too.
+func (s *soak) judge(kind string, a answer, php bool) {
+	code, err := a.code, a.err
 	switch {
 	case err == nil && code < 500 && code != 0:
 		s.count(kind + " ok")
-	case err == nil && cached:
-		s.fail("%s: status %d for a page the node held fresh", kind, code)
+	case err == nil && a.cached:
+		s.failAnswer(kind, a, "for a page the node held fresh")
 	case err == nil && (code == 502 || code == 503 || code == 504) && php && within(&s.phpDown):
-		s.count(kind + " " + strconv.Itoa(code) + " php-cgi killed")
+		s.count(kind + " " + strconv.Itoa(code) + " php-cgi killed (" + cmp.Or(a.reason, "origin's own") + ")")
 	case err == nil && (code == 502 || code == 503 || code == 504) && !php && within(&s.origin.down):
-		s.count(kind + " " + strconv.Itoa(code) + " origin down")
+		s.count(kind + " " + strconv.Itoa(code) + " origin down (" + cmp.Or(a.reason, "origin's own") + ")")
+	case err != nil && within(&s.nodeDown):
+		s.count(kind + " refused, node B restarting")
 	case err != nil:
-		s.fail("%s: %v", kind, err)
+		s.fail("%s %s: %v", kind, a.url, err)
 	default:
-		s.fail("%s: status %d", kind, code)
+		s.failAnswer(kind, a, "")
 	}
 }
 
-// get fetches u; cached says the node held a fresh copy of it when the
-// request was sent (as far as its earlier answers tell).
-func (s *soak) get(c *http.Client, u, host string) (code int, body string, cached bool, err error) {
-	sent := time.Now()
+// failAnswer records an answer that failed with a status: its URL, the
+// reason, whether the origin or PHP was down at the time, and a count
+// by kind, status and reason.
+func (s *soak) failAnswer(kind string, a answer, note string) {
+	down := ""
+	if within(&s.origin.down) {
+		down = ", origin down"
+	}
+	if within(&s.phpDown) {
+		down += ", a php-cgi killed"
+	}
+	s.fail("%s %s: status %d (%s%s) %s", kind, a.url, a.code, a.why(), down, note)
+	s.count(fmt.Sprintf("failed %s %d %s", kind, a.code, cmp.Or(a.reason, "(origin's own)")))
+}
+
+// get fetches u; the answer's cached says the node held a fresh copy of
+// it when the request was sent (as far as its earlier answers tell).
+func (s *soak) get(c *http.Client, u, host string) answer {
+	a, sent := answer{url: u}, time.Now()
 	if until, ok := s.cached.Load(u); ok {
-		cached = sent.UnixNano() < until.(int64)-int64(time.Second) // a second of slack for clocks and rounding
+		a.cached = sent.UnixNano() < until.(int64)-int64(time.Second) // a second of slack for clocks and rounding
 	}
 	req, err := http.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
-		return 0, "", cached, err
+		a.err = err
+		return a
 	}
 	if host != "" {
 		req.Host = host
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return 0, "", cached, err
+		a.err = err
+		return a
 	}
 	b, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	s.noteCached(u, sent, resp)
-	return resp.StatusCode, string(b), cached, err
+	a.code, a.body, a.err = resp.StatusCode, string(b), err
+	a.reason, a.cacheStatus = resp.Header.Get(errorHeader), resp.Header.Get("Cache-Status")
+	return a
 }
 
 // noteCached remembers until when the node holds u fresh, from an answer
@@ -292,6 +332,9 @@ func (s *soak) run() bool {
 	loop(func(r *rand.Rand) { s.esi(r) })
 	loop(func(r *rand.Rand) { s.php(r) })
 	loop(func(r *rand.Rand) { s.tlsHit(r) })
+	if s.cfg.disk {
+		loop(func(r *rand.Rand) { s.wide(r) })
+	}
 	loop(func(r *rand.Rand) { s.purge(ctx, r) })
 	loop(func(r *rand.Rand) { s.slowReader(ctx) })
 	loop(func(r *rand.Rand) { s.slowloris(ctx) })
@@ -328,32 +371,38 @@ func (s *soak) pick(r *rand.Rand) *node { return s.nodes[r.IntN(2)] }
 
 func (s *soak) hit(r *rand.Rand) {
 	n := s.pick(r)
-	code, _, cached, err := s.get(s.httpc, "http://"+n.addr+"/hit/"+strconv.Itoa(r.IntN(200)), "")
-	s.judge("hit", code, err, false, cached)
+	s.judge("hit", s.get(s.httpc, "http://"+n.addr+"/hit/"+strconv.Itoa(r.IntN(200)), ""), false)
 }
 
+// wide asks for more pages than RAM holds: the disk tier answers the
+// rest (and the purged news pages are sometimes read back from it).
+func (s *soak) wide(r *rand.Rand) {
+	s.judge("wide hit", s.get(s.httpc, "http://"+s.pick(r).addr+"/hit/"+strconv.Itoa(200+r.IntN(widePages)), ""), false)
+}
+
+// widePages is how many pages wide asks for: about 4.5 MB with their
+// entries, over RAM's 4 MiB that the 2 MiB page shares.
+const widePages = 3000
+
 func (s *soak) tlsHit(r *rand.Rand) {
-	code, _, cached, err := s.get(s.tlsc, "https://"+s.nodes[0].tls+"/hit/"+strconv.Itoa(r.IntN(200)), "")
-	s.judge("tls hit", code, err, false, cached)
+	s.judge("tls hit", s.get(s.tlsc, "https://"+s.nodes[0].tls+"/hit/"+strconv.Itoa(r.IntN(200)), ""), false)
 }
 
 func (s *soak) miss(r *rand.Rand) {
-	code, _, cached, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/miss?r="+strconv.Itoa(r.Int()), "")
-	s.judge("miss", code, err, false, cached)
+	s.judge("miss", s.get(s.httpc, "http://"+s.pick(r).addr+"/miss?r="+strconv.Itoa(r.Int()), ""), false)
 }
 
 func (s *soak) esi(r *rand.Rand) {
-	code, body, cached, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/esi/"+strconv.Itoa(r.IntN(20)), "")
-	if err == nil && code == 200 && strings.Contains(body, "<esi:") {
-		s.fail("esi page with markup: %.100q", body)
+	a := s.get(s.httpc, "http://"+s.pick(r).addr+"/esi/"+strconv.Itoa(r.IntN(20)), "")
+	if a.err == nil && a.code == 200 && strings.Contains(a.body, "<esi:") {
+		s.fail("esi page with markup: %.100q", a.body)
 		return
 	}
-	s.judge("esi", code, err, false, cached)
+	s.judge("esi", a, false)
 }
 
 func (s *soak) php(r *rand.Rand) {
-	code, _, cached, err := s.get(s.httpc, "http://"+s.pick(r).addr+"/hello.php", "php.test")
-	s.judge("php", code, err, true, cached)
+	s.judge("php", s.get(s.httpc, "http://"+s.pick(r).addr+"/hello.php", "php.test"), true)
 	time.Sleep(5 * time.Millisecond) // PHP's share of the load stays small
 }
 
@@ -370,6 +419,10 @@ func (s *soak) purge(ctx context.Context, r *rand.Rand) {
 	v := s.origin.versions[i].Add(1)
 	via := s.pick(r)
 	resp, err := s.adm.PostForm("http://"+via.admin+"/purge", url.Values{"tag": {"news-" + strconv.Itoa(i)}})
+	if err != nil && within(&s.nodeDown) {
+		s.count("purges refused, node B restarting")
+		return
+	}
 	if err != nil {
 		s.fail("purge via %s: %v", via.name, err)
 		return
@@ -387,12 +440,12 @@ func (s *soak) purge(ctx context.Context, r *rand.Rand) {
 			deadline = time.Now() // applied before the API answered
 		}
 		for {
-			code, body, _, err := s.get(s.httpc, "http://"+n.addr+page, "")
-			if err == nil && code == 200 && strings.Contains(body, want) {
+			a := s.get(s.httpc, "http://"+n.addr+page, "")
+			if a.err == nil && a.code == 200 && strings.Contains(a.body, want) {
 				break
 			}
-			if err == nil && code == 200 && time.Now().After(deadline) {
-				s.fail("lost purge: node %s serves %q after purging news-%d via %s (want %s)", n.name, body, i, via.name, want)
+			if a.err == nil && a.code == 200 && time.Now().After(deadline) {
+				s.fail("lost purge: node %s serves %q after purging news-%d via %s (want %s)", n.name, a.body, i, via.name, want)
 				s.count("lost purges")
 				break
 			}
@@ -408,6 +461,10 @@ func (s *soak) purge(ctx context.Context, r *rand.Rand) {
 // slowReader reads a 2 MiB page at about 256 KiB/s.
 func (s *soak) slowReader(ctx context.Context) {
 	c, err := net.Dial("tcp", s.nodes[1].addr)
+	if err != nil && within(&s.nodeDown) {
+		time.Sleep(100 * time.Millisecond)
+		return
+	}
 	if err != nil {
 		s.fail("slow reader: %v", err)
 		return
@@ -422,6 +479,10 @@ func (s *soak) slowReader(ctx context.Context) {
 		n += int64(k)
 		if err == io.EOF {
 			break
+		}
+		if err != nil && within(&s.nodeDown) {
+			s.count("slow reads cut by a restart")
+			return
 		}
 		if err != nil {
 			s.fail("slow reader after %d bytes: %v", n, err)
@@ -474,28 +535,9 @@ func (s *soak) openIdle() {
 			return
 		}
 		s.idle = append(s.idle, c)
-		if err := idleRequest(c); err != nil {
-			s.fail("idle connection request: %v", err)
-		}
+		s.judgeIdle("at open", idleRequest(c))
 	}
 	s.count("idle connections")
-}
-
-func idleRequest(c net.Conn) error {
-	if _, err := io.WriteString(c, "GET /hit/1 HTTP/1.1\r\nHost: soak\r\n\r\n"); err != nil {
-		return err
-	}
-	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return err
 }
 
 // keepIdle sends one request on every idle connection each minute, under
@@ -507,9 +549,7 @@ func (s *soak) keepIdle(ctx context.Context) {
 			return
 		}
 		for _, c := range s.idle {
-			if err := idleRequest(c); err != nil {
-				s.fail("idle connection after a minute: %v", err)
-			}
+			s.judgeIdle("after a minute", idleRequest(c))
 		}
 		s.count("idle rounds")
 	}
@@ -525,6 +565,9 @@ func (s *soak) disrupt(ctx context.Context) {
 // disruptOnce runs one round of disruptions over cfg.every.
 func (s *soak) disruptOnce(ctx context.Context) {
 	steps := []func(){s.reload, s.restartOrigin, s.restartRedis, s.killPHP, s.rotateCert, s.restartRedisDuringOrigin}
+	if s.cfg.disk {
+		steps = append(steps, s.upgrade, s.restartNode)
+	}
 	for _, f := range steps {
 		if ctx.Err() != nil {
 			return
@@ -541,9 +584,61 @@ func (s *soak) reload() {
 			s.fail("reload: %v", err)
 			return
 		}
-		_ = n.p.cmd.Process.Signal(syscall.SIGHUP)
+		_ = syscall.Kill(n.p.pid(), syscall.SIGHUP)
 	}
 	s.count("reloads")
+}
+
+// upgrade sends node B SIGUSR2, as the package's upgrade does: the binary
+// on disk takes over its listeners and its disk tier while the old one
+// drains. Not a request may fail (no window is opened for errors), and
+// the purges keep reaching it.
+func (s *soak) upgrade() {
+	n := s.nodes[1]
+	old := n.p
+	if err := syscall.Kill(old.pid(), syscall.SIGUSR2); err != nil {
+		s.fail("upgrade: %v", err)
+		return
+	}
+	end := time.Now().Add(60 * time.Second)
+	for time.Now().Before(end) {
+		select {
+		case <-old.done:
+			for _, pid := range withArgs("serve", "--config", n.cfgPath) {
+				n.p = adopt(n.p.name, pid)
+				s.count("upgrades")
+				return
+			}
+			s.fail("upgrade: node B's old process exited and no new one runs")
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	s.fail("upgrade: node B's old process still runs after 60 s")
+}
+
+// restartNode stops node B (SIGTERM: it drains, applies its purges and
+// marks its disk tier clean) and starts it again on the same files: its
+// pages are hits again, and the purges sent through node A while it was
+// down reach it from the Redis stream.
+func (s *soak) restartNode() {
+	n := s.nodes[1]
+	s.restartRSS = append(s.restartRSS, rss(n.p.pid()))
+	s.nodeDown.Store(time.Now().Add(time.Hour).UnixNano())
+	n.p.stop()
+	p, err := startProcess("ramjet-"+n.name, s.dir, s.bin, "serve", "--config", n.cfgPath)
+	if err != nil {
+		s.fail("node restart: %v", err)
+		return
+	}
+	n.p = p
+	for _, a := range []string{n.addr, n.admin, n.tls} {
+		if err := waitListening(a, 20*time.Second); err != nil {
+			s.fail("node restart: %v", err)
+		}
+	}
+	s.nodeDown.Store(time.Now().Add(time.Second).UnixNano())
+	s.count("node restarts")
 }
 
 func (s *soak) restartOrigin() {
@@ -598,6 +693,15 @@ func (s *soak) rotateCert() {
 		return
 	}
 	s.count("certificate rotations")
+}
+
+func medianOf(v []int64) int64 {
+	v = append([]int64(nil), v...)
+	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // sample is what the end is compared with.
@@ -660,8 +764,20 @@ func (s *soak) metricSum(n *node, prefix string) float64 {
 }
 
 func (s *soak) report(base, end sample) bool {
+	if n := len(s.restartRSS); s.cfg.disk && n > 1 { // node B's processes, each after a round of load
+		// Sampled under load: the median of the first third against
+		// that of the last, not one sample against another.
+		fmt.Printf("soak: node b: RSS before each restart %v kB\n", s.restartRSS)
+		third := max(n/3, 1)
+		first, last := medianOf(s.restartRSS[:third]), medianOf(s.restartRSS[n-third:])
+		if float64(last) > 1.10*float64(first) {
+			s.fail("node b: RSS before a restart grew %d → %d kB (medians of the first and last third, > 10 %%)", first, last)
+		}
+	}
 	for i, n := range s.nodes {
-		if base.rss[i] > 0 && float64(end.rss[i]) > 1.10*float64(base.rss[i]) {
+		// Node B with -disk is a new process since the baseline: its
+		// RSS is judged across its restarts, above.
+		if base.rss[i] > 0 && float64(end.rss[i]) > 1.10*float64(base.rss[i]) && !(s.cfg.disk && i == 1) {
 			s.fail("node %s: RSS grew %d → %d kB (> 10 %%)", n.name, base.rss[i], end.rss[i])
 		}
 		// The load's own connections (keep-alive clients, a slow reader
@@ -678,6 +794,10 @@ func (s *soak) report(base, end sample) bool {
 		s.mu.Lock()
 		s.counts["node "+n.name+" purge gaps"] = int(s.metricSum(n, "ramjet_purge_fanout_gaps_total{"))
 		s.counts["node "+n.name+" cache flushes"] = int(max(s.metric(n, "ramjet_purge_fanout_flushes_total"), 0))
+		if s.cfg.disk { // the last process's: a restart or an upgrade starts them again
+			s.counts["node "+n.name+" disk hits"] = int(max(s.metric(n, "ramjet_disk_hits_total"), 0))
+			s.counts["node "+n.name+" disk files"] = int(max(s.metric(n, "ramjet_disk_objects"), 0))
+		}
 		s.mu.Unlock()
 	}
 	s.mu.Lock()

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/ramjet-proxy/ramjet/purge"
@@ -20,11 +22,16 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 // purgeCmd sends one purge to a node's admin API; with Redis configured
 // that node fans it out to every other node.
 func purgeCmd(args []string, stdout, stderr io.Writer) int {
-	r, client, err := parsePurge(args, stderr)
+	r, a, err := parsePurge(args, stderr)
 	if err != nil {
 		return 2
 	}
-	res, err := purge.Send(context.Background(), client, r)
+	base, tok, err := purgeAuth(a.config, a.admin, a.token, a.tokenFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "ramjet purge:", err)
+		return 2
+	}
+	res, err := purge.Send(context.Background(), purge.ClientConfig{Admin: base, Token: tok, Timeout: a.timeout}, r)
 	if err != nil {
 		fmt.Fprintln(stderr, "ramjet purge:", err)
 		return 1
@@ -38,30 +45,58 @@ func purgeCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// purgeAuth is where a purge goes and the token it carries: a token given
+// on the command line is readable by every local user (/proc/PID/cmdline),
+// so the config file (the operator's) and a token file (a site owner's)
+// are the ways that keep it private.
+func purgeAuth(config, admin, token, tokenFile string) (base, tok string, err error) {
+	if token != "" && tokenFile != "" {
+		return "", "", fmt.Errorf("--token and --token-file both name a token: give one")
+	}
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return "", "", fmt.Errorf("reading the token: %w", err)
+		}
+		if token = strings.TrimSpace(string(b)); token == "" {
+			return "", "", fmt.Errorf("%s holds no token", tokenFile)
+		}
+	}
+	return adminOf(config, admin, token)
+}
+
+// purgeArgs is how purge reaches the node and with which token.
+type purgeArgs struct {
+	config, admin, token, tokenFile string
+	timeout                         time.Duration
+}
+
 // parsePurge reads purge's command line: what to purge and how to reach
 // the node; a bad one is reported on stderr.
-func parsePurge(args []string, stderr io.Writer) (purge.Request, purge.ClientConfig, error) {
+func parsePurge(args []string, stderr io.Writer) (purge.Request, purgeArgs, error) {
 	fs := flag.NewFlagSet("purge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var r purge.Request
-	c := purge.ClientConfig{}
+	var a purgeArgs
 	var tags, urls, prefixes listFlag
-	fs.StringVar(&c.Admin, "admin", "http://127.0.0.1:9090", "admin listener base URL")
-	fs.StringVar(&c.Token, "token", "", "admin bearer token")
+	fs.StringVar(&a.config, "config", "", "read the admin listener and the operator's token from this config file (keeps the token off the command line)")
+	fs.StringVar(&a.admin, "admin", "", "admin listener base URL (default http://127.0.0.1:9090, or the config's admin.listen)")
+	fs.StringVar(&a.token, "token", "", "admin bearer token (visible to every local user in the process list: prefer --config or --token-file)")
+	fs.StringVar(&a.tokenFile, "token-file", "", "read the bearer token from this file (a site's admin_token_file)")
 	fs.Var(&tags, "tag", "purge entries carrying this tag (repeatable)")
 	fs.Var(&urls, "url", "purge every variant of this URL (absolute, or a path with --host; repeatable)")
 	fs.Var(&prefixes, "prefix", "purge every URL under this prefix (repeatable)")
 	fs.BoolVar(&r.All, "all", false, "purge everything")
 	fs.BoolVar(&r.Soft, "soft", false, "mark stale instead of removing (served stale while one request refreshes)")
 	fs.StringVar(&r.Host, "host", "", "host for path-only --url and --prefix; empty means every host")
-	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "how long to wait for the node")
+	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "how long to wait for the node")
 	if err := fs.Parse(args); err != nil {
-		return r, c, err
+		return r, a, err
 	}
 	r.Tags, r.URLs, r.Prefixes = tags, urls, prefixes
 	if !r.All && len(r.Tags)+len(r.URLs)+len(r.Prefixes) == 0 {
 		fmt.Fprintln(stderr, "ramjet purge: name something to purge: --tag, --url, --prefix or --all")
-		return r, c, errUsage
+		return r, a, errUsage
 	}
-	return r, c, nil
+	return r, a, nil
 }

@@ -24,20 +24,10 @@ func reopenLogsCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	base, tok := "http://127.0.0.1:9090", ""
-	if a.config != "" {
-		cfg, _, err := conf.Load(a.config)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		base, tok = adminURL(cfg.Admin.Listen), cfg.Admin.Token
-	}
-	if a.admin != "" {
-		base = a.admin
-	}
-	if a.token != "" {
-		tok = a.token
+	base, tok, err := adminOf(a.config, a.admin, a.token)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
 	msg, err := postReopen(base, tok, a.timeout)
 	if err != nil {
@@ -48,23 +38,26 @@ func reopenLogsCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// reopenArgs is reopen-logs' command line.
-type reopenArgs struct {
-	config, admin, token string
-	timeout              time.Duration
-}
-
-// parseReopenLogs reads reopen-logs' command line; a bad one is reported
-// on stderr.
-func parseReopenLogs(args []string, stderr io.Writer) (reopenArgs, error) {
-	var a reopenArgs
-	fs := flag.NewFlagSet("reopen-logs", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&a.config, "config", "", "read admin.listen and admin.token from this config file")
-	fs.StringVar(&a.admin, "admin", "", "admin listener base URL (default: the config's admin.listen, else http://127.0.0.1:9090)")
-	fs.StringVar(&a.token, "token", "", "admin bearer token (default: the config's admin.token)")
-	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "how long to wait for the daemon")
-	return a, fs.Parse(args)
+// adminOf is the admin API's base URL and token: the flags' when given,
+// else the config file's admin.listen and admin.token (config ""
+// none), else http://127.0.0.1:9090 without a token. A token read from
+// the config is on no command line, where every local user would see it.
+func adminOf(config, admin, token string) (base, tok string, err error) {
+	base = "http://127.0.0.1:9090"
+	if config != "" {
+		cfg, _, err := conf.Load(config)
+		if err != nil {
+			return "", "", err
+		}
+		base, tok = adminURL(cfg.Admin.Listen), cfg.Admin.Token
+	}
+	if admin != "" {
+		base = admin
+	}
+	if token != "" {
+		tok = token
+	}
+	return base, tok, nil
 }
 
 // adminURL is the base URL of an admin listen address (":9090" is
@@ -100,4 +93,23 @@ func postReopen(base, token string, timeout time.Duration) (string, error) {
 		return "", fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
 	return string(body), nil
+}
+
+// reopenArgs is reopen-logs' command line.
+type reopenArgs struct {
+	config, admin, token string
+	timeout              time.Duration
+}
+
+// parseReopenLogs reads reopen-logs' command line; a bad one is reported
+// on stderr.
+func parseReopenLogs(args []string, stderr io.Writer) (reopenArgs, error) {
+	var a reopenArgs
+	fs := flag.NewFlagSet("reopen-logs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&a.config, "config", "", "read admin.listen and admin.token from this config file")
+	fs.StringVar(&a.admin, "admin", "", "admin listener base URL (default: the config's admin.listen, else http://127.0.0.1:9090)")
+	fs.StringVar(&a.token, "token", "", "admin bearer token (default: the config's admin.token)")
+	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "how long to wait for the daemon")
+	return a, fs.Parse(args)
 }

@@ -155,6 +155,7 @@ func (d *daemon) run() error {
 		return err
 	}
 	defer d.proxy.Close()
+	registerWAFMetrics(d.proxy.Metrics().Set(), d.wafs)
 	tier, err := d.openDisk()
 	if err != nil {
 		return err

@@ -23,6 +23,11 @@ func topCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
+	base, tok, err := adminOf(a.config, a.admin, a.token)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
 	in, out := int(os.Stdin.Fd()), int(os.Stdout.Fd())
 	if !term.IsTerminal(in) || !term.IsTerminal(out) {
 		fmt.Fprintln(stderr, "ramjet top: stdin and stdout must be a terminal (use /stats or /metrics from scripts)")
@@ -36,7 +41,7 @@ func topCmd(args []string, stdout, stderr io.Writer) int {
 	defer term.Restore(in, old) //nolint:errcheck // nothing more to do if the terminal is gone
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	src := &top.Source{Admin: a.admin, Token: a.token, Client: &http.Client{Timeout: 2 * time.Second}}
+	src := &top.Source{Admin: base, Token: tok, Client: &http.Client{Timeout: 2 * time.Second}}
 	size := func() (int, int) {
 		w, h, err := term.GetSize(out)
 		if err != nil {
@@ -55,8 +60,8 @@ func topCmd(args []string, stdout, stderr io.Writer) int {
 
 // topArgs is top's command line.
 type topArgs struct {
-	admin, token string
-	every        time.Duration
+	config, admin, token string
+	every                time.Duration
 }
 
 // parseTop reads top's command line; a bad one is reported on stderr.
@@ -64,14 +69,15 @@ func parseTop(args []string, stderr io.Writer) (topArgs, error) {
 	var a topArgs
 	fs := flag.NewFlagSet("top", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&a.admin, "admin", "http://127.0.0.1:9090", "admin listener base URL")
-	fs.StringVar(&a.token, "token", "", "admin bearer token (the operator's: every site)")
+	fs.StringVar(&a.config, "config", "", "read admin.listen and admin.token from this config file (no token on the command line, which every local user can read)")
+	fs.StringVar(&a.admin, "admin", "", "admin listener base URL (default: the config's admin.listen, else http://127.0.0.1:9090)")
+	fs.StringVar(&a.token, "token", "", "admin bearer token, the operator's (default: the config's admin.token)")
 	fs.DurationVar(&a.every, "interval", time.Second, "refresh interval")
 	if err := fs.Parse(args); err != nil {
 		return a, err
 	}
 	if fs.NArg() > 0 || a.every < 100*time.Millisecond {
-		fmt.Fprintln(stderr, "ramjet top: usage: ramjet top [--admin URL] [--token TOKEN] [--interval DUR ≥ 100ms]")
+		fmt.Fprintln(stderr, "ramjet top: usage: ramjet top [--config FILE] [--admin URL] [--token TOKEN] [--interval DUR ≥ 100ms]")
 		return a, errUsage
 	}
 	return a, nil

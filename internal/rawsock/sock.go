@@ -38,10 +38,20 @@ func New(nc net.Conn) (*Sock, bool) {
 	if err != nil {
 		return nil, false
 	}
+	return Of(rc), true
+}
+
+// Of returns a Sock on rc, the socket a net.Conn's SyscallConn gives.
+func Of(rc syscall.RawConn) *Sock {
 	s := &Sock{rc: rc}
 	s.readFn, s.writeFn = s.read, s.write
-	return s, true
+	return s
 }
+
+// Reset points s, no read or write under way, at another socket: a Sock
+// that one connection no longer needs serves the next one with the
+// callbacks it already has, allocating nothing.
+func (s *Sock) Reset(rc syscall.RawConn) { s.rc = rc }
 
 // Read reads into b, waiting until the socket is readable. A deadline or
 // Close shows as the net.Conn's error would (a *net.OpError); end of file

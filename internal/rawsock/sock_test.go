@@ -201,3 +201,30 @@ func TestUnderFindsTheSocketAndPeekSeesWithoutTaking(t *testing.T) {
 		t.Error("a net.Pipe has a socket")
 	}
 }
+
+func TestAResetSockServesTheOtherSocket(t *testing.T) {
+	client1, server1 := tcpPair(t)
+	client2, server2 := tcpPair(t)
+	s, ok := New(server1)
+	if !ok {
+		t.Fatal("a TCP connection has a descriptor")
+	}
+	rc, err := server2.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Reset(rc)
+	if _, err := s.Write([]byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 3)
+	if _, err := io.ReadFull(client2, buf); err != nil || string(buf) != "two" {
+		t.Fatalf("the second socket's peer read %q, %v", buf, err)
+	}
+	if err := client1.SetReadDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := client1.Read(buf); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the first socket's peer read %d bytes (%v), want none", n, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"syscall"
@@ -32,7 +33,7 @@ type lot struct {
 }
 
 // never is the deadline of a connection parked without one.
-var never = time.Unix(1<<62, 0)
+const never = time.Duration(math.MaxInt64)
 
 // sweep bounds how late past its deadline a parked connection closes:
 // the poller waits at most this long between looks at the deadlines.
@@ -65,9 +66,9 @@ func (p *lot) start() { go p.poll() }
 // park puts c (moved to stParked by its Close) in the set, or closes it
 // when the lot is closed or the kernel refuses.
 func (p *lot) park(c *Conn) {
-	by := c.parkBy
-	if by.IsZero() {
-		by = never
+	by := never
+	if !c.parkBy.IsZero() {
+		by = c.parkBy.Sub(epoch)
 	}
 	p.mu.Lock()
 	if p.closed {
@@ -77,7 +78,7 @@ func (p *lot) park(c *Conn) {
 	}
 	p.byFD[int32(c.fd)] = c
 	p.parks++
-	c.by, c.parkedAt = by, time.Now()
+	c.by, c.parkedAt = by, time.Since(epoch)
 	heap.Push(&p.byTime, c)
 	// One shot: after its event the descriptor stays in the set, disarmed,
 	// until the next park re-arms it (or its close removes it).
@@ -207,9 +208,9 @@ func (p *lot) expire(now time.Time) time.Time {
 	next := now.Add(sweep)
 	for {
 		p.mu.Lock()
-		if len(p.byTime) == 0 || p.byTime[0].by.After(now) {
-			if len(p.byTime) > 0 && p.byTime[0].by.Before(next) {
-				next = p.byTime[0].by
+		if len(p.byTime) == 0 || p.byTime[0].by > now.Sub(epoch) {
+			if len(p.byTime) > 0 && p.byTime[0].by < next.Sub(epoch) {
+				next = epoch.Add(p.byTime[0].by)
 			}
 			p.mu.Unlock()
 			return next
@@ -241,7 +242,7 @@ func (p *lot) closeAll() {
 type deadlines []*Conn
 
 func (h deadlines) Len() int           { return len(h) }
-func (h deadlines) Less(i, j int) bool { return h[i].by.Before(h[j].by) }
+func (h deadlines) Less(i, j int) bool { return h[i].by < h[j].by }
 func (h deadlines) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].heapIdx, h[j].heapIdx = i, j

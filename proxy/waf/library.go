@@ -2,6 +2,7 @@ package waf
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/corazawaf/coraza/v3"
 	"github.com/corazawaf/coraza/v3/experimental"
@@ -31,8 +32,9 @@ func (s *Set) RuleCount() int {
 // that keeps a site's rules keeps its set (compiling the CRS takes a
 // while and tens of MiB). It is safe for concurrent use.
 type Library struct {
-	mu   sync.Mutex      // guards sets
-	sets map[string]*Set // by Rules.key
+	mu       sync.Mutex      // guards sets
+	sets     map[string]*Set // by Rules.key
+	compiled atomic.Int64    // rule sets compiled, ever
 }
 
 // NewLibrary returns an empty library.
@@ -56,6 +58,7 @@ func (l *Library) Get(r Rules) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.compiled.Add(1)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if had := l.sets[key]; had != nil {
@@ -88,3 +91,8 @@ func (l *Library) Len() int {
 	defer l.mu.Unlock()
 	return len(l.sets)
 }
+
+// Compiled is how many rule sets the library has compiled since it was
+// made: a configuration without a WAF compiles none (and the CRS's tens
+// of MiB are never built).
+func (l *Library) Compiled() int64 { return l.compiled.Load() }

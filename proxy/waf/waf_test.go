@@ -145,8 +145,8 @@ func TestLibrarySharesOneSetPerRules(t *testing.T) {
 	}
 	b, _ := l.Get(Rules{After: []string{f}}) // paranoia 0 is 1
 	c, _ := l.Get(Rules{Paranoia: 2, After: []string{f}})
-	if a != b || a == c || l.Len() != 2 {
-		t.Fatalf("sets: a==b %v, a==c %v, held %d; want one set per distinct Rules", a == b, a == c, l.Len())
+	if a != b || a == c || l.Len() != 2 || l.Compiled() != 2 {
+		t.Fatalf("sets: a==b %v, a==c %v, held %d, compiled %d; want one set per distinct Rules", a == b, a == c, l.Len(), l.Compiled())
 	}
 	write(`SecRule ARGS "@streq b" "id:20,phase:1,deny"` + "\n")
 	if d, _ := l.Get(Rules{After: []string{f}}); d == a {
@@ -160,8 +160,8 @@ func TestLibrarySharesOneSetPerRules(t *testing.T) {
 	if _, err := l.Get(Rules{After: []string{f}}); err == nil || !strings.Contains(err.Error(), "nosuch") {
 		t.Errorf("a rule that does not compile: %v", err)
 	}
-	if l.Len() != 1 {
-		t.Errorf("a failed compile was kept: %d sets", l.Len())
+	if l.Len() != 1 || l.Compiled() != 3 {
+		t.Errorf("a failed compile was kept or counted: %d sets, %d compiled (want 1, 3)", l.Len(), l.Compiled())
 	}
 	if _, err := l.Get(Rules{Exclusions: []string{"drupal"}}); err == nil {
 		t.Error("an unknown exclusion set compiled")

@@ -15,39 +15,43 @@ import (
 // that a purge not yet applied to the files covers, stored in RAM. A
 // damaged file is deleted and never served.
 func (t *Tier) Fetch(h uint64, key []byte) *cache.Object {
-	name := nameOf(string(key))
-	o, err := t.fetch(h, name, key)
+	var name [nameLen]byte
+	nameInto(&name, key)
+	o, err := t.fetch(h, name[:], key)
 	if err == nil {
 		return o
 	}
 	// Gone (another process sharing the directory, an upgrade's
 	// predecessor, deleted it) or damaged: either way out of the index.
 	if !errors.Is(err, os.ErrNotExist) {
-		t.log.Warn("disk tier: dropped an unreadable entry file", "file", t.pathOf(name), "err", err)
+		t.log.Warn("disk tier: dropped an unreadable entry file", "file", t.pathOf(string(name[:])), "err", err)
 		t.stats.corrupt.Add(1)
 	}
 	t.Purged(cache.Purge{Exact: string(key), At: math.MaxInt64})
 	return nil
 }
 
-func (t *Tier) fetch(h uint64, name string, key []byte) (*cache.Object, error) {
+func (t *Tier) fetch(h uint64, name, key []byte) (*cache.Object, error) {
 	t.gate.RLock()
 	defer t.gate.RUnlock()
-	if f := t.files[name]; f == nil || f.key != string(key) {
+	f := t.files[string(name)]
+	if f == nil || f.key != string(key) {
 		return nil, nil
 	}
-	b, err := readFile(t.pathOf(name))
+	b, err := t.readIndexed(name, f.size)
 	if err != nil {
 		return nil, err
 	}
-	o, err := decode(b)
-	if err != nil {
+	var o object
+	// b is the entries' alone from here: their strings may alias it.
+	if err := decodeInto(&o, b, true); err != nil {
 		return nil, err
 	}
-	if o.key != string(key) {
+	if o.key != f.key {
 		return nil, fmt.Errorf("%w: key does not match the name", ErrCorrupt)
 	}
-	t.keepServable(o)
+	o.key = f.key // RAM keeps the index's copy, not one that holds b
+	t.keepServable(&o)
 	var stored *cache.Object
 	for i := len(o.variants) - 1; i >= 0; i-- { // the newest last, first again
 		e := o.variants[i]

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"unsafe"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 )
@@ -36,6 +37,8 @@ type object struct {
 	vary     cache.VarySpec
 	variants []*cache.Entry
 	docs     []bool // docs[i]: variants[i] had an ESI parse
+	one      [1]*cache.Entry
+	oneDoc   [1]bool
 }
 
 // encode appends the file of o to dst.
@@ -112,24 +115,39 @@ func appendFields(dst []byte, fs []cache.Field) []byte {
 // anything is parsed; the entries it returns share no memory with b's
 // header but do alias b for their byte fields (b must not be reused).
 func decode(b []byte) (*object, error) {
+	o := &object{}
+	if err := decodeInto(o, b, false); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// decodeInto is decode into o. With alias, the strings alias b too (no
+// copies): for a b that only the entries keep, never reused.
+func decodeInto(o *object, b []byte, alias bool) error {
 	if len(b) < len(magic)+8+4 || string(b[:len(magic)]) != string(magic) {
-		return nil, fmt.Errorf("%w: no header", ErrCorrupt)
+		return fmt.Errorf("%w: no header", ErrCorrupt)
 	}
 	n := binary.LittleEndian.Uint64(b[len(magic):])
 	payload := b[len(magic)+8:]
 	if uint64(len(payload)) != n+4 {
-		return nil, fmt.Errorf("%w: %d payload bytes, header says %d", ErrCorrupt, len(payload)-4, n)
+		return fmt.Errorf("%w: %d payload bytes, header says %d", ErrCorrupt, len(payload)-4, n)
 	}
 	sum := binary.LittleEndian.Uint32(payload[n:])
 	payload = payload[:n]
 	if crc32.Checksum(payload, castagnoli) != sum {
-		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+		return fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
-	r := reader{b: payload}
-	o := &object{key: r.string()}
+	r := reader{b: payload, alias: alias}
+	o.key = r.string()
+	r.alias = false // the vary spec is the object's, which outlives an entry
 	o.vary.Headers = r.strings()
 	o.vary.Cookies = r.strings()
+	r.alias = alias
 	count := r.count()
+	if count == 1 { // the common case: no second allocation for either list
+		o.variants, o.docs = o.one[:0], o.oneDoc[:0]
+	}
 	for i := 0; i < count && r.err == nil; i++ {
 		e, doc := r.entry()
 		o.variants = append(o.variants, e)
@@ -138,17 +156,15 @@ func decode(b []byte) (*object, error) {
 	if r.err == nil && len(r.b) != 0 {
 		r.err = fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(r.b))
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return o, nil
+	return r.err
 }
 
 // reader parses a payload; the first error sticks and every later read
 // returns zero values.
 type reader struct {
-	b   []byte
-	err error
+	b     []byte
+	err   error
+	alias bool // strings alias b
 }
 
 func (r *reader) fail(what string) {
@@ -199,7 +215,13 @@ func (r *reader) bytes() []byte {
 	return b
 }
 
-func (r *reader) string() string { return string(r.bytes()) }
+func (r *reader) string() string {
+	b := r.bytes()
+	if r.alias && len(b) > 0 {
+		return unsafe.String(&b[0], len(b))
+	}
+	return string(b)
+}
 
 func (r *reader) strings() []string {
 	n := r.count()

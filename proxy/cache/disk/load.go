@@ -241,20 +241,11 @@ func readFileInto(path string, buf []byte) ([]byte, error) {
 	} else {
 		b = make([]byte, st.Size)
 	}
-	for n := 0; n < len(b); {
-		m, err := unix.Read(fd, b[n:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		if m == 0 {
-			return b[:n], nil // shrank since fstat: the checksum decides
-		}
-		n += m
+	n, err := readFull(fd, b)
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
 	}
-	return b, nil
+	return b[:n], nil // shorter: shrank since fstat, the checksum decides
 }
 
 // keepUnexpired drops the variants that expired.
