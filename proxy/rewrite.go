@@ -95,7 +95,7 @@ func (r *request) refused() verdict {
 		return declined
 	}
 	switch {
-	case r.frag != nil:
+	case r.ctx == nil: // a fragment, or a warm fetch: never passed on
 		r.res.err = errRefused
 		return answered
 	case r.s.Docroot != nil:

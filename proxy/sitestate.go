@@ -64,7 +64,7 @@ const (
 // counters too (a fragment is part of its page's request).
 func (r *request) tally(n *metrics.Counter, o outcome) {
 	n.Inc()
-	if r.frag != nil {
+	if r.ctx == nil { // a fragment, or a warm fetch (no visitor's)
 		return
 	}
 	switch o {
@@ -140,6 +140,7 @@ func (ss *siteStates) add(label string) (*siteState, bool) {
 	st.passes, st.purges = c("ramjet_site_passes_total"), c("ramjet_site_purges_total")
 	st.wafBlocked, st.wafDetected = c("ramjet_site_waf_blocked_total"), c("ramjet_site_waf_detected_total")
 	st.crawlerRefused = c("ramjet_site_crawler_refused_total")
+	st.warm.counters = newSiteWarmCounters(c)
 	st.addStats(ss.set, series, ss.stats)
 	ss.set.NewGauge(series("ramjet_site_cache_objects"), func() float64 { return float64(st.tally.Entries()) })
 	ss.set.NewGauge(series("ramjet_site_cache_bytes"), func() float64 { return float64(st.tally.Bytes()) })
