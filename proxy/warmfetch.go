@@ -49,7 +49,8 @@ const (
 	warmRevalidated             // a stale copy revalidated or replaced
 	warmSkippedOne              // fresh again, being filled, or not the candidate's key or variant
 	warmRefused                 // the site's rules refused, redirected or passed it: never fetched
-	warmFailed                  // fetched, not stored
+	warmFailed                  // the upstream failed (a stale copy kept)
+	warmNotStored               // answered, not stored
 )
 
 // runWarm runs the warm fetch of c on the generation g entered, as a
@@ -126,8 +127,7 @@ func (r *request) warmFill(c warmCandidate) warmOutcome {
 	req := r.madeUpUpstreamRequest()
 	defer fasthttp.ReleaseRequest(req)
 	f := newFill(r.p, r.g, r.s, req, c.key, r.h, stale, r, true)
-	r.p.metrics.warm.fetches.Inc()
-	r.s.state.warm.counters.fetches.Inc()
+	r.countWarm(c)
 	res := f.run()
 	if stale != nil && (res.err != nil || res.staleOnError) {
 		endStaleWhileRevalidate(ch, r.h, c.key, stale)
@@ -136,16 +136,31 @@ func (r *request) warmFill(c warmCandidate) warmOutcome {
 	if res.resp != nil {
 		releaseResponse(res.resp)
 	}
-	if res.err != nil || res.staleOnError || !res.stored {
+	switch {
+	case res.err != nil || res.staleOnError:
 		return warmFailed
+	case !res.stored:
+		return warmNotStored
 	}
-	if _, e := warmCopy(ch, r.h, c); e != nil {
+	if _, e := warmCopy(ch, r.h, c); e != nil && c.pop != nil {
 		e.Popularity().Adopt(c.pop, ch.Now())
 	}
 	if stale != nil {
 		return warmRevalidated
 	}
 	return warmRefetched
+}
+
+// countWarm counts the fill of c: a warm-up's fetch, or a gap's refresh.
+func (r *request) countWarm(c warmCandidate) {
+	m := r.p.metrics
+	if c.gap {
+		m.refreshes.Inc()
+		m.gapRefreshes.Inc()
+		return
+	}
+	m.warm.fetches.Inc()
+	r.s.state.warm.counters.fetches.Inc()
 }
 
 // madeUpUpstreamRequest is what a fill of the warm fetch r sends: its

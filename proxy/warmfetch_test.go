@@ -20,17 +20,7 @@ const memberRule = "RewriteEngine On\nRewriteCond %{HTTP:X-Member} !=yes\nRewrit
 // a visitor's request would be, and is a hit; the page the rules refuse
 // to a request without the visitor's field is never run.
 func TestWarmUpOfADocrootSiteRunsTheRulesAndPHPAsForAVisitor(t *testing.T) {
-	site := wordpressSite(t, true)
-	root := site.Docroot.Root
-	ran := phpWritable(t, root, "ran.log")
-	index := "<?php file_put_contents(" + phpString(ran) + ", $_SERVER['REQUEST_URI'] . ' ' . ($_SERVER['HTTP_X_MEMBER'] ?? '-') . \"\\n\", FILE_APPEND);" +
-		" header('X-LiteSpeed-Cache-Control: public,max-age=600'); echo 'page ', $_SERVER['REQUEST_URI'];"
-	writeFile(t, filepath.Join(root, "index.php"), index)
-	rules, err := os.ReadFile(filepath.Join(root, ".htaccess"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(root, ".htaccess"), memberRule+string(rules))
+	site, ran := memberSite(t)
 	site.Warm = &Warm{Concurrency: 1, Rate: 1000, MaxEntries: 100, MaxBusy: 100}
 	p := newTestProxy(t, docrootConfig(site), nil)
 	const agent = "curl/8.5.0" // neither mobile nor WebP: the plain variant
@@ -103,6 +93,21 @@ func phpWritable(t *testing.T, dir, name string) string {
 	return path
 }
 
+// memberSite is wordpressSite with memberRule first, and a front
+// controller that logs each run ("URI X-Member") to ran, answering a
+// cacheable page of a copy of its own.
+func memberSite(t *testing.T) (site Site, ran string) {
+	t.Helper()
+	site = wordpressSite(t, true)
+	root := site.Docroot.Root
+	ran = phpWritable(t, root, "ran.log")
+	index := "<?php file_put_contents(" + phpString(ran) + ", $_SERVER['REQUEST_URI'] . ' ' . ($_SERVER['HTTP_X_MEMBER'] ?? '-') . \"\\n\", FILE_APPEND);" +
+		" header('X-LiteSpeed-Cache-Control: public,max-age=600'); echo 'page ', $_SERVER['REQUEST_URI'], ' ', bin2hex(random_bytes(4));"
+	writeFile(t, filepath.Join(root, "index.php"), index)
+	writeFile(t, filepath.Join(root, ".htaccess"), memberRule+readFile(t, filepath.Join(root, ".htaccess")))
+	return site, ran
+}
+
 func writeFile(t *testing.T, path, body string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
@@ -123,4 +128,13 @@ func phpRuns(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	return strings.FieldsFunc(string(b), func(r rune) bool { return r == '\n' })
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -195,7 +195,7 @@ func (p *Proxy) warmFetch(st *siteState, c warmCandidate, stats *warmStats) {
 		stats.refused.Add(1)
 		p.metrics.warm.refused.Inc()
 		st.warm.counters.refused.Inc()
-	case warmFailed:
+	case warmFailed, warmNotStored:
 		stats.failed.Add(1)
 		p.metrics.warm.failures.Inc()
 		st.warm.counters.failures.Inc()

@@ -67,6 +67,8 @@ type warmState struct {
 	running bool
 	// counters are the site's share of warmMetrics.
 	counters siteWarmCounters
+	// gapInFlight counts a docroot site's gap refreshes (gapwarm.go).
+	gapInFlight atomic.Int32
 }
 
 // warmer is the proxy's part of the warm-up: purges in progress whose
