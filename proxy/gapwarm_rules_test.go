@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"path/filepath"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"slices"
 	"testing"
 	"time"
@@ -35,5 +38,25 @@ func TestGapRefreshesADocrootSitesPagesThroughItsRules(t *testing.T) {
 	}
 	if n := metricsOf(t, p)["ramjet_purge_gap_refreshes_total"]; n != 1 {
 		t.Errorf("ramjet_purge_gap_refreshes_total = %v, want 1", n)
+	}
+}
+
+// In proxy mode (htaccess_root) a gap's refresh takes the LiteSpeed
+// block's rules too: the page they refuse a request without the
+// member's field is never asked of the origin.
+func TestGapRefreshOfAnHtaccessRootSiteAsksTheOriginOnlyWhatTheRulesAllow(t *testing.T) {
+	o := newWarmOrigin(t)
+	root := testbed.PublicDir(t)
+	writeFile(t, filepath.Join(root, ".htaccess"), "<IfModule LiteSpeed>\n"+memberRule+"</IfModule>\n")
+	cfg := lscacheConfig(o.URL)
+	cfg.Default.HtaccessRoot = root
+	p, base := startProxy(t, cfg)
+	get(t, base+"/open")
+	get(t, base+"/members/list", "X-Member", "yes")
+	o.arm()
+	p.Purge(purge.Command{Targets: []purge.Target{{Kind: purge.KindAll, Soft: true}}, Gap: true, Grace: time.Minute})
+	p.bg.Wait() // the gap's warm-up, which ends once no refresh failed
+	if got := o.seen(); !slices.Equal(got, []string{"/open "}) {
+		t.Errorf("the gap's refreshes asked the origin for %q, want /open alone", got)
 	}
 }
