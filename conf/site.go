@@ -194,6 +194,10 @@ func checkHostPattern(name string) string {
 		return fmt.Sprintf("%q must be lower case", name)
 	case !isHostName(domain):
 		return fmt.Sprintf("%q is not a host name (no port, no trailing dot)", name)
+	case name == "_default":
+		// A site of that name would share the default site's series and
+		// stats: its token would read every unnamed host's URLs.
+		return fmt.Sprintf("%q is what /stats and /metrics call the hosts no entry names", name)
 	}
 	return ""
 }

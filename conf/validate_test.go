@@ -144,6 +144,8 @@ func TestValidateRejectsBadValues(t *testing.T) {
 			`defaults.default_ttl_with_cookies[0]: "/a?b": a path has no query or fragment`},
 		{"host name upper case", func(c *Config) { c.Hosts = []Host{{Names: []string{"A.test"}, Site: c.Defaults}} },
 			`hosts[0].names[0]: "A.test" must be lower case`},
+		{"host named as the default site", func(c *Config) { c.Hosts = []Host{{Names: []string{"a.test", "_default"}, Site: c.Defaults}} },
+			`hosts[0].names[1]: "_default" is what /stats and /metrics call the hosts no entry names`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

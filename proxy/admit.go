@@ -1,21 +1,53 @@
 package proxy
 
 import (
-	"time"
-
 	"github.com/valyala/fasthttp"
 )
 
-// stageAdmit settles the request's authority (settleTarget) and routes
-// it to its site, notes when it began, and refuses what it cannot route
-// (400) and what the site does not take: a declared body over the limit (413), a plain request for
-// a site that wants HTTPS (redirect). A fragment is a GET of the proxy's
-// own making: it is only routed.
+// stageAdmit settles the request's authority (admit) and routes it to
+// its site, and answers what it cannot route (400) and what the site
+// does not take: a declared body over the limit (413), a plain request
+// for a site that wants HTTPS (redirect).
 func stageAdmit(r *request) verdict {
-	if r.ctx == nil {
-		r.s = r.g.router.route(r.header().Host())
+	switch r.admit() {
+	case admitted:
 		return proceed
+	case admitHTTPS:
+		redirectToHTTPS(r.ctx, r.g)
+		r.res.written = true
 	}
+	return answered
+}
+
+// stageAdmitInline admits an inline request as stageAdmit does; what
+// that would not let through, and any other method than GET and HEAD
+// (a PURGE too), is declined.
+func stageAdmitInline(r *request) verdict {
+	if h := r.header(); r.admit() != admitted || !h.IsGet() && !h.IsHead() {
+		return declined
+	}
+	return proceed
+}
+
+// stageRoute routes a fragment, a GET of the proxy's own making: there
+// is nothing else to admit.
+func stageRoute(r *request) verdict {
+	r.s = r.g.router.route(r.header().Host())
+	return proceed
+}
+
+// admission is what admit made of a client's request.
+type admission uint8
+
+const (
+	admitted     admission = iota
+	admitRefused           // r.res.err says why (400, 413)
+	admitHTTPS             // the site wants HTTPS: redirect
+)
+
+// admit settles the request's target (settleTarget) and Connection list,
+// routes it, and notes when it began for the site's access log.
+func (r *request) admit() admission {
 	bad := settleTarget(r.req, r.tls)
 	settleConnection(r.header())
 	if bad == nil {
@@ -23,31 +55,20 @@ func stageAdmit(r *request) verdict {
 	} else {
 		r.s = r.g.router.def
 	}
-	if r.s.log != nil {
-		r.start = time.Now() // the access log's request time: read the clock only for it
-	}
-	h := r.header()
+	r.began(r.s)
 	switch {
 	case bad != nil:
 		r.res.err = bad
 	case tooLarge(r.ctx, r.g.cfg.MaxRequestBody):
 		r.res.err = fasthttp.ErrBodyTooLarge
-	case isPurgeMethod(h.Method()):
-		return proceed // PURGE and REFRESH are never redirected
+	case isPurgeMethod(r.header().Method()):
+		return admitted // PURGE and REFRESH are never redirected
 	case needsHTTPS(r.ctx, r.s):
-		if !r.inline {
-			redirectToHTTPS(r.ctx, r.g)
-			r.res.written = true
-		}
-	case r.inline && !h.IsGet() && !h.IsHead():
-		return declined
+		return admitHTTPS
 	default:
-		return proceed
+		return admitted
 	}
-	if r.inline {
-		return declined
-	}
-	return answered
+	return admitRefused
 }
 
 // tooLarge reports a declared body length over the limit; a chunked body

@@ -156,8 +156,8 @@ func TestHitBehindTrustedProxyDoesNotAllocate(t *testing.T) {
 				if tt.cookie != "" {
 					ctx.Request.Header.Set("Cookie", tt.cookie)
 				}
-				var seen net.IP
-				probe := func(r *request) verdict { seen = r.remoteIP(); return proceed }
+				var seen [16]byte // remoteIP is valid until release
+				probe := func(r *request) verdict { copy(seen[:], r.remoteIP()); return proceed }
 				p.steps = newSteps(insertStage(pipeline(), "admit", stage{name: "probe", run: probe}))
 				serve := func() {
 					ctx.Response.Reset()
@@ -173,8 +173,8 @@ func TestHitBehindTrustedProxyDoesNotAllocate(t *testing.T) {
 				if cs := string(ctx.Response.Header.Peek("Cache-Status")); cs != "ramjet; hit" {
 					t.Fatalf("not a hit: %q", cs)
 				}
-				if seen.String() != tt.want {
-					t.Fatalf("client %v, want %s", seen, tt.want)
+				if got := net.IP(seen[:]).String(); got != tt.want {
+					t.Fatalf("client %v, want %s", got, tt.want)
 				}
 				if n := testing.AllocsPerRun(200, serve); n != 0 {
 					t.Fatalf("hit (inline %v) allocates %v times, want 0", inline, n)

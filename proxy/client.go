@@ -14,15 +14,13 @@ import (
 // (Config.RealIP), the client its forwarding header names. The stages
 // after it, the access log and the origin's X-Forwarded-For take the
 // address from r.remoteIP; ctx.RemoteAddr reports it too, for whatever
-// asks fasthttp. A fragment has its page's client already.
+// asks fasthttp. A fragment has its page's client already (it does not
+// run this stage).
 //
 // On a behind_tls listener the peer is the TLS terminator: when neither a
 // PROXY header nor a trusted header named the client, the address is
 // the terminator's, which is nobody's to trust (r.terminator).
 func stageClient(r *request) verdict {
-	if r.ctx == nil {
-		return proceed
-	}
 	peer := addrPort(r.ctx.Conn().RemoteAddr())
 	rc := &r.g.cfg.RealIP
 	if len(rc.From) == 0 {
@@ -77,4 +75,40 @@ func (p *Proxy) RealClient(ctx *fasthttp.RequestCtx) {
 	if cl := rc.Resolve(peer.Addr(), ctx.Request.Header.PeekAll(rc.HeaderName())); cl.Named {
 		ctx.SetRemoteAddr(net.TCPAddrFromAddrPort(netip.AddrPortFrom(cl.Addr, 0)))
 	}
+}
+
+// clientPart is who asks (stageClient; a fragment: its page's client).
+// client is the single source of the client's address; ip16 and addr
+// spell it for net.IP and net.Addr users without allocating. port is 0
+// when unknown (a client a trusted proxy named).
+type clientPart struct {
+	client netip.Addr
+	port   uint16
+	ip16   [16]byte
+	addr   net.TCPAddr
+	// claimed: how many X-Forwarded-For hops, from the left, go on to
+	// the origin before the client (-1: all of them).
+	claimed int
+	// terminator: the address is a behind_tls listener's peer, the TLS
+	// terminator, as nothing named its client: it is trusted for nothing.
+	terminator bool
+	// remoteSet: ctx.SetRemoteAddr(&addr) was called, undone by release.
+	remoteSet bool
+}
+
+func (c *clientPart) reset() { *c = clientPart{} }
+
+// remoteIP is the client's address (a fragment's: its page's client),
+// valid until release: what PURGE trust, the private identity, the
+// origin's X-Forwarded-For and the access log take. It is a trusted
+// proxy's client, never the proxy.
+func (c *clientPart) remoteIP() net.IP { return net.IP(c.ip16[:]) }
+
+// setClient makes a (with its port, 0 when unknown) the request's client.
+func (c *clientPart) setClient(a netip.Addr, port uint16) {
+	if !a.IsValid() {
+		a = netip.IPv4Unspecified() // not TCP: as fasthttp's RemoteIP says
+	}
+	c.client, c.port, c.ip16 = a.Unmap(), port, a.As16()
+	c.addr = net.TCPAddr{IP: c.ip16[:], Port: int(port)}
 }

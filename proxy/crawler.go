@@ -98,26 +98,36 @@ func spare(g loadGauge, maxBusy int) bool {
 // give returns a slot take reserved.
 func (b *crawlerBudget) give() { b.upstream.Add(-1) }
 
-// admitCrawler decides whether r may go upstream now. Anyone but the
-// crawler may, and so may a fragment (its page was admitted). A crawler
-// request that may holds a slot until releaseCrawler; one that may not
-// is answered 503 with Retry-After.
-func (r *request) admitCrawler() bool {
+// stageCrawler decides whether a page request that lookup left to fill
+// may go upstream now. Anyone but the crawler may (a fragment's page was
+// admitted: fragments do not run it). A crawler request that may holds a
+// slot until releaseCrawler; one that may not is answered 503 with
+// Retry-After.
+func stageCrawler(r *request) verdict {
 	b := r.s.crawler
-	if b == nil || r.frag != nil || !isCrawler(r.header().UserAgent()) {
-		return true
+	if b == nil || !isCrawler(r.header().UserAgent()) {
+		return proceed
 	}
 	if b.take() {
 		r.crawlerSlot = true
-		return true
+		return proceed
 	}
 	r.p.metrics.crawlerRefused.Inc()
 	r.s.state.crawlerRefused.Inc()
 	r.refuseCrawler(b.retryAfter)
-	return false
+	return answered
 }
 
-// releaseCrawler gives back the slot admitCrawler took, if any.
+// crawlerPart is the crawler stage's part of the request.
+type crawlerPart struct {
+	// crawlerSlot: the request holds one of its site's crawler slots
+	// until release (releaseCrawler).
+	crawlerSlot bool
+}
+
+func (c *crawlerPart) reset() { *c = crawlerPart{} }
+
+// releaseCrawler gives back the slot stageCrawler took, if any.
 func (r *request) releaseCrawler() {
 	if r.crawlerSlot {
 		r.crawlerSlot = false

@@ -8,16 +8,22 @@
 // (phppool), which the generation owns like the origin pool: kept across
 // reloads when unchanged, drained when replaced.
 //
-// Every request — HTTP/1.1 and HTTP/2 (ServeFastHTTP), an HTTP/2 inline
-// hit (ServeHit), an ESI fragment — runs one ordered list of stages, each
-// in the file named after it (pipeline.go lists them):
+// Every request — HTTP/1.1, HTTP/2 and HTTP/3 (ServeFastHTTP), an HTTP/2
+// inline hit (ServeHit), an ESI fragment — runs one ordered list of
+// stages, each in the file named after it (pipeline.go lists them):
 //
-//	admit → purge → identity → key → lookup ─ fresh ──────────┐
-//	                                   └─ miss, stale, pass → fill → respond → log
+//	client → admit → rewrite → purge → identity → key → lookup ─┐
+//	┌───────────────────────────────────────────────────────────┘
+//	├─ fresh ───────────────────────────────────────┐
+//	└─ miss, stale, pass → guard → crawler → fill → respond → stats → log
 //
-// A stage added to the list applies to every entry. An inline request
-// runs the same stages and is declined, unchanged, by the first one that
-// would block or change state.
+// A stage added to the list applies to every entry. The list is compiled
+// once per kind of request (pipeline.go): an inline request stops after
+// lookup, a fresh hit answered and anything else declined, unchanged; a
+// fragment skips client, purge, crawler, stats and log, and its respond
+// hands the body to the page assembling it. Each stage keeps its part of the
+// request in its own file, with its reset (request.go lists them); the
+// one hand-off between stages is lookup's to fill.
 //
 // Per-site policy lives in a generation that Reload swaps atomically; a
 // request keeps the generation it started with to its end, fragments

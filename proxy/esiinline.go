@@ -87,9 +87,9 @@ type pageInlines struct {
 }
 
 // newPageInlines is the inlines of a page served from e, or nil when it
-// has none that may be stored.
+// has none that may be stored. Only a page request serves a page.
 func newPageInlines(r *request, e *cache.Entry, doc *esi.Document) *pageInlines {
-	if e.Born == 0 || r.frag != nil {
+	if e.Born == 0 {
 		return nil
 	}
 	var in *pageInlines

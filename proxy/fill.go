@@ -38,20 +38,13 @@ type result struct {
 // fetched. Concurrent misses of one key share one fetch unless the key is
 // remembered as uncacheable (hit-for-miss); the request that leads the
 // fetch first looks again, since a fill may have stored the entry between
-// this request's lookup and its joining. The plugin's crawler goes
-// upstream only within its site's budget (crawler.go).
+// this request's lookup and its joining.
 func stageFill(r *request) verdict {
-	if r.inline {
-		return declined
-	}
-	if !r.admitCrawler() {
-		return answered
-	}
 	if r.pass != nil {
 		return r.forward()
 	}
 	key := string(r.key)
-	if !r.coalesce {
+	if !r.handoff.coalesce {
 		r.res = r.fetch(key)
 		return answered
 	}
@@ -100,9 +93,9 @@ func (r *request) follow(fl *flight) bool {
 }
 
 // cancelled is closed when a fragment's page stops waiting for it; a
-// client request's is nil (never).
+// client request's is nil (never): nobody gave it a context.
 func (r *request) cancelled() <-chan struct{} {
-	if r.frag == nil {
+	if r.frag.ctx == nil {
 		return nil
 	}
 	return r.frag.ctx.Done()
@@ -112,13 +105,13 @@ func (r *request) cancelled() <-chan struct{} {
 func (r *request) fetch(key string) result {
 	req := r.upstreamRequest()
 	defer fasthttp.ReleaseRequest(req)
-	f := newFill(r.p, r.g, r.s, req, key, r.h, r.stale, r, false)
+	f := newFill(r.p, r.g, r.s, req, key, r.h, r.handoff.stale, r, false)
 	res := f.run()
 	res.origin = max(f.now-f.born, 1)
 	switch {
 	case res.staleOnError:
 		r.tally(r.c.staleError, outHit)
-	case res.err == nil && r.passUntil == 0: // hit-for-pass: lookup counted a pass
+	case res.err == nil && r.handoff.passUntil == 0: // hit-for-pass: lookup counted a pass
 		r.tally(r.c.miss, outMiss)
 	}
 	return res
@@ -192,16 +185,16 @@ func newFill(p *Proxy, g *generation, s *site, req *fasthttp.Request, key string
 	if by == nil {
 		return f
 	}
-	f.fragment, f.ls = by.frag != nil, by.lsRules()
+	f.fragment, f.ls = by.kind == kindFragment, by.lsRules()
 	if background {
 		return f
 	}
-	f.fwd, f.id, f.client, f.passUntil = by.fwd, by.identity(), by.ctx, by.passUntil
-	f.private = by.frag != nil && by.frag.private
+	f.fwd, f.id, f.client, f.passUntil = by.handoff.fwd, by.identity(), by.ctx, by.handoff.passUntil
+	f.private = by.frag.private
 	if by.wafTx != nil { // kept only when the site inspects responses
 		f.inspect = by.inspectResponse
 	}
-	if by.frag == nil && !by.coalesce {
+	if by.kind == kindPage && !by.handoff.coalesce { // nobody else waits on its fill
 		f.requester = by
 	}
 	if stale == nil { // a revalidation adds validators the key does not know

@@ -288,7 +288,7 @@ func TestNewFillTakesFromTheRequestWhatItsFillNeeds(t *testing.T) {
 			if f.fwd != tt.fwd || f.stale != stale || f.scope != fillHost {
 				t.Errorf("fwd %q, stale %v, scope %q; want %q, %v, %q", f.fwd, f.stale != nil, f.scope, tt.fwd, tt.stale, fillHost)
 			}
-			if got := f.id != 0 && f.id == r.identity() && f.client == r.ctx && f.passUntil == r.passUntil; got != tt.request {
+			if got := f.id != 0 && f.id == r.identity() && f.client == r.ctx && f.passUntil == r.handoff.passUntil; got != tt.request {
 				t.Errorf("the request's identity, client and hit-for-pass marker taken: %v, want %v", got, tt.request)
 			}
 			if !tt.request && (f.id != 0 || f.client != nil || f.passUntil != 0) {

@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
+	"github.com/ramjet-proxy/ramjet/proxy/realip"
 )
 
 // forwarding is what the upstream is told about the client of a request
@@ -77,6 +78,39 @@ func setForwarding(h *fasthttp.RequestHeader, f *forwarding, host []byte) {
 	if f.realIPHeader != "" {
 		h.Del(f.realIPHeader) // a configured name: normalised by Del
 	}
+}
+
+// setForwarded tells the origin who asked, and how (setForwarding):
+// X-Forwarded-For is the client's address (r.remoteIP, never a trusted
+// proxy's) after the hops nobody vouched for, X-Forwarded-Proto and -Host
+// the scheme and host the client used.
+func (r *request) setForwarded(h *fasthttp.RequestHeader) {
+	f := r.forwarding()
+	setForwarding(h, &f, r.ctx.Host())
+}
+
+// setForwardedFor replaces every X-Forwarded-For line of h with the one
+// the origin gets (appendForwardedFor).
+func setForwardedFor(h *fasthttp.RequestHeader, claimed int, client netip.Addr) {
+	replaceField(h, fasthttp.HeaderXForwardedFor, appendForwardedFor(nil, h, claimed, client))
+}
+
+// appendForwardedFor appends to dst the X-Forwarded-For the origin gets
+// for client, from the one in h (the client's request's). What
+// the trusted proxies added is theirs and stays out: the origin sees what
+// it would if the client had come to ramjet directly — the hops the
+// client sent (kept, as nginx's $proxy_add_x_forwarded_for keeps them,
+// for applications that log the chain; never believed, here or by an
+// origin that takes the last hop), then the client. So an origin
+// trusting ramjet alone (set_real_ip_from 127.0.0.1, not recursive)
+// logs the real client, and nothing a client wrote can pass for it.
+func appendForwardedFor(dst []byte, h *fasthttp.RequestHeader, claimed int, client netip.Addr) []byte {
+	n := len(dst)
+	dst = realip.AppendClaimed(dst, h.PeekAll(fasthttp.HeaderXForwardedFor), claimed)
+	if len(dst) > n {
+		dst = append(dst, ", "...)
+	}
+	return client.AppendTo(dst)
 }
 
 // forwarding is what r's upstream requests are told about its client.

@@ -80,15 +80,14 @@ func (f *fragmentFetcher) fetch(ctx context.Context, inc *esi.Include, src strin
 	r := requestPool.Get().(*request)
 	defer r.release()
 	f.subRequest(&r.sub, host, path, query, own)
-	r.p, r.g, r.req, r.tls, r.c = f.p, f.g, &r.sub, f.tls, &f.p.metrics.fragments
+	r.p, r.g, r.req, r.tls, r.c, r.kind = f.p, f.g, &r.sub, f.tls, &f.p.metrics.fragments, kindFragment
 	r.setClient(f.client, 0)
 	if !own {
 		r.id, r.idDone = f.id, true // the page's own headers: its identity
 	}
 	r.fragAuthorized = !own && f.authorized
-	r.fragState = fragment{f: f, ctx: ctx, ownHeader: own,
+	r.frag = fragment{f: f, ctx: ctx, pageHeader: !own,
 		private: strings.Contains(strings.ToLower(inc.CacheControl), "private")}
-	r.frag = &r.fragState
 	f.p.run(r)
 	switch {
 	case r.frag.err != nil:
@@ -156,6 +155,21 @@ func allowed(list []string, host string) bool {
 	return false
 }
 
+// fragPart is a fragment's own part of its request (kindFragment): the
+// include and its sub-request; zero for a client's request. Kept with
+// the request: no allocation per fragment.
+type fragPart struct {
+	frag fragment
+	sub  fasthttp.Request // the sub-request; req points here
+}
+
+func (f *fragPart) reset() {
+	if f.frag.f != nil {
+		f.frag = fragment{}
+		f.sub.Reset()
+	}
+}
+
 // fragment is the state of one include's request that a client request
 // does not have: where the answer goes and how long the page waits.
 type fragment struct {
@@ -165,9 +179,10 @@ type fragment struct {
 	// private: the include asked for a private copy (cache-control
 	// "private"): looked up and stored only under the user's identity.
 	private bool
-	// ownHeader: the sub-request carries all its headers (another host's
-	// fragment); else they are the page's, read from the snapshot.
-	ownHeader bool
+	// pageHeader: the sub-request's header fields are its page's, read
+	// from the snapshot (withHeader); else it carries all its own
+	// (another host's fragment).
+	pageHeader bool
 
 	body []byte // the answer: the fragment's body, or err
 	err  error
@@ -195,7 +210,7 @@ func (fr *fragment) upstreamRequest(sub *fasthttp.Request) *fasthttp.Request {
 // withHeader runs fn on the fragment's headers: the sub-request's own, or
 // the page's snapshot, which parallel fragments share behind its mutex.
 func (fr *fragment) withHeader(sub *fasthttp.Request, fn func(*fasthttp.RequestHeader)) {
-	if fr.ownHeader {
+	if !fr.pageHeader {
 		fn(&sub.Header)
 		return
 	}

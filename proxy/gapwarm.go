@@ -103,7 +103,7 @@ func (p *Proxy) warmPage(c *cache.Cache, h uint64, key string, e *cache.Entry) b
 		}
 		defer s.state.warm.gapInFlight.Add(-1)
 	}
-	switch p.runWarm(g, warmCandidate{key: key, h: h, vary: o.Vary, variant: e.Variant, gap: true}) {
+	switch p.runWarm(warmCandidate{key: key, h: h, vary: o.Vary, variant: e.Variant, gap: true}) {
 	case warmFailed:
 		return false
 	}

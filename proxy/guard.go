@@ -9,7 +9,6 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
-	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/waf"
 )
 
@@ -21,9 +20,6 @@ import (
 // status and page; a fragment fails, showing its alt), in detect mode it
 // goes on and is logged.
 func stageGuard(r *request) verdict {
-	if r.inline {
-		return declined // lookup declined everything but fresh hits already
-	}
 	if r.inspect() {
 		return proceed
 	}
@@ -80,8 +76,8 @@ func (r *request) inspect() bool {
 		return true
 	}
 	in := waf.Request{Req: r.req, Client: r.client, ClientPort: int(r.port)}
-	if r.frag != nil {
-		return r.inspectFragment(&in)
+	if r.kind == kindFragment {
+		return r.inspectFragment(&in) // no body, no connection: its page's header
 	}
 	in.Server = addrPort(r.ctx.LocalAddr())
 	in.Protocol = r.via.Protocol().Version()
@@ -103,7 +99,11 @@ func (r *request) inspect() bool {
 	} else {
 		tx.Close() // nothing more to inspect: free it before the upstream's answer
 	}
-	return r.judge(&v, false)
+	if !r.judge(&v, false) {
+		r.answerBlocked()
+		return false
+	}
+	return true
 }
 
 // inspectFragment inspects a fragment's sub-request: the page's header
@@ -129,8 +129,9 @@ var ErrBlocked = errors.New("proxy: blocked by the WAF")
 
 // judge counts, logs and remembers v, a verdict on the request or (the
 // response phases) on its upstream's answer, and says whether the
-// request goes on. A stopped client request gets its answer here; a
-// stopped response is replaced by that answer when respond writes it.
+// request goes on. A stopped client request gets its answer from
+// inspect; a stopped response is replaced by that answer when respond
+// writes it.
 func (r *request) judge(v *waf.Verdict, response bool) bool {
 	m := &r.p.metrics.waf
 	res := &r.waf
@@ -165,9 +166,6 @@ func (r *request) judge(v *waf.Verdict, response bool) bool {
 	r.s.state.wafBlocked.Inc()
 	m.countRules(v, "blocked")
 	r.p.log.Warn(side.blockMsg, r.wafAttrs(v)...)
-	if !response && r.ctx != nil {
-		r.answerBlocked()
-	}
 	return false
 }
 
@@ -258,7 +256,7 @@ func (r *request) wafAttrs(v *waf.Verdict) []any {
 	}
 	return []any{"site", siteName(r.s), "client", r.client.String(), "method", string(r.req.Header.Method()),
 		"uri", string(r.req.Header.RequestURI()), "rules", strings.Join(ids, ","), "score", v.Score,
-		"data", r.waf.data, "fragment", r.frag != nil}
+		"data", r.waf.data, "fragment", r.kind == kindFragment}
 }
 
 func inNets(nets []netip.Prefix, a netip.Addr) bool {
@@ -270,16 +268,27 @@ func inNets(nets []netip.Prefix, a netip.Addr) bool {
 	return false
 }
 
-// endWAF ends the request's WAF transaction and returns its body buffer.
-func (r *request) endWAF() {
-	if r.wafTx != nil {
-		r.wafTx.Close()
-		r.wafTx = nil
-	}
-	if r.body.buf != nil && cap(*r.body.buf) <= 1<<20 {
-		bodyBufs.Put(r.body.buf)
-	}
-	r.body = requestBody{}
-	r.waf = wafResult{rules: r.waf.rules[:0]}
-	r.wafLog = accesslog.WAF{}
+// wafPart is what the WAF made of the request (stageGuard, or lookup
+// for a stale hit): its word for the log line, the transaction a
+// response inspection continues (nil unless the site inspects
+// responses), and the body it read.
+type wafPart struct {
+	waf   wafResult
+	wafTx *waf.Tx
+	body  requestBody
 }
+
+// endWAF ends the request's WAF transaction and returns its body buffer;
+// release calls it before reset.
+func (w *wafPart) endWAF() {
+	if w.wafTx != nil {
+		w.wafTx.Close()
+		w.wafTx = nil
+	}
+	if w.body.buf != nil && cap(*w.body.buf) <= 1<<20 {
+		bodyBufs.Put(w.body.buf)
+	}
+	w.body = requestBody{}
+}
+
+func (w *wafPart) reset() { *w = wafPart{waf: wafResult{rules: w.waf.rules[:0]}} }

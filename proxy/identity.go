@@ -19,26 +19,46 @@ import (
 // public fragments from the cache, which is what ESI is for). The private
 // identity is computed when a stage first needs it (r.identity).
 func stageIdentity(r *request) verdict {
-	h := r.header()
-	r.authorized = r.fragAuthorized || len(peekCanonical(h, "Authorization")) > 0
-	var n *metrics.Counter
-	switch {
-	case r.frag != nil:
-		return proceed
-	case !h.IsGet() && !h.IsHead():
-		r.pass, n = csMethod, r.c.method
-	case r.bypassed():
-		r.pass, n = csBypass, r.c.bypass
-	case hasBody(h):
-		r.pass, n = csBody, r.c.bypass
-	default:
-		return proceed
+	switch pass, n := r.access(); {
+	case pass != nil:
+		r.pass = pass
+		r.tally(n, outPass)
+	case r.refusedToDocroot():
+		r.pass = csHtaccess
 	}
-	if r.inline {
+	return proceed
+}
+
+// stageIdentityInline declines what stageIdentity would pass.
+func stageIdentityInline(r *request) verdict {
+	if pass, _ := r.access(); pass != nil {
 		return declined
 	}
-	r.tally(n, outPass)
 	return proceed
+}
+
+// stageIdentityFragment notes the fragment's credentials: its page's,
+// on the page's host. Its page decided whether the cache is used.
+func stageIdentityFragment(r *request) verdict {
+	r.authorized = r.fragAuthorized || len(peekCanonical(r.header(), "Authorization")) > 0
+	return proceed
+}
+
+// access notes whether the request carries credentials and says whether
+// it passes uncached: the Cache-Status it then gets and its counter; nil
+// goes through the cache.
+func (r *request) access() ([]byte, *metrics.Counter) {
+	h := r.header()
+	r.authorized = len(peekCanonical(h, "Authorization")) > 0
+	switch {
+	case !h.IsGet() && !h.IsHead():
+		return csMethod, r.c.method
+	case r.bypassed():
+		return csBypass, r.c.bypass
+	case hasBody(h):
+		return csBody, r.c.bypass
+	}
+	return nil, nil
 }
 
 // hasBody reports a request that comes with content: a length above 0,
@@ -102,4 +122,36 @@ func (p *Proxy) identity(h *fasthttp.RequestHeader, ip net.IP, site *patterns) u
 	mh.Reset()
 	mh.Write(ip)
 	return id ^ mh.Sum64() | 1 // never 0 once there is a session
+}
+
+// accessPart is what stageIdentity decided: whether the request goes
+// through the cache, its credentials, and the private identity.
+type accessPart struct {
+	// pass is the Cache-Status of a request forwarded uncached (a method
+	// the cache does not answer, a bypass, what the .htaccess rules
+	// refused on a docroot site); nil goes through the cache.
+	pass []byte
+	// authorized: the request carries Authorization; only shared entries
+	// answer it (RFC 9111 3.5).
+	authorized bool
+	// fragAuthorized: a fragment whose page's request (whose headers it
+	// shares) carries Authorization.
+	fragAuthorized bool
+	// id is the private-cache identity (0: none), computed on first use.
+	id     uint64
+	idDone bool
+}
+
+func (a *accessPart) reset() { *a = accessPart{} }
+
+// identity is the client's private-cache identity, 0 when it has none.
+func (r *request) identity() uint64 {
+	if !r.idDone {
+		var site *patterns
+		if r.s != nil {
+			site = r.s.anonymous
+		}
+		r.id, r.idDone = r.p.identity(r.header(), r.remoteIP(), site), true
+	}
+	return r.id
 }

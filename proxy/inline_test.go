@@ -73,6 +73,9 @@ func TestServeHitMatchesHandlerOrDeclines(t *testing.T) {
 		{"session without a private copy of the page", "GET", "/page", []string{"Cookie", "session=1"}, true},
 		{"the user's own private copy", "GET", "/mine", []string{"Cookie", "session=1"}, true},
 		{"another user's private page", "GET", "/mine", []string{"Cookie", "session=2"}, false},
+		{"PURGE from a trusted client", "PURGE", "/page", nil, false},
+		{"REFRESH from a trusted client", "REFRESH", "/page", nil, false},
+		{"still fresh after the declined purges", "GET", "/page", nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -233,42 +233,4 @@ func (p *Proxy) pathKey(path, query string) string {
 	return string(appendQuery(appendPath(nil, []byte(path)), &params, []byte(query), keyDrop{site: p.gen.Load().router.def.drop}))
 }
 
-// splitURL takes "http://host/path?q" or "/path?q" (with the host given
-// apart) into host (normalHost: as requests' are keyed), path and query.
-func splitURL(host, raw string) (string, string, string) {
-	h, path, query := splitRawURL(host, raw)
-	if h != "" {
-		h = normalHost(h)
-	}
-	return h, path, query
-}
-
-func splitRawURL(host, raw string) (string, string, string) {
-	if rest, ok := strings.CutPrefix(raw, "http://"); ok {
-		raw = rest
-	} else if rest, ok := strings.CutPrefix(raw, "https://"); ok {
-		raw = rest
-	} else {
-		path, query, _ := strings.Cut(raw, "?")
-		return host, path, query
-	}
-	h, pq, found := strings.Cut(raw, "/")
-	if !found {
-		return h, "/", ""
-	}
-	path, query, _ := strings.Cut("/"+pq, "?")
-	return h, path, query
-}
-
-// keyPathOf splits a primary key "scheme://host/path?q" into its
-// "/path?q" and its host.
-func keyPathOf(key string) (pathQuery, host string) {
-	_, rest, _ := strings.Cut(key, "://")
-	i := strings.IndexByte(rest, '/')
-	if i < 0 {
-		return "/", rest
-	}
-	return rest[i:], rest[:i]
-}
-
 var _ purge.Invalidator = (*Proxy)(nil)

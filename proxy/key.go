@@ -9,6 +9,25 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/percent"
 )
 
+// keyPart is the request's primary cache key (stageKey).
+type keyPart struct {
+	key []byte
+	// pathAt is where the key's target starts: key[pathAt:] is the
+	// normalised path and query a fill sends upstream (keyTarget).
+	pathAt int
+	params [][]byte // scratch for sorting the query's parameters
+	h      uint64   // hash of key in the shared cache
+}
+
+func newKeyPart() keyPart {
+	return keyPart{key: make([]byte, 0, 256), params: make([][]byte, 0, 16)}
+}
+
+func (k *keyPart) reset() {
+	clear(k.params)
+	*k = keyPart{key: k.key[:0], params: k.params[:0]}
+}
+
 // stageKey computes the request's primary cache key and its hash.
 func stageKey(r *request) verdict {
 	t := target{scheme: schemeOf(r.tls), host: r.header().Host()}
@@ -75,6 +94,44 @@ func splitTarget(req *fasthttp.Request) (path, query []byte) {
 	default:
 		return uri[:q], uri[q+1 : end]
 	}
+}
+
+// splitURL takes "http://host/path?q" or "/path?q" (with the host given
+// apart) into host (normalHost: as requests' are keyed), path and query.
+func splitURL(host, raw string) (string, string, string) {
+	h, path, query := splitRawURL(host, raw)
+	if h != "" {
+		h = normalHost(h)
+	}
+	return h, path, query
+}
+
+func splitRawURL(host, raw string) (string, string, string) {
+	if rest, ok := strings.CutPrefix(raw, "http://"); ok {
+		raw = rest
+	} else if rest, ok := strings.CutPrefix(raw, "https://"); ok {
+		raw = rest
+	} else {
+		path, query, _ := strings.Cut(raw, "?")
+		return host, path, query
+	}
+	h, pq, found := strings.Cut(raw, "/")
+	if !found {
+		return h, "/", ""
+	}
+	path, query, _ := strings.Cut("/"+pq, "?")
+	return h, path, query
+}
+
+// keyPathOf splits a primary key "scheme://host/path?q" into its
+// "/path?q" and its host.
+func keyPathOf(key string) (pathQuery, host string) {
+	_, rest, _ := strings.Cut(key, "://")
+	i := strings.IndexByte(rest, '/')
+	if i < 0 {
+		return "/", rest
+	}
+	return rest[i:], rest[:i]
 }
 
 func indexAny(b []byte, c1, c2 byte) int {

@@ -18,7 +18,7 @@ import (
 // none is.
 func (r *request) languageVariant(o *cache.Object) *cache.Entry {
 	at := slices.Index(o.Vary.Headers, "accept-language")
-	if at < 0 || r.frag != nil {
+	if at < 0 || r.kind == kindFragment {
 		return nil
 	}
 	top, ok := topLanguages(r.header().Peek("Accept-Language"))

@@ -18,6 +18,28 @@ type siteLog struct {
 	name []byte
 }
 
+// logPart is the access log's part of the request.
+type logPart struct {
+	// start is when admit began, for the access log's request time (only
+	// set and read when the site logs); buf holds its line, reused.
+	start time.Time
+	buf   []byte
+	// wafLog is the line's WAF field: kept here, no allocation per line.
+	wafLog accesslog.WAF
+}
+
+func newLogPart() logPart { return logPart{buf: make([]byte, 0, logBufStart)} }
+
+func (l *logPart) reset() { *l = logPart{buf: l.buf[:0]} }
+
+// began notes that the request began now (admit), for the access log's
+// request time: the clock is read only for a site that logs.
+func (l *logPart) began(s *site) {
+	if s.log != nil {
+		l.start = time.Now()
+	}
+}
+
 // protoNames are the access log's protocol of each protocol but
 // HTTP/1.x, whose request line names its own (as nginx logs them).
 var protoNames = [...][]byte{protoH2: []byte("HTTP/2.0"), protoH3: []byte("HTTP/3.0")}
@@ -33,11 +55,8 @@ const (
 // into the request's own buffer and handed to the file's writer, which
 // writes it from its own goroutine; nothing here allocates or waits for
 // the disk. Fragments are part of their page's line, not lines of their
-// own.
+// own: they do not run it.
 func stageLog(r *request) verdict {
-	if r.frag != nil {
-		return proceed
-	}
 	proto, sent := r.via.Protocol(), sentBytes(r.ctx)
 	r.p.metrics.served(proto, sent)
 	if r.s.log == nil {
@@ -45,8 +64,8 @@ func stageLog(r *request) verdict {
 	}
 	l := r.s.log
 	rec := r.logRecord(l, proto, sent)
-	r.logBuf = l.format.Append(r.logBuf[:0], &rec)
-	l.w.Log(r.logBuf)
+	r.logPart.buf = l.format.Append(r.logPart.buf[:0], &rec)
+	l.w.Log(r.logPart.buf)
 	return proceed
 }
 

@@ -13,33 +13,107 @@ func stageLookup(r *request) verdict {
 	if r.pass != nil {
 		return proceed
 	}
+	e, how := r.find(true)
+	switch how {
+	case foundPrivate, foundFresh:
+		return r.hit(e, how)
+	case foundStale:
+		if !r.inspect() {
+			return answered // its refresh would take the request upstream
+		}
+		r.tally(r.c.stale, outHit)
+		r.refresh(e)
+		return r.answer(e, csStale)
+	case foundPass:
+		r.tally(r.c.pass, outPass)
+	}
+	return proceed
+}
+
+// stageLookupInline answers an inline request with a fresh copy in RAM
+// (it must not wait for the disk) that is no ESI page (whose fragments
+// may have to be fetched); anything else is declined.
+func stageLookupInline(r *request) verdict {
+	if e, how := r.find(false); (how == foundPrivate || how == foundFresh) && e.Doc == nil {
+		return r.hit(e, how)
+	}
+	return declined
+}
+
+// lookupPart is what lookup found: the request's variant values, its
+// private key, the time it looked, and what it leaves fill.
+type lookupPart struct {
+	now     int64  // when lookup looked; what a hit's Age is counted from
+	variant []byte // the values the entry's vary spec selects
+	pkey    []byte // private cache key
+	handoff handoff
+}
+
+// handoff is what lookup leaves fill (toFill), the one hand-off between
+// stages: the stale copy to revalidate (or to serve if the origin
+// fails), the Cache-Status fwd reason, and whether concurrent misses of
+// the key share one fill.
+type handoff struct {
+	stale    *cache.Entry
+	fwd      string
+	coalesce bool
+	// passUntil: the URL's hit-for-pass marker lookup found lasts until
+	// then (0: none).
+	passUntil int64
+}
+
+func newLookupPart() lookupPart {
+	return lookupPart{variant: make([]byte, 0, 64), pkey: make([]byte, 0, 256)}
+}
+
+func (l *lookupPart) reset() { *l = lookupPart{variant: l.variant[:0], pkey: l.pkey[:0]} }
+
+// found is what lookup found of the request's copy.
+type found uint8
+
+const (
+	foundNone    found = iota // nothing to answer with: the hand-off says what fill does
+	foundPrivate              // the user's own fresh copy
+	foundFresh                // a fresh shared copy
+	foundStale                // a stale shared copy, served while one refresh runs
+	foundPass                 // the URL is remembered as uncacheable (hit-for-pass)
+)
+
+// hit answers the request with e, a fresh copy.
+func (r *request) hit(e *cache.Entry, how found) verdict {
+	if how == foundPrivate {
+		r.tally(r.c.hitPrivate, outHit)
+		return r.answer(e, csHitPrivate)
+	}
+	r.tally(r.c.hit, outHit)
+	return r.answer(e, csHit)
+}
+
+// find looks the request's copy up and says what it found; disk: it may
+// wait for the disk tier's copy of what RAM does not hold. It changes
+// nothing but the request (and the copy's popularity): where it leaves
+// fill the work, it sets the hand-off (toFill).
+func (r *request) find(disk bool) (*cache.Entry, found) {
 	r.now = r.s.cache.Now()
 	if r.p.privateUsed.Load() {
 		if e := r.privateCopy(); e != nil {
-			if r.inline && e.Doc != nil {
-				return declined // an ESI page may have fragments to fetch
-			}
-			r.tally(r.c.hitPrivate, outHit)
-			return r.answer(e, csHitPrivate)
+			return e, foundPrivate
 		}
 	}
-	if r.frag != nil && r.frag.private {
+	if r.frag.private {
 		return r.toFill(nil, fwdMiss, false) // never shared: nothing to wait for
 	}
 	o := r.s.cache.Lookup(r.h, r.key)
-	if o == nil && !r.inline { // an inline request must not wait for the disk
+	if o == nil && disk {
 		o = r.s.cache.Fetch(r.h, r.key) // the disk tier's copy: a hit too
 	}
 	switch {
 	case o == nil:
 		return r.toFill(nil, fwdMiss, true)
 	case o.PassUntil > r.now:
-		if r.inline {
-			return declined
-		}
-		r.tally(r.c.pass, outPass)
-		r.passUntil = o.PassUntil
-		return r.toFill(nil, fwdURIMiss, false)
+		r.handoff.passUntil = o.PassUntil
+		r.toFill(nil, fwdURIMiss, false)
+		return nil, foundPass
 	}
 	r.selectVariant(&o.Vary)
 	e := o.Variant(r.variant)
@@ -54,29 +128,12 @@ func stageLookup(r *request) verdict {
 		// own, stored only if it says it may be shared (RFC 9111 3.5).
 		return r.toFill(nil, fwdMiss, false)
 	}
-	return r.lookedUp(e)
-}
-
-// lookedUp decides by the status of the request's variant e.
-func (r *request) lookedUp(e *cache.Entry) verdict {
 	e.Popularity().Touch(r.now) // what a purge's warm-up fetches first (warmup.go)
 	switch r.s.cache.Status(e, r.now) {
 	case cache.Fresh:
-		if r.inline && e.Doc != nil {
-			return declined
-		}
-		r.tally(r.c.hit, outHit)
-		return r.answer(e, csHit)
+		return e, foundFresh
 	case cache.Stale:
-		if r.inline {
-			return declined
-		}
-		if !r.inspect() {
-			return answered // its refresh would take the request upstream
-		}
-		r.tally(r.c.stale, outHit)
-		r.refresh(e)
-		return r.answer(e, csStale)
+		return e, foundStale
 	case cache.ErrorOnly, cache.Revalidate:
 		return r.toFill(e, fwdStale, true)
 	case cache.Purged:
@@ -88,7 +145,7 @@ func (r *request) lookedUp(e *cache.Entry) verdict {
 
 // selectVariant sets r.variant to the request's values for v.
 func (r *request) selectVariant(v *cache.VarySpec) {
-	if r.frag != nil && !r.frag.ownHeader {
+	if r.frag.pageHeader {
 		f := r.frag.f
 		f.mu.Lock() // the page's snapshot, shared by its fragments
 		r.variant = appendVariant(r.variant[:0], &f.hdr, v)
@@ -98,13 +155,10 @@ func (r *request) selectVariant(v *cache.VarySpec) {
 	r.variant = appendVariant(r.variant[:0], r.header(), v)
 }
 
-// toFill leaves the request to fill; an inline request declines.
-func (r *request) toFill(stale *cache.Entry, fwd string, coalesce bool) verdict {
-	if r.inline {
-		return declined
-	}
-	r.stale, r.fwd, r.coalesce = stale, fwd, coalesce
-	return proceed
+// toFill leaves the request to fill: the one hand-off between stages.
+func (r *request) toFill(stale *cache.Entry, fwd string, coalesce bool) (*cache.Entry, found) {
+	r.handoff.stale, r.handoff.fwd, r.handoff.coalesce = stale, fwd, coalesce
+	return nil, foundNone
 }
 
 // privateCopy is the client's own fresh copy from the (non-empty)

@@ -28,7 +28,7 @@ func getCtx(path string, lines ...string) *fasthttp.RequestCtx {
 // before lookup. It is released when the test ends.
 func beforeLookup(t *testing.T, p *Proxy, path string, lines ...string) *request {
 	t.Helper()
-	r := p.clientRequest(getCtx(path, lines...), false)
+	r := p.clientRequest(getCtx(path, lines...), kindPage)
 	t.Cleanup(r.release)
 	for _, st := range p.steps.stages {
 		if st.name == "lookup" {
@@ -44,7 +44,7 @@ func beforeLookup(t *testing.T, p *Proxy, path string, lines ...string) *request
 
 // leftForFill is what lookup left for fill: the one hand-off between stages.
 func leftForFill(r *request) (stale *cache.Entry, fwd string, coalesce bool) {
-	return r.stale, r.fwd, r.coalesce
+	return r.handoff.stale, r.handoff.fwd, r.handoff.coalesce
 }
 
 // copyAt is a stored copy of body, stored at now, with the lifetimes

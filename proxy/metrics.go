@@ -43,13 +43,43 @@ type Metrics struct {
 // requestCounters count requests by how the cache answered them.
 type requestCounters struct {
 	hit, hitPrivate, stale, staleError, miss, collapsed, bypass, pass, method *metrics.Counter
+	// ownSite: the requests counted here are counted in their site's
+	// counters too; fragments are not (each is part of its page's request).
+	ownSite bool
 }
 
-func newRequestCounters(s *metrics.Set, name string) requestCounters {
+// outcome is how a request's site counts it.
+type outcome uint8
+
+const (
+	outHit outcome = iota
+	outMiss
+	outPass
+)
+
+// tally counts a request in n and, for a client's, in its site's
+// counters too (a fragment is part of its page's request).
+func (r *request) tally(n *metrics.Counter, o outcome) {
+	n.Inc()
+	if !r.c.ownSite {
+		return
+	}
+	switch o {
+	case outHit:
+		r.s.state.hits.Inc()
+	case outMiss:
+		r.s.state.misses.Inc()
+	case outPass:
+		r.s.state.passes.Inc()
+	}
+}
+
+func newRequestCounters(s *metrics.Set, name string, ownSite bool) requestCounters {
 	c := func(kind string) *metrics.Counter { return s.NewCounter(name + `{cache="` + kind + `"}`) }
 	return requestCounters{
 		hit: c("hit"), hitPrivate: c("hit_private"), stale: c("stale"), staleError: c("stale_if_error"),
 		miss: c("miss"), collapsed: c("collapsed"), bypass: c("bypass"), pass: c("pass"), method: c("method"),
+		ownSite: ownSite,
 	}
 }
 
@@ -57,8 +87,8 @@ func newMetrics(c *cache.Cache) *Metrics {
 	s := metrics.NewSet()
 	m := &Metrics{
 		set:               s,
-		pages:             newRequestCounters(s, "ramjet_requests_total"),
-		fragments:         newRequestCounters(s, "ramjet_esi_fragments_total"),
+		pages:             newRequestCounters(s, "ramjet_requests_total", true),
+		fragments:         newRequestCounters(s, "ramjet_esi_fragments_total", false),
 		protocols:         newProtocolCounters(s),
 		storedPrivate:     s.NewCounter("ramjet_private_stores_total"),
 		esiFragmentErrors: s.NewCounter("ramjet_esi_fragment_errors_total"),

@@ -29,13 +29,7 @@ func TestStageAddedOnceRunsForEveryEntry(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]int{}
 	p.steps = newSteps(insertStage(p.steps.stages, "admit", stage{name: "count", run: func(r *request) verdict {
-		kind := "page"
-		switch {
-		case r.frag != nil:
-			kind = "fragment"
-		case r.inline:
-			kind = "inline"
-		}
+		kind := [...]string{kindPage: "page", kindInline: "inline", kindFragment: "fragment"}[r.kind]
 		mu.Lock()
 		seen[kind]++
 		mu.Unlock()
@@ -64,6 +58,24 @@ func TestStageAddedOnceRunsForEveryEntry(t *testing.T) {
 	}
 }
 
+// Each kind of request runs the stages compiled for it: an inline hit
+// stops after lookup, a fragment skips what only a client's request has,
+// a warm fetch stops after key (warmFill ends it).
+func TestEachKindRunsItsOwnStages(t *testing.T) {
+	st := newSteps(pipeline())
+	want := [numKinds]string{
+		kindPage:     "client admit rewrite purge identity key lookup guard crawler fill respond stats log",
+		kindInline:   "client admit rewrite identity key lookup respond stats log",
+		kindFragment: "admit rewrite identity key lookup guard fill respond",
+		kindWarm:     "admit rewrite identity key",
+	}
+	for k, w := range want {
+		if got := strings.Join(st.of[k].names, " "); got != w {
+			t.Errorf("kind %d runs %q, want %q", k, got, w)
+		}
+	}
+}
+
 // A request that leads a fill looks in the cache again first: a fill
 // that ended between its lookup and its joining stored the page, and the
 // origin is not asked twice.
@@ -73,7 +85,7 @@ func TestFlightLeaderFindingTheEntryStoredDoesNotCallTheOrigin(t *testing.T) {
 		io.WriteString(w, "page")
 	})
 	p := newTestProxy(t, testConfig(o.URL), nil)
-	late := p.clientRequest(requestCtx("GET", "site.test", "/p", false), false)
+	late := p.clientRequest(requestCtx("GET", "site.test", "/p", false), kindPage)
 	defer late.release()
 	for _, name := range []string{"admit", "purge", "identity", "key", "lookup"} {
 		if v := stageNamed(t, p, name).run(late); v != proceed {

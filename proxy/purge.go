@@ -18,13 +18,11 @@ var purgeRequestHeaders = []string{"Surrogate-Key", "Xkey-Purge", "Cache-Tag"}
 // for the tags named in its headers, from trusted addresses only: the
 // client's (stageClient), never a trusted proxy's or a TLS terminator's.
 // A trusted address is not enough for a site with a token of its own, or
-// for every site: every tenant's PHP runs on loopback.
+// for every site: every tenant's PHP runs on loopback. Only a page runs
+// it: a fragment is a GET, an inline request's admit declined the method.
 func stagePurge(r *request) verdict {
-	if r.ctx == nil || !isPurgeMethod(r.header().Method()) {
+	if !isPurgeMethod(r.header().Method()) {
 		return proceed
-	}
-	if r.inline {
-		return declined
 	}
 	scope := scopeOf(r.s, r.ctx.Host())
 	switch {

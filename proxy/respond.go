@@ -2,14 +2,9 @@ package proxy
 
 import "errors"
 
-// stageRespond writes the request's answer: a client's into its response
-// (with the site's HSTS and Alt-Svc over TLS), a fragment's to the page assembling it.
-// It runs for every answered request.
+// stageRespond writes a client's answer into its response (with the
+// site's HSTS and Alt-Svc over TLS). It runs for every answered request.
 func stageRespond(r *request) verdict {
-	if r.frag != nil {
-		r.frag.take(r)
-		return proceed
-	}
 	res := &r.res
 	switch {
 	case res.written:
@@ -30,5 +25,12 @@ func stageRespond(r *request) verdict {
 	addHSTS(r.ctx, r.s)
 	addAltSvc(r.ctx, r.s)
 	announceBody(r.ctx)
+	return proceed
+}
+
+// stageHandOver hands a fragment's answer to the page assembling it (the
+// fragments' respond).
+func stageHandOver(r *request) verdict {
+	r.frag.take(r)
 	return proceed
 }

@@ -40,16 +40,64 @@ var errRefused = errors.New("proxy: refused by the site's .htaccess rules")
 // keys it and reaches the application, dropped query parameters; the
 // fill reads the rest (default TTL, vary cookies).
 func stageRewrite(r *request) verdict {
+	if !r.rewrite(true, true) || r.s.Docroot != nil {
+		return proceed // a docroot answers what they refuse: identity passes it (refusedToDocroot)
+	}
+	code := r.ht.Status
+	r.ctx.SetStatusCode(code)
+	r.ctx.SetContentType("text/plain; charset=utf-8")
+	r.ctx.SetBodyString(fasthttp.StatusMessage(code) + "\n")
+	r.res.written = true
+	return answered
+}
+
+// refusedToDocroot reports whether the rules refused or redirected the
+// request on a docroot site, which answers it (with the site's
+// ErrorDocument), uncached.
+func (r *request) refusedToDocroot() bool {
+	return r.s.Docroot != nil && r.s.ht != nil && r.ht.Status != 0
+}
+
+// stageRewriteInline applies the rules as stageRewrite does; a request
+// they refuse or redirect is declined.
+func stageRewriteInline(r *request) verdict {
+	if r.rewrite(true, true) {
+		return declined
+	}
+	return proceed
+}
+
+// stageRewriteFragment applies the rules to a fragment, whose header
+// fields are its page's unless it has its own (another host's), and
+// whose header lines were never read from a client. A fragment they
+// refuse fails.
+func stageRewriteFragment(r *request) verdict {
+	refused := r.rewrite(!r.frag.pageHeader, false)
+	r.htHash = 0 // its fill's request is made anew (fragment.upstreamRequest): no docrootKey
+	if refused {
+		r.res.err = errRefused
+		return answered
+	}
+	return proceed
+}
+
+// rewrite applies the site's rules to the request and reports whether
+// they refuse or redirect it: a docroot answers it (with the site's
+// ErrorDocument), uncached; in proxy mode ramjet answers the LiteSpeed
+// block's [F] or [G] itself. own: the request's header is its own, which
+// takes the rules' vary value; raw: its raw lines are what it carries
+// (htKey).
+func (r *request) rewrite(own, raw bool) (refused bool) {
 	t := r.s.ht
 	h := r.header()
 	if t == nil || isPurgeMethod(h.Method()) {
-		return proceed // a purge is ramjet's, not the site's (trust decides it)
+		return false // a purge is ramjet's, not the site's (trust decides it)
 	}
-	own := r.frag == nil || r.frag.ownHeader
+	r.htRan = true
 	if own {
 		delCanonical(h, HeaderVaryValue)
 	}
-	key := r.htKey()
+	key := r.htKey(raw)
 	r.htHash = key
 	if token, ok := t.Recall(key, &r.ht); !ok {
 		r.evalHtaccess(t)
@@ -57,12 +105,40 @@ func stageRewrite(r *request) verdict {
 	}
 	o := &r.ht
 	if o.Status != 0 {
-		return r.refused()
+		return true
 	}
 	if len(o.Cache.Vary) > 0 && own {
 		h.SetCanonical(hdrVaryValue, o.Cache.Vary)
 	}
-	return proceed
+	return false
+}
+
+// rewritePart is what the site's .htaccess rules decided of the request
+// (stageRewrite), valid when r.s.ht is set, and their input, reused.
+type rewritePart struct {
+	ht     htaccess.Outcome
+	htReq  htaccess.Request
+	htHdr  htHeader
+	htLine []byte
+	// htHash is htKey's hash of the request (0: not taken), from which
+	// the docroot's key for the same rules is made (docrootKey).
+	htHash uint64
+	// htKeyBuf gathers what htKey hashes, reused.
+	htKeyBuf []byte
+	// htRan: the rules ran on the request; a part they never touched (no
+	// rules, the common case) is fresh already and reset skips it.
+	htRan bool
+}
+
+func (w *rewritePart) reset() {
+	if !w.htRan {
+		return
+	}
+	w.htRan = false
+	w.ht.Reset()
+	w.htReq, w.htHash = htaccess.Request{}, 0
+	w.htHdr = htHeader{cookie: w.htHdr.cookie[:0]}
+	w.htLine, w.htKeyBuf = w.htLine[:0], w.htKeyBuf[:0]
 }
 
 // hdrVaryValue is HeaderVaryValue as fasthttp stores it.
@@ -85,29 +161,6 @@ func (r *request) evalHtaccess(t *htaccess.Tree) {
 	hr.RequestLine = r.htLine
 	t.Eval(hr, &r.ht)
 	r.htReq.Header, r.htHdr.h = nil, nil
-}
-
-// refused handles a request the rules refuse or redirect: a docroot
-// answers it (with the site's ErrorDocument), uncached; in proxy mode
-// ramjet answers the LiteSpeed block's [F] or [G] itself.
-func (r *request) refused() verdict {
-	if r.inline {
-		return declined
-	}
-	switch {
-	case r.ctx == nil: // a fragment, or a warm fetch: never passed on
-		r.res.err = errRefused
-		return answered
-	case r.s.Docroot != nil:
-		r.pass = csHtaccess
-		return proceed
-	}
-	code := r.ht.Status
-	r.ctx.SetStatusCode(code)
-	r.ctx.SetContentType("text/plain; charset=utf-8")
-	r.ctx.SetBodyString(fasthttp.StatusMessage(code) + "\n")
-	r.res.written = true
-	return answered
 }
 
 // lsCache is what the site's LiteSpeed cache rules said of the request;
@@ -239,17 +292,19 @@ func (a *htHeader) Peek(key string) []byte {
 // request line, every header, the client's address and port, the scheme
 // — for the tree's memo of lookups. The pieces are gathered in one
 // buffer kept with the request and hashed at once (maphash's Write
-// costs more per call than per byte). It does not allocate once the
-// buffer has grown.
-func (r *request) htKey() uint64 {
+// costs more per call than per byte). raw: the header's raw lines are
+// what it carries (a client's request; a fragment's sub-request holds
+// copies of its page's, without what was removed since). It does not
+// allocate once the buffer has grown.
+func (r *request) htKey(raw bool) uint64 {
 	h := r.header()
 	b := append(r.htKeyBuf[:0], h.Method()...)
 	b = append(append(b, 0), h.RequestURI()...)
 	b = append(append(b, 0), h.Protocol()...)
 	b = append(append(b, 0), h.Host()...)
 	b = append(b, 0)
-	if raw := h.RawHeaders(); len(raw) > 0 && r.frag == nil {
-		b = append(b, raw...)
+	if lines := h.RawHeaders(); len(lines) > 0 && raw {
+		b = append(b, lines...)
 	} else {
 		for k, v := range h.All() {
 			b = append(append(append(append(b, k...), ':'), v...), '\n')
@@ -274,7 +329,7 @@ func (r *request) htKey() uint64 {
 // (whose generation has a tree of its own). 0: none (a fragment, a
 // proxy-mode site, a request the stage did not hash).
 func (r *request) docrootKey(fill bool) uint64 {
-	if r.htHash == 0 || r.frag != nil || r.s.Docroot == nil {
+	if r.htHash == 0 || r.s.Docroot == nil {
 		return 0
 	}
 	var mh maphash.Hash

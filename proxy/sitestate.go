@@ -51,32 +51,6 @@ type siteState struct {
 	series []string
 }
 
-// outcome is how a request's site counts it.
-type outcome uint8
-
-const (
-	outHit outcome = iota
-	outMiss
-	outPass
-)
-
-// tally counts a request in n and, for a client's, in its site's
-// counters too (a fragment is part of its page's request).
-func (r *request) tally(n *metrics.Counter, o outcome) {
-	n.Inc()
-	if r.ctx == nil { // a fragment, or a warm fetch (no visitor's)
-		return
-	}
-	switch o {
-	case outHit:
-		r.s.state.hits.Inc()
-	case outMiss:
-		r.s.state.misses.Inc()
-	case outPass:
-		r.s.state.passes.Inc()
-	}
-}
-
 // siteStates holds every site's state by label.
 type siteStates struct {
 	mu  sync.Mutex // guards m

@@ -45,9 +45,10 @@ func (st *siteState) counts() sitestats.Counts {
 // stageStats counts a client's answered request in its site's series and,
 // when it went upstream uncached or the WAF stopped it, its URL in the
 // site's list with the reason. Fragments are part of their page's
-// request. It runs for every answered request, after respond.
+// request: they do not run it. It runs for every answered request,
+// after respond.
 func stageStats(r *request) verdict {
-	if r.frag != nil || r.s == nil || r.s.state == nil {
+	if r.s == nil || r.s.state == nil {
 		return proceed
 	}
 	st := r.s.state

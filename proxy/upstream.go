@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"net/netip"
 	"net/textproto"
 	"strconv"
 	"sync"
@@ -15,7 +14,6 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/docroot"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 	"github.com/ramjet-proxy/ramjet/proxy/policy"
-	"github.com/ramjet-proxy/ramjet/proxy/realip"
 )
 
 // upstream answers what the cache cannot: the origin pool, or a site's
@@ -87,7 +85,7 @@ func setSiteFields(s *site, h *fasthttp.RequestHeader) {
 // for the target its key describes.
 func (r *request) upstreamRequest() *fasthttp.Request {
 	var req *fasthttp.Request
-	if r.frag != nil {
+	if r.kind == kindFragment {
 		req = r.frag.upstreamRequest(r.req)
 	} else {
 		req = r.newUpstreamRequest(true, 0)
@@ -234,39 +232,6 @@ var hopByHopCanonical = func() (out [len(hopByHop)]string) {
 	}
 	return out
 }()
-
-// setForwarded tells the origin who asked, and how (setForwarding):
-// X-Forwarded-For is the client's address (r.remoteIP, never a trusted
-// proxy's) after the hops nobody vouched for, X-Forwarded-Proto and -Host
-// the scheme and host the client used.
-func (r *request) setForwarded(h *fasthttp.RequestHeader) {
-	f := r.forwarding()
-	setForwarding(h, &f, r.ctx.Host())
-}
-
-// setForwardedFor replaces every X-Forwarded-For line of h with the one
-// the origin gets (appendForwardedFor).
-func setForwardedFor(h *fasthttp.RequestHeader, claimed int, client netip.Addr) {
-	replaceField(h, fasthttp.HeaderXForwardedFor, appendForwardedFor(nil, h, claimed, client))
-}
-
-// appendForwardedFor appends to dst the X-Forwarded-For the origin gets
-// for client, from the one in h (the client's request's). What
-// the trusted proxies added is theirs and stays out: the origin sees what
-// it would if the client had come to ramjet directly — the hops the
-// client sent (kept, as nginx's $proxy_add_x_forwarded_for keeps them,
-// for applications that log the chain; never believed, here or by an
-// origin that takes the last hop), then the client. So an origin
-// trusting ramjet alone (set_real_ip_from 127.0.0.1, not recursive)
-// logs the real client, and nothing a client wrote can pass for it.
-func appendForwardedFor(dst []byte, h *fasthttp.RequestHeader, claimed int, client netip.Addr) []byte {
-	n := len(dst)
-	dst = realip.AppendClaimed(dst, h.PeekAll(fasthttp.HeaderXForwardedFor), claimed)
-	if len(dst) > n {
-		dst = append(dst, ", "...)
-	}
-	return client.AppendTo(dst)
-}
 
 // setConnection tells a docroot the client's port and the address it
 // connected to (REMOTE_PORT, SERVER_ADDR), after setForwarded removed

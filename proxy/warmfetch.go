@@ -25,21 +25,19 @@ import (
 // uncached, is never fetched. The WAF (guard) is left out: it judges
 // clients, and a warm fetch has none.
 //
-// A warm fetch has neither a client connection nor a page (ctx and frag
-// nil): that is what tells it from the other kinds (madeUp).
+// A warm fetch is a kind of request (kindWarm): its stage list
+// (pipeline.go) stops after key.
 
-// warmSteps are the stages a warm fetch shares with a visitor's request;
-// warmFill ends it.
-var warmSteps = newSteps([]stage{
-	{name: "admit", run: stageAdmit},
-	{name: "rewrite", run: stageRewrite},
-	{name: "identity", run: stageIdentity},
-	{name: "key", run: stageKey},
-})
-
-// madeUp reports whether r is a request of ramjet's own making (a warm
-// fetch): no client connection, no page.
-func (r *request) madeUp() bool { return r.ctx == nil && r.frag == nil }
+// stageRewriteWarm applies the site's rules to a warm fetch (its header
+// is its own, and has no raw lines); a request they refuse or redirect
+// ends unfetched.
+func stageRewriteWarm(r *request) verdict {
+	if r.rewrite(true, false) {
+		r.res.err = errRefused
+		return answered
+	}
+	return proceed
+}
 
 // warmOutcome is what a warm fetch came to.
 type warmOutcome uint8
@@ -53,10 +51,9 @@ const (
 	warmNotStored               // answered, not stored
 )
 
-// runWarm runs the warm fetch of c on the generation g entered, as a
-// visitor's request of it would run (warmSteps), and reports what it
-// came to.
-func (p *Proxy) runWarm(g *generation, c warmCandidate) warmOutcome {
+// runWarm runs the warm fetch of c, as a visitor's request of it would
+// run (kindWarm's stages, then warmFill), and reports what it came to.
+func (p *Proxy) runWarm(c warmCandidate) warmOutcome {
 	host, ok := keyHost(c.key)
 	if !ok {
 		return warmSkippedOne
@@ -64,15 +61,14 @@ func (p *Proxy) runWarm(g *generation, c warmCandidate) warmOutcome {
 	r := requestPool.Get().(*request)
 	req := madeUpRequest(c, host)
 	defer fasthttp.ReleaseRequest(req)
-	r.p, r.g, r.req, r.c = p, g, req, &madeUpCounters
+	r.p, r.g, r.req, r.c, r.kind = p, p.enter(), req, &madeUpCounters, kindWarm // release leaves g
 	r.tls = strings.HasPrefix(c.key, "https://")
 	r.setClient(warmClient, 0)
 	r.claimed = -1
 	defer r.release()
-	for _, run := range warmSteps.until {
-		if run(r) != proceed {
-			return warmRefused // the rules refused or redirected it
-		}
+	p.run(r)
+	if r.res.err != nil {
+		return warmRefused // the rules refused or redirected it
 	}
 	return r.warmFill(c)
 }

@@ -184,7 +184,7 @@ func (p *Proxy) warmFetch(st *siteState, c warmCandidate, stats *warmStats) {
 		p.warmSkipped(st, stats)
 		return
 	}
-	switch p.runWarm(g, c) {
+	switch p.runWarm(c) {
 	case warmRefetched:
 		stats.refetched.Add(1)
 	case warmRevalidated:

@@ -3,6 +3,8 @@ package top
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ramjet-proxy/ramjet/internal/termtext"
 )
 
 // MinWidth is the narrowest terminal the view fits; a narrower one gets
@@ -18,17 +20,17 @@ const siteCols = 44
 func Render(f Frame, admin string, width, height int) []string {
 	width = max(width, 20)
 	var head, tail []string
-	head = append(head, reverse(fmt.Sprintf("ramjet top  %s  %s  conns %d (parked %d)", admin, f.At.Format("15:04:05"),
+	head = append(head, reverse(fmt.Sprintf("ramjet top  %s  %s  conns %d (parked %d)", shown(admin), f.At.Format("15:04:05"),
 		f.Conns, f.Parked), width))
 	if f.Err != nil {
-		head = append(head, "error: "+f.Err.Error())
+		head = append(head, "error: "+shown(f.Err.Error()))
 	}
 	nameW := max(width-siteCols, 8)
 	head = append(head, fmt.Sprintf("%-*s %9s %6s %9s %7s %7s", nameW, "SITE", "REQ/S", "HIT%", "ORIGIN ms", "ERR/m", "WAF/m"))
 	if len(f.Pools) > 0 {
 		tail = append(tail, "", fmt.Sprintf("%-*s %6s %6s %6s %7s", nameW, "PHP POOL", "BUSY", "IDLE", "SUSP", "QUEUED"))
 		for _, p := range f.Pools {
-			tail = append(tail, fmt.Sprintf("%-*s %6d %6d %6d %7d", nameW, cut(p.Name, nameW), p.Busy, p.Idle, p.Suspended, p.Queued))
+			tail = append(tail, fmt.Sprintf("%-*s %6d %6d %6d %7d", nameW, cut(shown(p.Name), nameW), p.Busy, p.Idle, p.Suspended, p.Queued))
 		}
 	}
 	tail = append(tail, "sort "+keyNames[f.Sort]+"  keys: r req/s  h hit%  l origin  e err  w waf  n name  q quit")
@@ -39,7 +41,7 @@ func Render(f Frame, admin string, width, height int) []string {
 	}
 	lines := head
 	for _, r := range rows {
-		lines = append(lines, fmt.Sprintf("%-*s %9.1f %5.1f%% %9s %7d %7d", nameW, cut(r.Name, nameW), r.ReqPerSec,
+		lines = append(lines, fmt.Sprintf("%-*s %9.1f %5.1f%% %9s %7d %7d", nameW, cut(shown(r.Name), nameW), r.ReqPerSec,
 			100*r.HitRatio, ms(r), r.Errors, r.WAF))
 	}
 	if hidden := len(f.Rows) - len(rows); hidden > 0 {
@@ -54,6 +56,13 @@ func Render(f Frame, admin string, width, height int) []string {
 	}
 	return lines
 }
+
+// shown is a string the admin listener sent (or the command line gave),
+// as the view may write it to the terminal: its control characters as
+// visible escapes, so that none of them reaches the terminal, which would
+// obey them (a name or an error body could set the window title or
+// clear the screen).
+func shown(s string) string { return termtext.Clean(s, "") }
 
 func ms(r Row) string {
 	if r.Latency == 0 {

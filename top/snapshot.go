@@ -111,11 +111,20 @@ func (s *Source) getJSON(ctx context.Context, path string, v any) error {
 		return err
 	}
 	defer body.Close()
-	if err := json.NewDecoder(body).Decode(v); err != nil {
+	lr := &io.LimitedReader{R: body, N: maxJSON}
+	if err := json.NewDecoder(lr).Decode(v); err != nil {
+		if lr.N == 0 {
+			return fmt.Errorf("top: GET %s: the answer is over %d MiB", path, maxJSON>>20)
+		}
 		return fmt.Errorf("top: GET %s: %w", path, err)
 	}
 	return nil
 }
+
+// maxJSON bounds an answer of the admin listener that top reads: a
+// hostile one (a tenant's process on the port while ramjet restarts)
+// must not fill top's memory. /stats?urls=0 takes about 1 KB a site: 8 MiB is some 8000 sites.
+const maxJSON = 8 << 20
 
 // get GETs path with the token; a status other than 200 is an error
 // with the start of the body.

@@ -211,3 +211,43 @@ func FuzzConnections(f *testing.F) {
 		}
 	})
 }
+
+// What the admin listener sends (site and pool names, an error's body)
+// reaches the terminal with its control characters shown, not obeyed:
+// the only escape sequences written are the view's own.
+func TestRenderShowsTheServersControlCharactersAsText(t *testing.T) {
+	f := Frame{At: t0, Rows: []Row{{Name: "\x1b]2;pwned\x07evil"}, {Name: "\x1b[2Jb.test"}},
+		Pools: []Pool{{Name: "pool\u009b2J"}}, Err: fmt.Errorf("GET /stats: 500: \x1b[31mred")}
+	lines := Render(f, "http://127.0.0.1:9090/\x1b[8m", 120, 24)
+	screen := strings.Join(lines, "\n")
+	if own := strings.Count(screen, "\x1b"); own != 2 || !strings.HasPrefix(lines[0], esc+"7m") {
+		t.Errorf("%d ESC bytes written, want the header's 2:\n%q", own, screen)
+	}
+	for _, want := range []string{`\x1b]2;pwned\x07evil`, `\x1b[2Jb.test`, `pool\x9b2J`, `\x1b[31mred`, `9090/\x1b[8m`} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the view does not show %s:\n%q", want, screen)
+		}
+	}
+	if strings.ContainsRune(screen, '\u009b') || strings.ContainsRune(screen, '\a') {
+		t.Errorf("a C1 CSI or BEL reached the terminal:\n%q", screen)
+	}
+}
+
+// An admin listener answering without end fills no more than maxJSON of
+// top's memory: the fetch fails saying so.
+func TestFetchBoundsTheAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"sites":[{"site":"`)) //nolint:errcheck // test server
+		chunk := bytes.Repeat([]byte("a"), 1<<20)
+		for range 2 * maxJSON >> 20 {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	src := &Source{Admin: srv.URL, Client: srv.Client()}
+	if _, err := src.Fetch(context.Background()); err == nil || !strings.Contains(err.Error(), "over 8 MiB") {
+		t.Errorf("Fetch of an endless answer: %v, want it refused over 8 MiB", err)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/ramjet-proxy/ramjet/internal/termtext"
 )
 
 // DefaultPluginDir is where the Debian package installs the companion
@@ -36,10 +38,16 @@ func (m Manager) Probe(ctx context.Context, targets []Target) {
 	}
 }
 
+// request is what wp.php is given for action on t. Only enable gets the
+// site's token: a scan, a disable or enable's check shows it to no PHP,
+// whatever site the install turns out to be.
 func (m Manager) request(action string, t Target) request {
 	r := request{Action: action, PluginSrc: m.pluginDir(), AdminURL: m.AdminURL}
 	if t.Site != nil {
-		r.Host, r.Token = t.Site.Name, t.Site.Token
+		r.Host = t.Site.Name
+		if action == "enable" {
+			r.Token = t.Site.Token
+		}
 	}
 	return r
 }
@@ -73,9 +81,9 @@ func (m Manager) Enable(ctx context.Context, targets []Target, out io.Writer) er
 			problems = append(problems, err)
 			continue
 		}
-		fmt.Fprintf(out, "%s\t%s\tenabled %s as %s\n", t.siteName(), t.Path, st.Cache, t.Owner.Name)
+		fmt.Fprintf(out, "%s\t%s\tenabled %s as %s\n", t.siteName(), Shown(t.Path), Shown(st.Cache), Shown(t.Owner.Name))
 		if st.TokenConstant && st.Cache == "ramjet-cache" {
-			fmt.Fprintf(out, "%s\t%s\twarning: wp-config.php defines RAMJET_ADMIN_TOKEN, which wins over the site token\n", t.siteName(), t.Path)
+			fmt.Fprintf(out, "%s\t%s\twarning: wp-config.php defines RAMJET_ADMIN_TOKEN, which wins over the site token\n", t.siteName(), Shown(t.Path))
 		}
 	}
 	return errors.Join(problems...)
@@ -86,6 +94,8 @@ func (m Manager) check(ctx context.Context, t *Target) error {
 	switch {
 	case t.OptOut != "":
 		return fmt.Errorf("%s: opted out by %s (remove it to enable)", t.Path, filepath.Join(t.Path, t.OptOut))
+	case t.Unmatched != nil:
+		return t.Unmatched
 	case t.Site == nil:
 		return fmt.Errorf("%s: no hosts[] entry has it under its docroot.root or htaccess_root, so it has no site token", t.Path)
 	case t.Site.TokenErr != nil:
@@ -115,7 +125,7 @@ func (m Manager) Disable(ctx context.Context, targets []Target, out io.Writer) e
 	for _, t := range targets {
 		before, err := m.PHP.run(ctx, t.Install, m.request("status", t))
 		if err == nil && before.Enabled == "" {
-			fmt.Fprintf(out, "%s\t%s\tnot enabled by ramjet wp: left as it is\n", t.siteName(), t.Path)
+			fmt.Fprintf(out, "%s\t%s\tnot enabled by ramjet wp: left as it is\n", t.siteName(), Shown(t.Path))
 			continue
 		}
 		if err == nil {
@@ -125,10 +135,15 @@ func (m Manager) Disable(ctx context.Context, targets []Target, out io.Writer) e
 			problems = append(problems, err)
 			continue
 		}
-		fmt.Fprintf(out, "%s\t%s\tdisabled %s\n", t.siteName(), t.Path, before.Enabled)
+		fmt.Fprintf(out, "%s\t%s\tdisabled %s\n", t.siteName(), Shown(t.Path), Shown(before.Enabled))
 	}
 	return errors.Join(problems...)
 }
+
+// Shown is s, a name or answer an install's owner controls, as one field
+// of a line in a terminal: its control characters (newlines and tabs
+// too, which would make lines or columns of their own) as escapes.
+func Shown(s string) string { return termtext.Clean(s, "") }
 
 func (t Target) siteName() string {
 	if t.Site == nil {

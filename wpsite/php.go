@@ -55,6 +55,34 @@ type Status struct {
 	TokenConstant bool `json:"token_constant"`
 }
 
+// What a run keeps of PHP's output, and how long it waits for the output
+// to end once PHP has exited.
+const (
+	maxOutput = 64 << 10
+	waitDelay = 2 * time.Second
+)
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	b   []byte
+	max int
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) >= t.max {
+		t.b = append(t.b[:0], p[len(p)-t.max:]...)
+		return n, nil
+	}
+	if over := len(t.b) + len(p) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	t.b = append(t.b, p...)
+	return n, nil
+}
+
+func (t *tail) String() string { return string(t.b) }
+
 // run runs wp.php with req as in's owner, in in.Path, and returns its
 // answer; an answer carrying an error is returned as an error.
 func (p PHP) run(ctx context.Context, in Install, req request) (Status, error) {
@@ -84,9 +112,15 @@ func (p PHP) run(ctx context.Context, in Install, req request) (Status, error) {
 	// Its own process group, so a terminal's ^C reaches ramjet, which
 	// cancels ctx; and killed with ramjet should ramjet die first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// The install's code is its owner's and may be hostile: what it
+	// started is killed with it, a child it left holding the output
+	// does not keep ramjet waiting, and only the end of what it prints
+	// is kept (the result is the last line).
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = waitDelay
 	cmd.Stdin = bytes.NewReader(body)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stdout, stderr := &tail{max: maxOutput}, &tail{max: maxOutput}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	runErr := cmd.Run()
 	st, ok := parseResult(stdout.String())
 	switch {

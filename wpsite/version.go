@@ -6,7 +6,8 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxVersionFile bounds how much of wp-includes/version.php is read
@@ -33,13 +34,15 @@ func ParseVersion(src []byte) (string, error) {
 }
 
 // readVersion reads the version of the install at dir from
-// wp-includes/version.php, which must be a regular file (not a symlink
-// leading elsewhere).
+// wp-includes/version.php. ramjet wp runs as root and the install is its
+// owner's: neither wp-includes nor version.php may be a symlink (which
+// could lead root to a file its owner may not read), and version.php must
+// be a regular file.
 func readVersion(dir string) (string, error) {
 	path := dir + "/wp-includes/version.php"
-	f, err := openRegular(path)
+	f, err := openBeneath(dir, "wp-includes", "version.php")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	defer f.Close()
 	src, err := io.ReadAll(io.LimitReader(f, maxVersionFile))
@@ -53,21 +56,36 @@ func readVersion(dir string) (string, error) {
 	return v, nil
 }
 
-// openRegular opens path for reading when it is a regular file itself:
-// not a symlink (O_NOFOLLOW, so it cannot lead outside the install), a
-// directory, or a FIFO that would block (O_NONBLOCK).
-func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+// openBeneath opens dir/sub/name for reading, each of sub and name opened
+// from the one before without following a symlink (O_NOFOLLOW), so that
+// a rename between a check and the open cannot lead elsewhere; name must
+// be a regular file (not a FIFO that would block, nor a device).
+func openBeneath(dir, sub, name string) (*os.File, error) {
+	d, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s: not a regular file", path)
-	}
+	defer unix.Close(d)
+	s, err := unix.Openat(d, sub, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
+		return nil, fmt.Errorf("%s: %w: it must be a directory of the install itself, not a symlink", sub, err)
+	}
+	defer unix.Close(s)
+	var st unix.Stat_t
+	if err := unix.Fstatat(s, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, errors.New("not a regular file")
+	}
+	fd, err := unix.Openat(s, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, err
+		return nil, errors.New("not a regular file")
 	}
 	return f, nil
 }

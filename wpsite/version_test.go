@@ -2,8 +2,11 @@ package wpsite
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -82,4 +85,38 @@ func FuzzParseVersion(f *testing.F) {
 			t.Fatalf("version %q from %q", v, src)
 		}
 	})
+}
+
+// TestReadVersionFollowsNoSymlinkOfTheInstall: ramjet wp reads
+// version.php as root, so a wp-includes that is a symlink (to a directory
+// its owner may not read) is refused, as is a version.php that is one or
+// that is no regular file.
+func TestReadVersionFollowsNoSymlinkOfTheInstall(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	for _, d := range []string{"secret", "linked", "fifo/wp-includes", "plain/wp-includes"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(secret, "version.php"), []byte("<?php\n$wp_version = 'rootsecret';\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plain/wp-includes/version.php"), []byte("<?php\n$wp_version = '6.4.2';\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "linked", "wp-includes")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo/wp-includes/version.php"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := readVersion(filepath.Join(dir, "plain")); v != "6.4.2" || err != nil {
+		t.Errorf("plain install: %q, %v", v, err)
+	}
+	for _, bad := range []string{"linked", "fifo"} {
+		if v, err := readVersion(filepath.Join(dir, bad)); err == nil {
+			t.Errorf("%s: read version %q through it", bad, v)
+		}
+	}
 }

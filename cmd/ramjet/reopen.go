@@ -29,20 +29,10 @@ func reopenLogsCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	base, tok := "http://127.0.0.1:9090", ""
-	if *config != "" {
-		cfg, _, err := conf.Load(*config)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		base, tok = adminURL(cfg.Admin.Listen), cfg.Admin.Token
-	}
-	if *admin != "" {
-		base = *admin
-	}
-	if *token != "" {
-		tok = *token
+	base, tok, err := adminOf(*config, *admin, *token)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
 	msg, err := postReopen(base, tok, *timeout)
 	if err != nil {
@@ -51,6 +41,28 @@ func reopenLogsCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stdout, msg)
 	return 0
+}
+
+// adminOf is the admin API's base URL and token: the flags' when given,
+// else the config file's admin.listen and admin.token (config ""
+// none), else http://127.0.0.1:9090 without a token. A token read from
+// the config is on no command line, where every local user would see it.
+func adminOf(config, admin, token string) (base, tok string, err error) {
+	base = "http://127.0.0.1:9090"
+	if config != "" {
+		cfg, _, err := conf.Load(config)
+		if err != nil {
+			return "", "", err
+		}
+		base, tok = adminURL(cfg.Admin.Listen), cfg.Admin.Token
+	}
+	if admin != "" {
+		base = admin
+	}
+	if token != "" {
+		tok = token
+	}
+	return base, tok, nil
 }
 
 // adminURL is the base URL of an admin listen address (":9090" is

@@ -21,15 +21,21 @@ import (
 func topCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("top", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	admin := fs.String("admin", "http://127.0.0.1:9090", "admin listener base URL")
-	token := fs.String("token", "", "admin bearer token (the operator's: every site)")
+	config := fs.String("config", "", "read admin.listen and admin.token from this config file (no token on the command line, which every local user can read)")
+	admin := fs.String("admin", "", "admin listener base URL (default: the config's admin.listen, else http://127.0.0.1:9090)")
+	token := fs.String("token", "", "admin bearer token, the operator's (default: the config's admin.token)")
 	every := fs.Duration("interval", time.Second, "refresh interval")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 || *every < 100*time.Millisecond {
-		fmt.Fprintln(stderr, "ramjet top: usage: ramjet top [--admin URL] [--token TOKEN] [--interval DUR ≥ 100ms]")
+		fmt.Fprintln(stderr, "ramjet top: usage: ramjet top [--config FILE] [--admin URL] [--token TOKEN] [--interval DUR ≥ 100ms]")
 		return 2
+	}
+	base, tok, err := adminOf(*config, *admin, *token)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
 	in, out := int(os.Stdin.Fd()), int(os.Stdout.Fd())
 	if !term.IsTerminal(in) || !term.IsTerminal(out) {
@@ -44,7 +50,7 @@ func topCmd(args []string, stdout, stderr io.Writer) int {
 	defer term.Restore(in, old) //nolint:errcheck // nothing more to do if the terminal is gone
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	src := &top.Source{Admin: *admin, Token: *token, Client: &http.Client{Timeout: 2 * time.Second}}
+	src := &top.Source{Admin: base, Token: tok, Client: &http.Client{Timeout: 2 * time.Second}}
 	size := func() (int, int) {
 		w, h, err := term.GetSize(out)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ramjet-proxy/ramjet/conf"
+	"github.com/ramjet-proxy/ramjet/internal/termtext"
 	"github.com/ramjet-proxy/ramjet/wpsite"
 )
 
@@ -48,6 +49,7 @@ func newWPFlags(name string, stderr io.Writer) *wpFlags {
 
 // wpCmd runs `ramjet wp scan|enable|disable`.
 func wpCmd(args []string, stdout, stderr io.Writer) int {
+	stdout, stderr = shownWriter{stdout}, shownWriter{stderr}
 	if len(args) == 0 || (args[0] != "scan" && args[0] != "enable" && args[0] != "disable") {
 		fmt.Fprint(stderr, "usage: ramjet wp scan|enable|disable [-c FILE] [--root DIR]... [--all | SITE...]\n")
 		return 2
@@ -176,12 +178,25 @@ func withoutOptOuts(targets []wpsite.Target, all bool, out io.Writer) []wpsite.T
 	var keep []wpsite.Target
 	for _, t := range targets {
 		if t.OptOut != "" {
-			fmt.Fprintf(out, "%s\t%s\tskipped: opted out by %s\n", siteOf(t), t.Path, t.OptOut)
+			fmt.Fprintf(out, "%s\t%s\tskipped: opted out by %s\n", siteOf(t), wpsite.Shown(t.Path), t.OptOut)
 			continue
 		}
 		keep = append(keep, t)
 	}
 	return keep
+}
+
+// shownWriter writes what tenants control (their directories' names, their
+// PHP's output in an error) to the admin's terminal, where ramjet wp runs
+// as root, with its control characters but newline and tab shown as
+// escapes.
+type shownWriter struct{ w io.Writer }
+
+func (s shownWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(s.w, termtext.Clean(string(p), "\t\n")); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func printTargets(stdout, stderr io.Writer, targets []wpsite.Target) {
@@ -190,6 +205,9 @@ func printTargets(stdout, stderr io.Writer, targets []wpsite.Target) {
 	var failed []error
 	for _, t := range targets {
 		cache := t.Status.Cache
+		if t.Unmatched != nil {
+			failed = append(failed, t.Unmatched)
+		}
 		switch {
 		case t.Status.Error != "":
 			cache = "unknown"
@@ -201,7 +219,8 @@ func printTargets(stdout, stderr io.Writer, targets []wpsite.Target) {
 		if optOut == "" {
 			optOut = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", siteOf(t), t.Path, t.Owner.Name, t.Version, cache, optOut)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", siteOf(t), wpsite.Shown(t.Path), wpsite.Shown(t.Owner.Name), t.Version,
+			wpsite.Shown(cache), optOut)
 	}
 	tw.Flush()
 	for _, err := range failed {

@@ -146,6 +146,9 @@ type envVar struct {
 	unset    bool
 }
 
+// Reset empties o, keeping its buffers, as Eval does before it decides.
+func (o *Outcome) Reset() { o.reset() }
+
 func (o *Outcome) reset() {
 	o.Status, o.Location, o.Realm, o.Cause, o.Err, o.Proxy = 0, o.Location[:0], "", "", nil, o.Proxy[:0]
 	o.Path, o.Query, o.Rewritten, o.User, o.Mime = nil, nil, false, "", ""

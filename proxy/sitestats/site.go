@@ -21,14 +21,21 @@ type Site struct {
 	mu    sync.Mutex // guards rings
 	rings [windows]ring
 
-	urlMu sync.Mutex // guards urls
-	urls  *top
+	// urls lists what went upstream uncached and stopped what the WAF
+	// stopped, each bounded by TopURLs: stopping costs a client nothing
+	// upstream, so a flood of attacks must not push out the URLs the
+	// owner can do something about.
+	urlMu         sync.Mutex // guards urls and stopped
+	urls, stopped *top
 }
+
+// ReasonWAF is the reason of a request the WAF stopped.
+const ReasonWAF = "waf"
 
 // New returns the history of the site whose counters read returns, born
 // at now: every window reaches back to now at most.
 func New(cfg Config, read func() Counts, now time.Time) *Site {
-	s := &Site{read: read, urls: newTop(cfg.TopURLs)}
+	s := &Site{read: read, urls: newTop(cfg.TopURLs), stopped: newTop(cfg.TopURLs)}
 	for w, sp := range spans {
 		s.rings[w] = newRing(sp.length, sp.step)
 	}
@@ -41,6 +48,7 @@ func (s *Site) Resize(cfg Config) {
 	s.urlMu.Lock()
 	defer s.urlMu.Unlock()
 	s.urls.resize(cfg.TopURLs)
+	s.stopped.resize(cfg.TopURLs)
 }
 
 // Sample takes a snapshot of the counters at now, into each ring whose
@@ -71,13 +79,18 @@ func (s *Site) Over(w Window, now time.Time) Counts {
 func (s *Site) Uncached(scheme, host, uri, reason []byte, now time.Time) {
 	s.urlMu.Lock()
 	defer s.urlMu.Unlock()
-	s.urls.add(scheme, host, uri, reason, now.Unix())
+	list := s.urls
+	if string(reason) == ReasonWAF {
+		list = s.stopped
+	}
+	list.add(scheme, host, uri, reason, now.Unix())
 }
 
 // URLs lists the URLs answered uncached within the last day, most
-// requested first.
+// requested first, then those the WAF stopped, most requested first.
 func (s *Site) URLs(now time.Time) []URL {
 	s.urlMu.Lock()
 	defer s.urlMu.Unlock()
-	return s.urls.list(now.Unix() - spans[Day].length)
+	since := now.Unix() - spans[Day].length
+	return append(s.urls.list(since), s.stopped.list(since)...)
 }

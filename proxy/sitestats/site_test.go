@@ -178,3 +178,26 @@ func TestCountingAListedURLAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per count, want 0", n)
 	}
 }
+
+// A flood of URLs the WAF stopped, which costs a client nothing
+// upstream, leaves the uncached URLs listed, and they come first.
+func TestAFloodOfAttacksKeepsTheUncachedURLs(t *testing.T) {
+	s := New(Config{TopURLs: 3}, (&counter{}).read, t0)
+	for range 2 {
+		for _, uri := range []string{"/cart", "/account", "/search"} {
+			s.Uncached([]byte("http://"), []byte("a.test"), []byte(uri), []byte("set-cookie"), t0)
+		}
+	}
+	for i := range 1000 {
+		s.Uncached([]byte("http://"), []byte("a.test"), []byte(fmt.Sprintf("/?id=%d'+OR+1=1", i)), []byte(ReasonWAF), t0)
+	}
+	got := s.URLs(t0)
+	if len(got) != 6 {
+		t.Fatalf("%d URLs listed, want 3 uncached and 3 stopped: %+v", len(got), got)
+	}
+	for i, u := range got {
+		if stopped := u.Reason == ReasonWAF; stopped != (i >= 3) {
+			t.Errorf("URL %d: %+v, want the 3 uncached ones first, then the WAF's", i, u)
+		}
+	}
+}

@@ -28,15 +28,7 @@ import (
 // URL it did not cache with the reason, linked. The screenshot is kept
 // (RAMJET_SCREENSHOT names where, else the test's temporary directory).
 func TestDashboardShowsTheSitesOwnStats(t *testing.T) {
-	requireStack(t)
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("chromium not found (%v); .ci/deps installs the Debian package chromium", err)
-	}
-	db := testbed.StartMariaDB(t)
-	n := reserveNode(t, "web1")
-	wp := installWordPress(t, db, n.AdminURL)
-	n.start(t, startOrigin(t, wp.docroot), "")
+	chromium, n := startDashboardSite(t)
 
 	anon := newBrowser("anon", n.URL)
 	anon.expect(t, "/", statusMiss, "Post B original")
@@ -89,6 +81,22 @@ func TestDashboardShowsTheSitesOwnStats(t *testing.T) {
 	runChromium(t, chromium, n.URL, cookies, "--screenshot="+shot)
 	mustBeAPicture(t, shot)
 	t.Logf("screenshot of the dashboard: %s", shot)
+}
+
+// startDashboardSite is WordPress behind a ramjet node, and Chromium to
+// look at its dashboard with.
+func startDashboardSite(t *testing.T) (chromium string, n *node) {
+	t.Helper()
+	requireStack(t)
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("chromium not found (%v); .ci/deps installs the Debian package chromium", err)
+	}
+	db := testbed.StartMariaDB(t)
+	n = reserveNode(t, "web1")
+	wp := installWordPress(t, db, n.AdminURL)
+	n.start(t, startOrigin(t, wp.docroot), "")
+	return chromium, n
 }
 
 // siteStats is the part of GET /stats the dashboard shows.
