@@ -17,7 +17,7 @@ import (
 // site's .htaccess rules (rewrite) refuse, redirect or vary it as they
 // would the visitor's, identity passes what the rules or the site keep
 // out of the cache — so that the rules and PHP see exactly what they
-// would for a visitor. Then warmSteps' last stage replaces lookup and
+// would for a visitor. Then warmFill takes the place of lookup and
 // fill: a copy fresh again, a key or variant other than the candidate's,
 // or a fill of the key under way leaves it alone; otherwise it fills, as
 // a visitor's miss would (through the docroot's PHP for a docroot site),
