@@ -2,12 +2,9 @@ package proxy
 
 import (
 	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 )
@@ -20,10 +17,13 @@ import (
 // refreshed in the background, as a visitor's stale hit would refresh it,
 // at most maxGapRefreshes at a time (the visitors' refreshes share the
 // bound), coalesced with any refresh of the same page, and tried again
-// every gapRetry while the origin fails, until the grace is over. Pages of
-// docroot sites, and variants chosen by cookies or other request fields,
-// are refreshed by their visitors only: a request made up from the key
-// would not be theirs.
+// every gapRetry while the origin fails, until the grace is over. Each
+// refresh is a request ramjet makes up (warmfetch.go) through the
+// visitor's stages: the site's .htaccess rules refuse, redirect or vary
+// it as a visitor's, and a docroot site's PHP runs it, within its pool's
+// spare capacity. Variants chosen by cookies or other request fields are
+// refreshed by their visitors only: a request made up from the key would
+// not be theirs.
 
 // gapRetry is how long the warm-up waits before trying the pages whose
 // refresh failed again.
@@ -77,44 +77,54 @@ func (p *Proxy) warmGapOnce(c *cache.Cache) bool {
 	return failed.Load()
 }
 
-// warmPage refreshes the plain page e stored under key (hash h), unless
-// its site is not a proxied one of c or another refresh of it runs. It
-// reports false when the refresh failed.
+// warmPage refreshes the plain page e stored under key (hash h) as a
+// visitor's request of its URL would (runWarm: through the site's
+// .htaccess rules, and its PHP for a docroot site), unless its site is
+// not one of c, the rules refuse the request, or another refresh of it
+// runs. A docroot site's page waits (false: tried again) while its PHP
+// pool has no capacity to spare or the site has gapDocrootRefreshes of
+// them in flight: a gap must not take every worker from visitors. It
+// reports false when the refresh failed or waits.
 func (p *Proxy) warmPage(c *cache.Cache, h uint64, key string, e *cache.Entry) bool {
-	scheme, rest, ok := strings.Cut(key, "://")
-	host, _, _ := strings.Cut(rest, "/")
-	if !ok || scheme != "http" && scheme != "https" || host == "" {
+	host, ok := keyHost(key)
+	if !ok {
 		return true // not a page's key (an ESI inline's)
 	}
 	g := p.enter()
 	defer g.leave()
 	s := g.router.route([]byte(host))
-	if s.cache != c || s.Docroot != nil {
-		return true
+	o := c.Lookup(h, []byte(key))
+	if s.cache != c || o == nil || o.Variant([]byte(e.Variant)) != e {
+		return true // another site's now, or replaced meanwhile
 	}
-	fl, lead := p.flights.join(key)
-	if !lead {
-		return true
+	if s.Docroot != nil {
+		if !s.state.warm.takeGap(s) {
+			return false
+		}
+		defer s.state.warm.gapInFlight.Add(-1)
 	}
-	req := fasthttp.AcquireRequest()
-	defer fasthttp.ReleaseRequest(req)
-	req.Header.SetMethod(fasthttp.MethodGet)
-	req.Header.SetHost(host)
-	req.SetRequestURI(rest[len(host):])
-	pinURI(req)
-	setForwarding(&req.Header, &forwarding{client: warmClient, tls: scheme == "https"}, []byte(host))
-	f := newFill(p, g, s, req, key, h, e, nil, false)
-	p.metrics.refreshes.Inc()
-	p.metrics.gapRefreshes.Inc()
-	res := f.run()
-	if res.err != nil || res.staleOnError {
-		endStaleWhileRevalidate(c, h, key, e)
+	switch p.runWarm(warmCandidate{key: key, h: h, vary: o.Vary, variant: e.Variant, gap: true}) {
+	case warmFailed:
+		return false
 	}
-	p.flights.finish(key, fl, &res)
-	if res.resp != nil {
-		releaseResponse(res.resp)
+	return true
+}
+
+// gapDocrootRefreshes bounds a docroot site's gap refreshes in flight.
+const gapDocrootRefreshes = 2
+
+// takeGap takes one of s's docroot gap refreshes, if one is free and its
+// PHP pool has capacity to spare (its warm-up's MaxBusy, else 50 %).
+func (w *warmState) takeGap(s *site) bool {
+	busy := 50
+	if s.Warm != nil {
+		busy = s.Warm.MaxBusy
 	}
-	return res.err == nil && !res.staleOnError
+	if w.gapInFlight.Add(1) > gapDocrootRefreshes || !spare(s.gauge, busy) {
+		w.gapInFlight.Add(-1)
+		return false
+	}
+	return true
 }
 
 // warmClient is who the origin is told asks for a warmed page: ramjet.

@@ -37,6 +37,9 @@ package proxy
 //	³ its page decided the cache is used: only its credentials are noted
 //	⁴ a fresh copy that is no ESI page answers; anything else is declined
 //	⁵ stageHandOver: the body goes to the page assembling it
+//
+// A warm fetch (kindWarm, warmfetch.go) runs admit (route), rewrite (a
+// refusal ends it unfetched), identity and key; warmFill ends it.
 
 // verdict is what a stage tells the pipeline.
 type verdict uint8
@@ -69,6 +72,10 @@ const (
 	// kindFragment is an ESI include of a page being assembled: a GET of
 	// ramjet's own making, for its page's client, answered to the page.
 	kindFragment
+	// kindWarm is a warm fetch (warmfetch.go): a GET ramjet makes up to
+	// fetch a page again, for no client. It stops after key; its own
+	// fill ends it (warmFill).
+	kindWarm
 	numKinds
 )
 
@@ -101,19 +108,19 @@ type stage struct {
 // pipeline is the stage list of every Proxy, in order.
 func pipeline() []stage {
 	return []stage{
-		{name: "client", run: stageClient, skip: kindsOf(kindFragment)}, // its page's client
-		{name: "admit", run: stageAdmit, as: byKind{kindInline: stageAdmitInline, kindFragment: stageRoute}},
-		{name: "rewrite", run: stageRewrite, as: byKind{kindInline: stageRewriteInline, kindFragment: stageRewriteFragment}},
-		{name: "purge", run: stagePurge, skip: kindsOf(kindInline, kindFragment)}, // inline: admit declined the method
+		{name: "client", run: stageClient, skip: kindsOf(kindFragment, kindWarm)}, // its page's client; ramjet
+		{name: "admit", run: stageAdmit, as: byKind{kindInline: stageAdmitInline, kindFragment: stageRoute, kindWarm: stageRoute}},
+		{name: "rewrite", run: stageRewrite, as: byKind{kindInline: stageRewriteInline, kindFragment: stageRewriteFragment, kindWarm: stageRewriteWarm}},
+		{name: "purge", run: stagePurge, skip: kindsOf(kindInline, kindFragment, kindWarm)}, // inline: admit declined the method
 		{name: "identity", run: stageIdentity, as: byKind{kindInline: stageIdentityInline, kindFragment: stageIdentityFragment}},
 		{name: "key", run: stageKey},
-		{name: "lookup", run: stageLookup, as: byKind{kindInline: stageLookupInline}},
-		{name: "guard", run: stageGuard, skip: kindsOf(kindInline)},
-		{name: "crawler", run: stageCrawler, skip: kindsOf(kindInline, kindFragment)}, // a fragment's page was admitted
-		{name: "fill", run: stageFill, skip: kindsOf(kindInline)},
-		{name: "respond", run: stageRespond, as: byKind{kindFragment: stageHandOver}, always: true},
-		{name: "stats", run: stageStats, skip: kindsOf(kindFragment), always: true}, // a fragment is part of its page's request
-		{name: "log", run: stageLog, skip: kindsOf(kindFragment), always: true},     // a fragment is part of its page's line
+		{name: "lookup", run: stageLookup, as: byKind{kindInline: stageLookupInline}, skip: kindsOf(kindWarm)},
+		{name: "guard", run: stageGuard, skip: kindsOf(kindInline, kindWarm)},
+		{name: "crawler", run: stageCrawler, skip: kindsOf(kindInline, kindFragment, kindWarm)}, // a fragment's page was admitted
+		{name: "fill", run: stageFill, skip: kindsOf(kindInline, kindWarm)},
+		{name: "respond", run: stageRespond, as: byKind{kindFragment: stageHandOver}, skip: kindsOf(kindWarm), always: true},
+		{name: "stats", run: stageStats, skip: kindsOf(kindFragment, kindWarm), always: true}, // a fragment is part of its page's request
+		{name: "log", run: stageLog, skip: kindsOf(kindFragment, kindWarm), always: true},     // a fragment is part of its page's line
 	}
 }
 

@@ -59,13 +59,15 @@ func TestStageAddedOnceRunsForEveryEntry(t *testing.T) {
 }
 
 // Each kind of request runs the stages compiled for it: an inline hit
-// stops after lookup, a fragment skips what only a client's request has.
+// stops after lookup, a fragment skips what only a client's request has,
+// a warm fetch stops after key (warmFill ends it).
 func TestEachKindRunsItsOwnStages(t *testing.T) {
 	st := newSteps(pipeline())
 	want := [numKinds]string{
 		kindPage:     "client admit rewrite purge identity key lookup guard crawler fill respond stats log",
 		kindInline:   "client admit rewrite identity key lookup respond stats log",
 		kindFragment: "admit rewrite identity key lookup guard fill respond",
+		kindWarm:     "admit rewrite identity key",
 	}
 	for k, w := range want {
 		if got := strings.Join(st.of[k].names, " "); got != w {

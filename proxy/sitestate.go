@@ -114,6 +114,7 @@ func (ss *siteStates) add(label string) (*siteState, bool) {
 	st.passes, st.purges = c("ramjet_site_passes_total"), c("ramjet_site_purges_total")
 	st.wafBlocked, st.wafDetected = c("ramjet_site_waf_blocked_total"), c("ramjet_site_waf_detected_total")
 	st.crawlerRefused = c("ramjet_site_crawler_refused_total")
+	st.warm.counters = newSiteWarmCounters(c)
 	st.addStats(ss.set, series, ss.stats)
 	ss.set.NewGauge(series("ramjet_site_cache_objects"), func() float64 { return float64(st.tally.Entries()) })
 	ss.set.NewGauge(series("ramjet_site_cache_bytes"), func() float64 { return float64(st.tally.Bytes()) })

@@ -17,8 +17,10 @@ type warmCandidate struct {
 	variant string
 	score   uint32
 	// pop is the dropped entry's counter, which the page fetched again
-	// adopts.
+	// adopts; nil: none (a gap's refresh, which keeps its entry's).
 	pop *cache.Popularity
+	// gap: a fan-out gap's refresh (gapwarm.go), counted as one.
+	gap bool
 }
 
 // id tells two candidates of one page apart: key and variant.

@@ -1,12 +1,9 @@
 package proxy
 
 import (
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 )
@@ -18,7 +15,7 @@ import (
 
 // warmStats is what a run did.
 type warmStats struct {
-	refetched, revalidated, skipped, failed, abandoned, yields atomic.Int64
+	refetched, revalidated, skipped, refused, failed, abandoned, yields atomic.Int64
 }
 
 // startWarmRun starts st's run unless one runs or st has no candidates.
@@ -48,8 +45,9 @@ func (p *Proxy) warmRun(st *siteState) {
 		var stats warmStats
 		p.warmWork(st, &stats)
 		p.metrics.warm.runs.Inc()
+		st.warm.counters.runs.Inc()
 		p.log.Info("warm run", "site", st.label, "refetched", stats.refetched.Load(),
-			"revalidated", stats.revalidated.Load(), "skipped", stats.skipped.Load(),
+			"revalidated", stats.revalidated.Load(), "skipped", stats.skipped.Load(), "refused", stats.refused.Load(),
 			"failed", stats.failed.Load(), "abandoned", stats.abandoned.Load(),
 			"yields", stats.yields.Load(), "took", time.Since(began).Round(time.Millisecond))
 		st.warm.mu.Lock()
@@ -130,6 +128,7 @@ func (p *Proxy) dropWarm(st *siteState) int {
 	n := st.warm.list.len()
 	st.warm.list = warmList{max: st.warm.list.max}
 	p.metrics.warm.abandoned.Add(n)
+	st.warm.counters.abandoned.Add(n)
 	return n
 }
 
@@ -154,6 +153,7 @@ func (p *Proxy) warmSpare(s *site, stats *warmStats) bool {
 	for waited := time.Duration(0); !spare(s.gauge, s.Warm.MaxBusy); waited += warmYield {
 		stats.yields.Add(1)
 		p.metrics.warm.yields.Inc()
+		s.state.warm.counters.yields.Inc()
 		if waited >= warmGiveUp || !p.warmPause(warmYield) {
 			return false
 		}
@@ -170,67 +170,44 @@ func (p *Proxy) stopping() bool {
 	}
 }
 
-// warmFetch fetches c again, unless its site is no longer st (a reload
-// moved its host), a visitor has it fresh again, or another fill of it
-// runs. A copy a soft purge left stale is revalidated.
+// warmFetch fetches c again as a visitor's request of it would be
+// (runWarm: through the site's rules, and its PHP for a docroot site),
+// unless its site is no longer st (a reload moved its host), a visitor
+// has it fresh again, or another fill of it runs. A copy a soft purge
+// left stale is revalidated.
 func (p *Proxy) warmFetch(st *siteState, c warmCandidate, stats *warmStats) {
 	host, _ := keyHost(c.key)
 	g := p.enter()
 	defer g.leave()
 	s := g.router.route([]byte(host))
 	if s.state != st || !warmsIn(s, s.cache) {
-		p.warmSkipped(stats)
+		p.warmSkipped(st, stats)
 		return
 	}
-	ch := s.cache
-	h := ch.Hash([]byte(c.key))
-	stale, fresh := warmCopy(ch, h, c)
-	if fresh != nil {
-		p.warmSkipped(stats)
-		return
-	}
-	fl, lead := p.flights.join(c.key)
-	if !lead { // a visitor's fill runs
-		p.warmSkipped(stats)
-		return
-	}
-	req := warmRequest(c, host)
-	defer fasthttp.ReleaseRequest(req)
-	fwd := fwdMiss
-	if stale != nil {
-		fwd = fwdStale
-	}
-	f := &fill{p: p, g: g, s: s, req: req, key: c.key, h: h, stale: stale, fwd: fwd, scope: scopeOf(s, []byte(host))}
-	p.metrics.warm.fetches.Inc()
-	res := f.run()
-	if stale != nil && (res.err != nil || res.staleOnError) {
-		endStaleWhileRevalidate(ch, h, c.key, stale)
-	}
-	p.flights.finish(c.key, fl, &res)
-	if res.resp != nil {
-		releaseResponse(res.resp)
-	}
-	switch {
-	case res.err != nil || res.staleOnError || !res.stored:
+	switch p.runWarm(c) {
+	case warmRefetched:
+		stats.refetched.Add(1)
+	case warmRevalidated:
+		stats.revalidated.Add(1)
+	case warmSkippedOne:
+		p.warmSkipped(st, stats)
+	case warmRefused:
+		stats.refused.Add(1)
+		p.metrics.warm.refused.Inc()
+		st.warm.counters.refused.Inc()
+	case warmFailed, warmNotStored:
 		stats.failed.Add(1)
 		p.metrics.warm.failures.Inc()
-	case stale != nil:
-		stats.revalidated.Add(1)
-	default:
-		stats.refetched.Add(1)
-	}
-	if res.stored {
-		if _, e := warmCopy(ch, h, c); e != nil {
-			e.Popularity().Adopt(c.pop, ch.Now())
-		}
+		st.warm.counters.failures.Inc()
 	}
 }
 
 // warmSkipped counts a candidate left alone: fresh again, being filled,
 // or no longer its site's to warm.
-func (p *Proxy) warmSkipped(stats *warmStats) {
+func (p *Proxy) warmSkipped(st *siteState, stats *warmStats) {
 	stats.skipped.Add(1)
 	p.metrics.warm.skipped.Inc()
+	st.warm.counters.skipped.Inc()
 }
 
 // warmCopy looks c up in ch: the stale copy to revalidate, or whether
@@ -252,23 +229,4 @@ func warmCopy(ch *cache.Cache, h uint64, c warmCandidate) (stale *cache.Entry, f
 		}
 	}
 	return nil, nil
-}
-
-// warmRequest is the GET that fetches c again: its URL, and the request
-// fields its variant was selected by (plainRequest: no credentials).
-func warmRequest(c warmCandidate, host string) *fasthttp.Request {
-	scheme, rest, _ := strings.Cut(c.key, "://")
-	req := fasthttp.AcquireRequest()
-	req.Header.SetMethod(fasthttp.MethodGet)
-	req.Header.SetHost(host)
-	req.SetRequestURI(rest[len(host):])
-	pinURI(req)
-	values := strings.Split(c.variant, "\x00")
-	for i, name := range c.vary.Headers {
-		if i < len(values) && values[i] != "" {
-			req.Header.Set(name, values[i])
-		}
-	}
-	setForwarding(&req.Header, &forwarding{client: warmClient, tls: scheme == "https"}, []byte(host))
-	return req
 }

@@ -65,6 +65,10 @@ type warmState struct {
 	mu      sync.Mutex // guards list, running
 	list    warmList
 	running bool
+	// counters are the site's share of warmMetrics.
+	counters siteWarmCounters
+	// gapInFlight counts a docroot site's gap refreshes (gapwarm.go).
+	gapInFlight atomic.Int32
 }
 
 // warmer is the proxy's part of the warm-up: purges in progress whose
@@ -272,15 +276,17 @@ func (p *Proxy) offerWarm(c *cache.Cache, o *cache.Object, pick func(*cache.Entr
 			continue
 		}
 		p.metrics.warm.candidates.Inc()
+		s.state.warm.counters.candidates.Inc()
 		add(s.state, s, warmCandidate{key: o.Key, vary: o.Vary, variant: e.Variant, score: score, pop: e.Popularity()})
 	}
 }
 
-// warmsIn reports whether s warms its pages stored in c: a proxied site
-// with a Warm budget whose cache c is, and no .htaccess rules (which make
-// a page's request the visitor's).
+// warmsIn reports whether s warms its pages stored in c: a site with a
+// Warm budget whose cache c is. Docroot sites and sites with .htaccess
+// rules are warmed too: their warm fetch takes the visitor's stages
+// (warmfetch.go).
 func warmsIn(s *site, c *cache.Cache) bool {
-	return s.Warm != nil && s.cache == c && s.Docroot == nil && s.ht == nil
+	return s.Warm != nil && s.cache == c
 }
 
 // keyHost is the host of a page's key "scheme://host/…"; false for any
@@ -335,9 +341,11 @@ type warmMetrics struct {
 	// (MaxEntries); abandoned: left to their visitors when a run gave
 	// up (no capacity to spare for warmGiveUp, the site's warm-up off).
 	candidates, dropped, abandoned *metrics.Counter
-	// fetches started; skipped (fresh again, or being filled, when
-	// their turn came); failures (not stored).
-	fetches, skipped, failures *metrics.Counter
+	// fetches started; skipped (fresh again, being filled, or made
+	// another page by the site's rules, when their turn came); refused
+	// (the site's .htaccess rules refused, redirected or bypassed the
+	// made-up request: never fetched); failures (not stored).
+	fetches, skipped, refused, failures *metrics.Counter
 	// yields: waits for the upstream to have capacity to spare.
 	yields, runs *metrics.Counter
 }
@@ -349,8 +357,32 @@ func newWarmMetrics(s *metrics.Set) warmMetrics {
 		abandoned:  s.NewCounter("ramjet_warm_abandoned_total"),
 		fetches:    s.NewCounter("ramjet_warm_fetches_total"),
 		skipped:    s.NewCounter("ramjet_warm_skipped_total"),
+		refused:    s.NewCounter("ramjet_warm_refused_total"),
 		failures:   s.NewCounter("ramjet_warm_failures_total"),
 		yields:     s.NewCounter("ramjet_warm_yields_total"),
 		runs:       s.NewCounter("ramjet_warm_runs_total"),
+	}
+}
+
+// siteWarmCounters are one configured site's warm-up counters
+// (ramjet_site_warm_*_total{site=…}): their label is the site's, from
+// the config, never anything a client sent.
+type siteWarmCounters struct {
+	candidates, fetches, skipped, refused, failures *metrics.Counter
+	abandoned, yields, runs                         *metrics.Counter
+}
+
+// newSiteWarmCounters registers a site's warm-up counters with c, which
+// makes a counter of the site's series of name.
+func newSiteWarmCounters(c func(name string) *metrics.Counter) siteWarmCounters {
+	return siteWarmCounters{
+		candidates: c("ramjet_site_warm_candidates_total"),
+		fetches:    c("ramjet_site_warm_fetches_total"),
+		skipped:    c("ramjet_site_warm_skipped_total"),
+		refused:    c("ramjet_site_warm_refused_total"),
+		failures:   c("ramjet_site_warm_failures_total"),
+		abandoned:  c("ramjet_site_warm_abandoned_total"),
+		yields:     c("ramjet_site_warm_yields_total"),
+		runs:       c("ramjet_site_warm_runs_total"),
 	}
 }

@@ -30,7 +30,7 @@ func FuzzWarmRequestSelectsTheVariantItRefetches(f *testing.F) {
 		if !plainRequest(&vary, variant) {
 			t.Fatalf("variant %q of a request without cookies is not plain", variant)
 		}
-		req := warmRequest(warmCandidate{key: "https://a.test/p?q=1", vary: vary, variant: variant}, "a.test")
+		req := madeUpRequest(warmCandidate{key: "https://a.test/p?q=1", vary: vary, variant: variant}, "a.test")
 		defer fasthttp.ReleaseRequest(req)
 		if got := string(appendVariant(nil, &req.Header, &vary)); got != variant {
 			t.Fatalf("the warm-up's request selects %q, the variant it refetches is %q", got, variant)

@@ -63,7 +63,9 @@ func TestWarmUpAfterAPurgeOfEverythingMakesThePopularPagesHitsAgain(t *testing.T
 
 	mustStatus(t, adminPost(t, c, rj, "all=1", "", ""), http.StatusOK, "purge of everything")
 	start := time.Now()
-	visitor := get(t, c, warmPage(rj.URL, 100, 0))
+	// The visitor's page is left out of the origin's count (uncounted):
+	// the count is held to the warm-up's concurrency alone.
+	visitor := get(t, c, warmPage(rj.URL, 100, 0)+"&uncounted=1")
 	if took := time.Since(start); took >= sleepMS*time.Millisecond || !visitor.CacheStatus().Stored {
 		t.Errorf("a visitor's miss during the warm-up took %v (%q): it waited behind the warm-up's %d ms pages",
 			took, visitor.CacheStatus().Raw, sleepMS)

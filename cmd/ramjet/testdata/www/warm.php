@@ -2,7 +2,8 @@
 // warm.php: a cacheable page that takes sleep_ms to make and counts the
 // requests it has at once in $RAMJET_MARK_DIR/warm.conc ("now top"), so a
 // test can read the most the origin had at a time (warm.php?conc=1) and
-// start counting again (warm.php?conc=reset).
+// start counting again (warm.php?conc=reset). A visitor's page asked with
+// uncounted=1 is left out: the count is the warm-up's alone.
 $file = $_SERVER['RAMJET_MARK_DIR'] . '/warm.conc';
 
 function bump(string $file, int $by): array {
@@ -28,8 +29,13 @@ if (isset($_GET['conc'])) {
     echo implode(' ', bump($file, 0)), "\n";
     return;
 }
-bump($file, 1);
+$counted = !isset($_GET['uncounted']);
+if ($counted) {
+    bump($file, 1);
+}
 usleep(1000 * (int)($_GET['sleep_ms'] ?? 0));
-bump($file, -1);
+if ($counted) {
+    bump($file, -1);
+}
 header('Cache-Control: public, max-age=600');
 echo 'page ', $_GET['p'] ?? '', ' ', bin2hex(random_bytes(8)), "\n";
