@@ -252,7 +252,7 @@ func (j *Job) apply(ctx context.Context, stdout, stderr io.Writer, shadowOnly bo
 		orig[f] = j.Files[f]
 	}
 	m := Manifest{Server: j.Server, Bin: j.Bin, Conf: j.Conf, RamjetConf: j.Out, Origin: p.Origin,
-		Listens: slices.DeleteFunc([]string{p.Listen, p.TLSListen}, func(s string) bool { return s == "" }), Service: svc}
+		Listens: p.Listens(), Service: svc}
 	if svc != nil {
 		m.RamjetConf = j.Service.Conf
 	}
@@ -292,7 +292,7 @@ func (j *Job) shadow(ctx context.Context, p *Plan, stderr io.Writer) error {
 		return err
 	}
 	preview := *p
-	preview.Listen, preview.Admin = port, ""
+	preview.Listen, preview.ListenAlso, preview.Admin = port, nil, ""
 	if p.TLSListen != "" {
 		if preview.TLSListen, err = freePort(); err != nil {
 			return err

@@ -77,8 +77,25 @@ func (s Service) socketUnit(listens []string) string {
 	for _, a := range listens {
 		fmt.Fprintf(&b, "ListenStream=%s\n", strings.TrimPrefix(a, ":"))
 	}
+	if v6Only(listens) {
+		fmt.Fprintf(&b, "# IPv6 addresses IPv6 only, as nginx binds them.\nBindIPv6Only=ipv6-only\n")
+	}
 	fmt.Fprintf(&b, "ReusePort=yes\nService=%s\n\n[Install]\nWantedBy=sockets.target\n", s.Unit)
 	return b.String()
+}
+
+// v6Only reports whether the socket unit binds its IPv6 addresses IPv6
+// only (as ListenReusePort does): when there is one and no wildcard
+// ":PORT", which is one dual-stack socket.
+func v6Only(listens []string) bool {
+	v6 := false
+	for _, a := range listens {
+		if strings.HasPrefix(a, ":") {
+			return false
+		}
+		v6 = v6 || family(a) == "tcp6"
+	}
+	return v6
 }
 
 // Start has systemd bind listens (the socket unit), installs the

@@ -214,9 +214,14 @@ func sameAddr(bound net.Addr, addr string) bool {
 // listenTCP is the listener for addr: the inherited one, or one opened
 // (see proxy.ListenTCP).
 func (s *sockets) listenTCP(ctx context.Context, addr string, idle time.Duration) (net.Listener, error) {
+	return s.listenOr(addr, func() (net.Listener, error) { return proxy.ListenTCP(ctx, addr, idle) })
+}
+
+// listenOr is the inherited listener for addr, or the one bind opens.
+func (s *sockets) listenOr(addr string, bind func() (net.Listener, error)) (net.Listener, error) {
 	k := s.take("tcp", addr)
 	if k == nil {
-		ln, err := proxy.ListenTCP(ctx, addr, idle)
+		ln, err := bind()
 		if err != nil {
 			return nil, err
 		}
