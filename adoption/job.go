@@ -292,7 +292,7 @@ func (j *Job) shadow(ctx context.Context, p *Plan, stderr io.Writer) error {
 		return err
 	}
 	preview := *p
-	preview.Listen, preview.ListenAlso, preview.Admin = port, nil, ""
+	preview.Listen, preview.ListenAlso, preview.Socket, preview.Admin = port, nil, "", ""
 	if p.TLSListen != "" {
 		if preview.TLSListen, err = freePort(); err != nil {
 			return err

@@ -39,7 +39,10 @@ type Plan struct {
 	// port (127.0.0.1:80 beside [::1]:80): ramjet takes them too, on
 	// sockets of their own, so that the connections queued on each of
 	// the web server's move to ramjet's of the same address.
-	ListenAlso  []string
+	ListenAlso []string
+	// Socket is the socket ramjet binds for a wildcard Listen split in
+	// two (splitWildcard); "" when Listen is.
+	Socket      string
 	DefaultCert string
 	DefaultKey  string
 	Sites       []Site
@@ -101,9 +104,39 @@ func (p *Plan) Moves(addr string) bool {
 	return addr != "" && (addr == p.Listen || addr == p.TLSListen || slices.Contains(p.ListenAlso, addr))
 }
 
+// splitWildcard is, for a wildcard Listen the web server binds as two
+// sockets (nginx's "listen 80; listen [::]:80;"), the sockets ramjet
+// binds instead: 0.0.0.0:80 (Socket) and [::]:80 (ListenAlso), each
+// joining the web server's socket of its family.
+func (p *Plan) splitWildcard() []string {
+	var socks []string
+	for _, s := range p.Sites {
+		for _, l := range s.Listens {
+			if !l.TLS && l.Addr == p.Listen && l.Socket != "" && !slices.Contains(socks, l.Socket) {
+				socks = append(socks, l.Socket)
+			}
+		}
+	}
+	if len(socks) < 2 {
+		return nil
+	}
+	slices.Sort(socks) // 0.0.0.0 before [::]
+	p.Socket = socks[0]
+	return socks[1:]
+}
+
+// listen is ramjet's first plain address: Listen, or the socket it
+// is bound as.
+func (p *Plan) listen() string {
+	if p.Socket != "" {
+		return p.Socket
+	}
+	return p.Listen
+}
+
 // Listens are the addresses ramjet takes.
 func (p *Plan) Listens() []string {
-	all := append([]string{p.Listen, p.TLSListen}, p.ListenAlso...)
+	all := append([]string{p.listen(), p.TLSListen}, p.ListenAlso...)
 	return slices.DeleteFunc(all, func(s string) bool { return s == "" })
 }
 
@@ -111,8 +144,11 @@ func (p *Plan) Listens() []string {
 // with Listen's port, when Listen is one address (a wildcard is all).
 func (p *Plan) sameport() []string {
 	host, port, err := net.SplitHostPort(p.Listen)
-	if err != nil || host == "" {
+	if err != nil {
 		return nil
+	}
+	if host == "" {
+		return p.splitWildcard()
 	}
 	var out []string
 	for _, s := range p.Sites {

@@ -102,3 +102,24 @@ func TestPlanTakesEveryPlainAddressOfItsPort(t *testing.T) {
 		t.Errorf("listen written as %v", got)
 	}
 }
+
+func TestPlanSplitsAWildcardTheWebServerBindsPerFamily(t *testing.T) {
+	site := func(name string, socks ...string) Site {
+		s := Site{Names: []string{name}}
+		for _, k := range socks {
+			s.Listens = append(s.Listens, Listen{Addr: ":80", Socket: k})
+		}
+		return s
+	}
+	p, err := NewPlan([]Site{site("a.test", "0.0.0.0:80", "[::]:80"), site("b.test", "0.0.0.0:80")}, nil, Options{Origin: "127.0.0.1:8081"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Listens(), []string{"0.0.0.0:80", "[::]:80"}) || !p.Moves(":80") {
+		t.Fatalf("listens %q", p.Listens())
+	}
+	p, err = NewPlan([]Site{site("a.test", "0.0.0.0:80"), site("b.test", "")}, nil, Options{Origin: "127.0.0.1:8081"})
+	if err != nil || !slices.Equal(p.Listens(), []string{":80"}) || p.listenConf() != ":80" {
+		t.Fatalf("one socket per address: listens %q (%v)", p.Listens(), err)
+	}
+}

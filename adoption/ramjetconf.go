@@ -54,7 +54,7 @@ func (p *Plan) listenConf() any {
 		}
 		return p.Listen
 	}
-	return append([]string{p.Listen}, p.ListenAlso...)
+	return append([]string{p.listen()}, p.ListenAlso...)
 }
 
 // TokenFile is where host h's token is kept.

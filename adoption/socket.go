@@ -37,16 +37,19 @@ func ListenReusePort(ctx context.Context, addr string) (*os.File, error) {
 	return f, nil
 }
 
-// family is the network to bind addr with as nginx does: an IPv6
-// address IPv6 only (nginx's ipv6only=on; a socket joins the
-// SO_REUSEPORT group of the web server's only when both agree), a
-// wildcard ":80" as Go binds it (both).
+// family is the network to bind addr with as nginx does: an IPv4
+// address IPv4 only, an IPv6 one IPv6 only (nginx's ipv6only=on: a
+// socket joins the SO_REUSEPORT group of the web server's only when
+// both agree), a wildcard ":80" as Go binds it (both).
 func family(addr string) string {
 	host, _, err := net.SplitHostPort(addr)
-	if ip := net.ParseIP(host); err == nil && ip != nil && ip.To4() == nil {
+	switch ip := net.ParseIP(host); {
+	case err != nil || ip == nil:
+		return "tcp"
+	case ip.To4() == nil:
 		return "tcp6"
 	}
-	return "tcp"
+	return "tcp4" // Go binds "0.0.0.0:80" as "tcp" dual-stack
 }
 
 // migrateQueue is the kernel's switch that moves the connections queued

@@ -11,22 +11,38 @@ import (
 	"time"
 
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
+	"gopkg.in/yaml.v3"
 )
 
 // TestAdoptNginxOnIPv4AndIPv6LoopbackMovesEveryQueuedConnection adopts
-// an nginx whose sites listen on 127.0.0.1:P and [::1]:P (nginx's usual
-// pair of sockets) under load on both: ramjet takes both addresses on
-// sockets of their own (listen as a list), so that the connections
-// queued on each of nginx's sockets move to ramjet's of the same
-// address and family when nginx lets go of it; no request fails, and
-// the rollback gives both back.
+// an nginx whose sites listen on 127.0.0.1:P and [::1]:P under load on
+// both: ramjet takes both addresses on sockets of their own (listen as
+// a list), so that the connections queued on each of nginx's sockets
+// move to ramjet's of the same address and family when nginx lets go of
+// it; no request fails, and the rollback gives both back.
 func TestAdoptNginxOnIPv4AndIPv6LoopbackMovesEveryQueuedConnection(t *testing.T) {
+	adoptTwoFamilies(t, "127.0.0.1:%d", "[::1]:%d", `"127.0.0.1:%[1]d", "[::1]:%[1]d"`)
+}
+
+// TestAdoptNginxListeningOnBothWildcardsMovesEveryQueuedConnection is
+// the same with nginx's usual `listen P; listen [::]:P;`: two sockets,
+// IPv4 and IPv6 only, which ramjet binds alike (0.0.0.0:P and [::]:P)
+// instead of one dual-stack socket, whose group nginx's IPv4 socket
+// cannot hand its queue to.
+func TestAdoptNginxListeningOnBothWildcardsMovesEveryQueuedConnection(t *testing.T) {
+	adoptTwoFamilies(t, "%d", "[::]:%d", `"0.0.0.0:%[1]d", "[::]:%[1]d"`)
+}
+
+// adoptTwoFamilies adopts an nginx whose 3 sites listen on v4 and v6
+// (formats of the port) under load on 127.0.0.1 and [::1]; ramjet's
+// listen must be the list want (a format of the port).
+func adoptTwoFamilies(t *testing.T, v4, v6, want string) {
 	ports := testbed.FreePorts(t, 3)
 	h := &adoptHost{dir: t.TempDir(), files: map[string]string{},
 		plain: fmt.Sprintf("127.0.0.1:%d", ports[0]), origin: fmt.Sprintf("127.0.0.1:%d", ports[1]), admin: fmt.Sprintf("127.0.0.1:%d", ports[2])}
-	v6 := fmt.Sprintf("[::1]:%d", ports[0])
-	if ln, err := net.Listen("tcp6", v6); err != nil {
-		t.Skipf("no IPv6 loopback: %v", err)
+	loop6 := fmt.Sprintf("[::1]:%d", ports[0])
+	if ln, err := net.Listen("tcp6", fmt.Sprintf(v6, ports[0])); err != nil {
+		t.Skipf("no IPv6: %v", err)
 	} else {
 		_ = ln.Close() // only whether it binds
 	}
@@ -41,13 +57,13 @@ func TestAdoptNginxOnIPv4AndIPv6LoopbackMovesEveryQueuedConnection(t *testing.T)
 	var targets []loadTarget
 	for i := 1; i <= 3; i++ {
 		n := fmt.Sprintf("s%02d.test", i)
-		h.site(t, n, n, fmt.Sprintf("server {\n\tlisten %s;\n\tlisten %s;\n\tserver_name %s;\n\troot %s;\n}\n", h.plain, v6, n, h.docroot(t, n)))
+		h.site(t, n, n, fmt.Sprintf("server {\n\tlisten %s;\n\tlisten %s;\n\tserver_name %s;\n\troot %s;\n}\n", fmt.Sprintf(v4, ports[0]), fmt.Sprintf(v6, ports[0]), n, h.docroot(t, n)))
 		targets = append(targets, loadTarget{"http://" + n + "/", "home of " + n + "\n"})
 	}
 	h.start(t)
 	out := filepath.Join(h.dir, "ramjet.yaml")
 	loads := func() []*adoptLoad {
-		return []*adoptLoad{startAdoptLoad(h.plain, "", nil, targets, 4), startAdoptLoad(v6, "", nil, targets, 4)}
+		return []*adoptLoad{startAdoptLoad(h.plain, "", nil, targets, 4), startAdoptLoad(loop6, "", nil, targets, 4)}
 	}
 	check := func(ls []*adoptLoad, what string) {
 		t.Helper()
@@ -65,12 +81,16 @@ func TestAdoptNginxOnIPv4AndIPv6LoopbackMovesEveryQueuedConnection(t *testing.T)
 	time.Sleep(300 * time.Millisecond) // and on ramjet alone
 	check(ls, "switch")
 	written, err := os.ReadFile(out)
-	if err != nil || !strings.Contains(string(written), "listen:\n  - "+h.plain+"\n  - '"+v6+"'\n") {
-		t.Fatalf("ramjet's config does not list both addresses (%v):\n%s", err, written)
+	var conf struct{ Listen []string }
+	if err == nil {
+		err = yaml.Unmarshal(written, &conf)
+	}
+	if err != nil || fmt.Sprintf("%q", conf.Listen) != "["+strings.ReplaceAll(fmt.Sprintf(want, ports[0]), ",", "")+"]" {
+		t.Fatalf("ramjet's listen is %q, want [%s] (%v):\n%s", conf.Listen, fmt.Sprintf(want, ports[0]), err, written)
 	}
 	adoptedRamjet(t, filepath.Join(h.dir, "backup"))
 	c := &http.Client{Timeout: 10 * time.Second}
-	for _, a := range []string{h.plain, v6} {
+	for _, a := range []string{h.plain, loop6} {
 		if r := get(t, c, "http://"+a+"/", "Host: s02.test"); r.Status != 200 || r.Header.Get("Cache-Status") == "" {
 			t.Fatalf("after --apply, %s: %d %v (ramjet answers both)", a, r.Status, r.Header)
 		}
@@ -86,7 +106,7 @@ func TestAdoptNginxOnIPv4AndIPv6LoopbackMovesEveryQueuedConnection(t *testing.T)
 	time.Sleep(300 * time.Millisecond)
 	check(ls, "rollback")
 	h.unchanged(t)
-	for _, a := range []string{h.plain, v6} {
+	for _, a := range []string{h.plain, loop6} {
 		if r := get(t, c, "http://"+a+"/", "Host: s02.test"); r.Status != 200 || r.Header.Get("Cache-Status") != "" {
 			t.Fatalf("after --rollback, %s: %d %v (nginx answers both)", a, r.Status, r.Header)
 		}
