@@ -20,18 +20,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// adoptSites are the box's nginx sites, on 127.0.0.1:80.
+// adoptSites are the box's nginx sites, on nginx's usual listen 80;
+// listen [::]:80;.
 const adoptSites = 3
 
 // TestAdoptUnderSystemdServesAsThePackagesUnit installs the package in
 // the box (its ramjet.service runs, enabled, with the shipped config),
-// runs an nginx there on 127.0.0.1:80 and has `ramjet adopt nginx
-// --apply` put ramjet in front under load: the process serving :80
-// afterwards is ramjet.service's main process, on systemd's sockets
-// (ramjet.socket), reading /etc/ramjet/ramjet.yaml (the shipped one kept
-// in the backup), enabled; no request fails. `ramjet adopt --rollback`
-// under load puts nginx back on :80, removes the socket unit and
-// restores the unit's configuration, enablement and running state.
+// runs an nginx there on its usual `listen 80; listen [::]:80;` and has
+// `ramjet adopt nginx --apply` put ramjet in front under load on
+// 127.0.0.1 and [::1]: the process serving :80 afterwards is
+// ramjet.service's main process, on systemd's sockets (ramjet.socket:
+// 0.0.0.0:80 and [::]:80, IPv6 only), reading /etc/ramjet/ramjet.yaml
+// (the shipped one kept in the backup), enabled; no request fails.
+// `ramjet adopt --rollback` under load puts nginx back on :80, removes
+// the socket unit and restores the unit's configuration, enablement and
+// running state.
 func TestAdoptUnderSystemdServesAsThePackagesUnit(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: deb/box (see TestPackageInstallsServesReloadsAndRemoves)")
@@ -77,6 +80,9 @@ func TestAdoptUnderSystemdServesAsThePackagesUnit(t *testing.T) {
 	pid := mainPID(t, b)
 	if got := strings.Fields(b.must(t, "pgrep", "-x", "ramjet")); len(got) != 1 || got[0] != strconv.Itoa(pid) {
 		t.Fatalf("ramjet processes %v, want only ramjet.service's main process %d", got, pid)
+	}
+	if got := b.must(t, "systemctl", "show", "-p", "Listen", "-p", "BindIPv6Only", "-p", "ReusePort", "ramjet.socket"); got != "BindIPv6Only=ipv6-only\nListen=0.0.0.0:80 (Stream)\nListen=[::]:80 (Stream)\nReusePort=yes\n" {
+		t.Errorf("ramjet.socket: %q, want nginx's two sockets, IPv6 only, with SO_REUSEPORT", got)
 	}
 	if got := b.must(t, "systemctl", "is-enabled", "ramjet.service", "ramjet.socket"); got != "enabled\nenabled\n" {
 		t.Errorf("after --apply, is-enabled ramjet.service ramjet.socket: %q", got)
@@ -147,7 +153,7 @@ http {
 	for i := 1; i <= adoptSites; i++ {
 		n := fmt.Sprintf("s%02d.test", i)
 		b.sh(t, fmt.Sprintf("mkdir -p /srv/www/%[1]s && echo 'home of %[1]s' >/srv/www/%[1]s/index.html", n))
-		b.write(t, "/etc/nginx-adopt/sites-enabled/"+n+".conf", fmt.Sprintf("server {\n\tlisten 127.0.0.1:80;\n\tserver_name %[1]s www.%[1]s;\n\troot /srv/www/%[1]s;\n}\n", n))
+		b.write(t, "/etc/nginx-adopt/sites-enabled/"+n+".conf", fmt.Sprintf("server {\n\tlisten 80;\n\tlisten [::]:80;\n\tserver_name %[1]s www.%[1]s;\n\troot /srv/www/%[1]s;\n}\n", n))
 	}
 	b.must(t, "systemd-run", "--unit=web", "--quiet", "/usr/sbin/nginx", "-c", "/etc/nginx-adopt/nginx.conf", "-g", "daemon off;")
 	if !testbed.Poll(waitFor, func() bool {
@@ -196,7 +202,7 @@ func startBoxLoad(t *testing.T, init, workers int) *boxLoad {
 					return
 				default:
 				}
-				l.request(fmt.Sprintf("s%02d.test", i%adoptSites+1))
+				l.request([]string{"127.0.0.1:80", "[::1]:80"}[w%2], fmt.Sprintf("s%02d.test", i%adoptSites+1))
 				time.Sleep(time.Millisecond) // a load, not a benchmark: the machine is shared
 			}
 		}()
@@ -210,10 +216,10 @@ func startBoxLoad(t *testing.T, init, workers int) *boxLoad {
 	return l
 }
 
-// request asks 127.0.0.1:80 for a site's home page on a new connection,
+// request asks addr for a site's home page on a new connection,
 // from this thread (the socket is made in its namespace).
-func (l *boxLoad) request(site string) {
-	c, err := net.DialTimeout("tcp", "127.0.0.1:80", 10*time.Second)
+func (l *boxLoad) request(addr, site string) {
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err == nil {
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
@@ -243,7 +249,7 @@ func (l *boxLoad) request(site string) {
 	if resp != nil {
 		err = fmt.Errorf("%d %q", resp.StatusCode, body)
 	}
-	l.failures = append(l.failures, fmt.Sprintf("%s: %v", site, err))
+	l.failures = append(l.failures, fmt.Sprintf("%s %s: %v", addr, site, err))
 }
 
 // waitLoad waits until the load has had an answer from who ("nginx" or

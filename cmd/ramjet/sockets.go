@@ -178,6 +178,9 @@ func (s *sockets) take(network, addr string) *socket {
 	name := network + ":" + addr
 	for _, match := range []func(*socket) bool{
 		func(k *socket) bool { return k.name == name },
+		// a systemd socket bound to exactly that address: 0.0.0.0:80 and
+		// [::]:80 of a listen list are two
+		func(k *socket) bool { return (k.udp != nil) == (network == "udp") && k.bound().String() == addr },
 		func(k *socket) bool { return (k.udp != nil) == (network == "udp") && sameAddr(k.bound(), addr) },
 	} {
 		for i, k := range s.inherited {
