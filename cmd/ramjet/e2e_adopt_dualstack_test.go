@@ -1,12 +1,15 @@
 package main_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,4 +114,84 @@ func adoptTwoFamilies(t *testing.T, v4, v6, want string) {
 			t.Fatalf("after --rollback, %s: %d %v (nginx answers both)", a, r.Status, r.Header)
 		}
 	}
+}
+
+// TestListenListServesEveryAddressAndHandsThemOn: a ramjet configured
+// with listen: ["0.0.0.0:P", "[::]:P"] binds both (IPv4 only, IPv6
+// only: Go's "0.0.0.0:P" alone would be dual-stack and take [::]:P too)
+// and answers on 127.0.0.1:P and [::1]:P, before and after an upgrade
+// (SIGUSR2) hands both sockets on.
+func TestListenListServesEveryAddressAndHandsThemOn(t *testing.T) {
+	ports := testbed.FreePorts(t, 2)
+	if ln, err := net.Listen("tcp6", fmt.Sprintf("[::]:%d", ports[0])); err != nil {
+		t.Skipf("no IPv6: %v", err)
+	} else {
+		_ = ln.Close() // only whether it binds
+	}
+	dir := t.TempDir()
+	admin := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
+	conf := testbed.WriteConfig(t, dir, fmt.Sprintf("listen: [\"0.0.0.0:%[1]d\", \"[::]:%[1]d\"]\nadmin:\n  listen: \"127.0.0.1:%[2]d\"\norigin:\n  servers: [\"http://127.0.0.1:1\"]\n", ports[0], ports[1]))
+	logPath := filepath.Join(dir, "ramjet.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close() // ramjet holds its own
+	cmd := exec.Command(testbed.Binary(t), "serve", "--config", conf)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	pids := []int{cmd.Process.Pid}
+	t.Cleanup(func() {
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("ramjet:\n%s", b)
+		}
+	})
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	serving := func() int {
+		var h struct{ Pid int }
+		if r, err := c.Get(admin + "/healthz"); err == nil {
+			_ = json.NewDecoder(r.Body).Decode(&h)
+			_ = r.Body.Close()
+		}
+		return h.Pid
+	}
+	answers := func(pid int) {
+		t.Helper()
+		if !testbed.Poll(10*time.Second, func() bool { return serving() == pid }) {
+			t.Fatalf("ramjet %d does not serve", pid)
+		}
+		for _, a := range []string{fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("[::1]:%d", ports[0])} {
+			r, err := c.Get("http://" + a + "/")
+			if err != nil {
+				t.Fatalf("ramjet %d does not answer on %s: %v", pid, a, err)
+			}
+			_ = r.Body.Close()
+		}
+	}
+	answers(cmd.Process.Pid)
+	if err := cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("the old ramjet exited with %v after SIGUSR2", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the old ramjet still runs 30s after SIGUSR2")
+	}
+	next := serving()
+	if next == 0 || next == cmd.Process.Pid {
+		t.Fatalf("after SIGUSR2 the admin listener names pid %d", next)
+	}
+	pids = append(pids, next)
+	answers(next)
 }
