@@ -57,6 +57,13 @@ func Rollback(ctx context.Context, web WebServer, b *Backup, force bool, log io.
 			return err
 		}
 	}
+	if b.Service != nil && !serving {
+		// A unit that stopped leaves systemd's sockets bound, without
+		// SO_REUSEPORT on the web server's side once it is as it was.
+		if err := PackageService.Stop(ctx); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(log, "ramjet adopt: web server: original configuration (reload)\n")
 	if err := WriteFiles(orig); err != nil {
 		return err

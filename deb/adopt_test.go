@@ -77,7 +77,17 @@ func TestAdoptUnderSystemdServesAsThePackagesUnit(t *testing.T) {
 	if failed > 0 {
 		t.Fatalf("%d requests failed during the switch:\n%s", failed, strings.Join(fails[:min(10, len(fails))], "\n"))
 	}
-	pid := mainPID(t, b)
+	// systemctl show failed once (exit 1, no output kept) right after
+	// the switch: asked again until it answers.
+	var pid int
+	testbed.Poll(waitFor, func() bool {
+		out, err := b.run("systemctl", "show", "-p", "MainPID", "--value", "ramjet")
+		pid, _ = strconv.Atoi(strings.TrimSpace(out))
+		if err != nil {
+			t.Logf("systemctl show -p MainPID ramjet: %v %q", err, out)
+		}
+		return err == nil && pid != 0
+	})
 	if got := strings.Fields(b.must(t, "pgrep", "-x", "ramjet")); len(got) != 1 || got[0] != strconv.Itoa(pid) {
 		t.Fatalf("ramjet processes %v, want only ramjet.service's main process %d", got, pid)
 	}
@@ -123,6 +133,17 @@ func TestAdoptUnderSystemdServesAsThePackagesUnit(t *testing.T) {
 	if got, _ := b.run("systemctl", "is-enabled", "ramjet.service"); got != "enabled\n" {
 		t.Errorf("ramjet.service after --rollback: %q, want enabled as it was", got)
 	}
+	// A unit stopped since --apply: the rollback lets systemd's sockets
+	// go before nginx binds :80 alone again.
+	b.must(t, "ramjet", "adopt", "nginx", "--conf", "/etc/nginx-adopt/nginx.conf", "--php-pools", "/nonexistent/*.conf", "--apply")
+	b.must(t, "systemctl", "stop", "ramjet.service")
+	if out, err := b.run("ramjet", "adopt", "--rollback"); err != nil {
+		t.Fatalf("adopt --rollback of a stopped unit: %v\n%s", err, out)
+	}
+	if out, _ := b.run("curl", "-sS", "-H", "Host: s02.test", "http://[::1]/"); out != "home of s02.test\n" {
+		t.Fatalf("nginx after the rollback of a stopped unit: %q", out)
+	}
+
 	// The shipped config again: :8080 (its origin, 127.0.0.1:8081, is
 	// nginx's no longer, so ramjet answers 502 there).
 	if code, _ := b.run("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", site+"/"); code != "502" && code != "200" {
