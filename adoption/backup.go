@@ -22,6 +22,9 @@ type Manifest struct {
 	RamjetConf string   `json:"ramjet_conf"` // its configuration
 	Listens    []string `json:"listens"`     // the addresses ramjet took
 	Origin     string   `json:"origin"`      // where the web server moved
+	// Service is the state of ramjet.service before --apply, when
+	// ramjet serves as that unit.
+	Service *ServiceState `json:"service,omitempty"`
 }
 
 const manifestName = "manifest.json"

@@ -34,6 +34,9 @@ type Job struct {
 	Group  string // ramjet's group: token files are readable by it
 	Backup string // the backup directory of --apply
 	Ramjet string // ramjet's binary
+	// Service, when set, is the systemd unit ramjet serves as after the
+	// switch (see Service); nil starts ramjet outside systemd.
+	Service *Service
 	// Check runs `ramjet check` on a configuration file.
 	Check func(ctx context.Context, file string) error
 }
@@ -168,27 +171,78 @@ var ErrAdopted = errors.New("already adopted: ramjet adopt --rollback first")
 // check and switches (see Switch). With shadowOnly it stops after the
 // shadow check and changes nothing of the web server.
 func (j *Job) Apply(ctx context.Context, stdout, stderr io.Writer, shadowOnly bool) error {
+	if err := j.serviceConf(); err != nil {
+		return err
+	}
 	if j.Out == "" || j.Out == "-" {
 		return fmt.Errorf("--apply needs --out FILE: the configuration ramjet serves")
 	}
 	if _, err := os.Stat(filepath.Join(j.Backup, manifestName)); err == nil {
 		return fmt.Errorf("%s: %w", j.Backup, ErrAdopted)
 	}
-	for what, addr := range map[string]string{"--origin": j.Origin, "--admin (ramjet's admin listener)": j.Admin} {
-		if addr != "" && dial(ctx, addr) == nil {
-			return fmt.Errorf("%s %s: something listens there already", what, addr)
-		}
-	}
-	p, err := j.Write(stdout, stderr)
-	if err != nil {
-		return err
-	}
-	both, moved, err := j.versions(p)
-	if err != nil {
+	if err := j.addressesFree(ctx); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(j.Backup, 0o700); err != nil {
 		return fmt.Errorf("adoption: backup: %w", err)
+	}
+	if j.Service == nil {
+		_, err := j.apply(ctx, stdout, stderr, shadowOnly, nil)
+		return err
+	}
+	svc, err := j.Service.State(ctx, j.Backup)
+	if err != nil {
+		return err
+	}
+	serving, err := j.apply(ctx, stdout, stderr, shadowOnly, &svc)
+	if !serving {
+		err = errors.Join(err, j.Service.Restore(ctx, svc))
+	}
+	return err
+}
+
+// serviceConf refuses an --out other than the unit's configuration (the
+// unit would not read it), and has the configuration written in the
+// backup first: the unit's file is replaced only when the unit restarts
+// (the running unit watches it).
+func (j *Job) serviceConf() error {
+	if j.Service == nil {
+		return nil
+	}
+	if j.Out != "" && j.Out != "-" && filepath.Clean(j.Out) != j.Service.Conf {
+		return fmt.Errorf("--out %s: %s reads %s (ramjet serves as that unit after the switch)", j.Out, j.Service.Unit, j.Service.Conf)
+	}
+	j.Out = filepath.Join(j.Backup, "ramjet.yaml")
+	return nil
+}
+
+// addressesFree refuses an origin or admin address something listens
+// on; the admin address of the running unit is not in the way (the
+// unit restarts with the written configuration).
+func (j *Job) addressesFree(ctx context.Context) error {
+	addrs := map[string]string{"--origin": j.Origin, "--admin (ramjet's admin listener)": j.Admin}
+	if j.Service != nil && j.Service.Active(ctx) {
+		delete(addrs, "--admin (ramjet's admin listener)")
+	}
+	for what, addr := range addrs {
+		if addr != "" && dial(ctx, addr) == nil {
+			return fmt.Errorf("%s %s: something listens there already", what, addr)
+		}
+	}
+	return nil
+}
+
+// apply is Apply once the backup directory (and the unit's state) is
+// kept; the unit's state is put back by the caller unless ramjet
+// serves (serving).
+func (j *Job) apply(ctx context.Context, stdout, stderr io.Writer, shadowOnly bool, svc *ServiceState) (serving bool, err error) {
+	p, err := j.Write(stdout, stderr)
+	if err != nil {
+		return false, err
+	}
+	both, moved, err := j.versions(p)
+	if err != nil {
+		return false, err
 	}
 	orig := map[string][]byte{}
 	for f := range moved {
@@ -197,23 +251,36 @@ func (j *Job) Apply(ctx context.Context, stdout, stderr io.Writer, shadowOnly bo
 	for f := range both {
 		orig[f] = j.Files[f]
 	}
-	b, err := SaveBackup(j.Backup, Manifest{Server: j.Server, Bin: j.Bin, Conf: j.Conf, RamjetConf: j.Out, Origin: p.Origin,
-		Listens: slices.DeleteFunc([]string{p.Listen, p.TLSListen}, func(s string) bool { return s == "" })}, orig, both, moved)
+	m := Manifest{Server: j.Server, Bin: j.Bin, Conf: j.Conf, RamjetConf: j.Out, Origin: p.Origin,
+		Listens: p.Listens(), Service: svc}
+	if svc != nil {
+		m.RamjetConf = j.Service.Conf
+	}
+	b, err := SaveBackup(j.Backup, m, orig, both, moved)
 	if err != nil {
-		return err
+		return false, err
 	}
 	sw := &Switch{Web: j.Web, Plan: p, Files: orig, Both: both, Moved: moved, Backup: b, Log: stderr, ShadowOnly: shadowOnly,
 		Check:  func(ctx context.Context) error { return j.Check(ctx, j.Out) },
 		Shadow: func(ctx context.Context) error { return j.shadow(ctx, p, stderr) },
 		Start:  Ramjet{Bin: j.Ramjet, Args: []string{"serve", "--config", j.Out}, Log: filepath.Join(j.Backup, "ramjet.log")}.StartOn}
+	if j.Service != nil {
+		sw.Serve = func(ctx context.Context, listens []string) (int, error) { return j.Service.Start(ctx, j.Out, listens) }
+	}
 	err = sw.Run(ctx)
+	if err != nil && b.RamjetPID > 0 {
+		return true, err // ramjet serves beside the web server: nothing to put back
+	}
 	if err != nil || shadowOnly {
 		// Nothing of the web server changed: the backup is not one to
 		// roll back to.
-		return errors.Join(err, os.Remove(filepath.Join(j.Backup, manifestName)))
+		return false, errors.Join(err, os.Remove(filepath.Join(j.Backup, manifestName)))
+	}
+	if j.Service != nil {
+		fmt.Fprintf(stderr, "ramjet adopt: ramjet serves as %s (enabled, on %s), reading %s\n", j.Service.Unit, filepath.Base(j.Service.Socket), j.Service.Conf)
 	}
 	fmt.Fprintf(stderr, "ramjet adopt: done; the backup is %s (ramjet adopt --rollback --backup %s)\n", j.Backup, j.Backup)
-	return nil
+	return true, nil
 }
 
 // shadow starts ramjet on a preview port with the plan's configuration
@@ -225,7 +292,7 @@ func (j *Job) shadow(ctx context.Context, p *Plan, stderr io.Writer) error {
 		return err
 	}
 	preview := *p
-	preview.Listen, preview.Admin = port, ""
+	preview.Listen, preview.ListenAlso, preview.Socket, preview.Admin = port, nil, "", ""
 	if p.TLSListen != "" {
 		if preview.TLSListen, err = freePort(); err != nil {
 			return err

@@ -2,6 +2,7 @@ package adoption
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 )
@@ -34,10 +35,18 @@ type Host struct {
 type Plan struct {
 	Options
 	Listen, TLSListen string
-	DefaultCert       string
-	DefaultKey        string
-	Sites             []Site
-	Hosts             []Host
+	// ListenAlso are the web server's other plain addresses of Listen's
+	// port (127.0.0.1:80 beside [::1]:80): ramjet takes them too, on
+	// sockets of their own, so that the connections queued on each of
+	// the web server's move to ramjet's of the same address.
+	ListenAlso []string
+	// Socket is the socket ramjet binds for a wildcard Listen split in
+	// two (splitWildcard); "" when Listen is.
+	Socket      string
+	DefaultCert string
+	DefaultKey  string
+	Sites       []Site
+	Hosts       []Host
 	// Disabled are sites (indexes into Sites) the web server stops
 	// serving: https redirects ramjet answers itself.
 	Disabled map[int]bool
@@ -48,6 +57,7 @@ type Plan struct {
 func NewPlan(sites []Site, notes []Note, o Options) (*Plan, error) {
 	p := &Plan{Options: o, Sites: sites, Notes: notes, Disabled: map[int]bool{}}
 	p.Listen, p.TLSListen = p.commonAddr(false), p.commonAddr(true)
+	p.ListenAlso = p.sameport()
 	if p.Listen == "" && p.TLSListen == "" {
 		return nil, fmt.Errorf("no site listens on an address ramjet can take")
 	}
@@ -91,7 +101,66 @@ func (p *Plan) tlsOnly() {
 
 // Moves reports whether the web server gives addr up to ramjet.
 func (p *Plan) Moves(addr string) bool {
-	return addr != "" && (addr == p.Listen || addr == p.TLSListen)
+	return addr != "" && (addr == p.Listen || addr == p.TLSListen || slices.Contains(p.ListenAlso, addr))
+}
+
+// splitWildcard is, for a wildcard Listen the web server binds as two
+// sockets (nginx's "listen 80; listen [::]:80;"), the sockets ramjet
+// binds instead: 0.0.0.0:80 (Socket) and [::]:80 (ListenAlso), each
+// joining the web server's socket of its family.
+func (p *Plan) splitWildcard() []string {
+	var socks []string
+	for _, s := range p.Sites {
+		for _, l := range s.Listens {
+			if !l.TLS && l.Addr == p.Listen && l.Socket != "" && !slices.Contains(socks, l.Socket) {
+				socks = append(socks, l.Socket)
+			}
+		}
+	}
+	if len(socks) < 2 {
+		return nil
+	}
+	slices.Sort(socks) // 0.0.0.0 before [::]
+	p.Socket = socks[0]
+	return socks[1:]
+}
+
+// listen is ramjet's first plain address: Listen, or the socket it
+// is bound as.
+func (p *Plan) listen() string {
+	if p.Socket != "" {
+		return p.Socket
+	}
+	return p.Listen
+}
+
+// Listens are the addresses ramjet takes.
+func (p *Plan) Listens() []string {
+	all := append([]string{p.listen(), p.TLSListen}, p.ListenAlso...)
+	return slices.DeleteFunc(all, func(s string) bool { return s == "" })
+}
+
+// sameport is ListenAlso: the other plain addresses sites listen on
+// with Listen's port, when Listen is one address (a wildcard is all).
+func (p *Plan) sameport() []string {
+	host, port, err := net.SplitHostPort(p.Listen)
+	if err != nil {
+		return nil
+	}
+	if host == "" {
+		return p.splitWildcard()
+	}
+	var out []string
+	for _, s := range p.Sites {
+		for _, l := range s.Listens {
+			h, pt, err := net.SplitHostPort(l.Addr)
+			if err == nil && !l.TLS && pt == port && h != "" && l.Addr != p.Listen && !slices.Contains(out, l.Addr) {
+				out = append(out, l.Addr)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // commonAddr is the address most sites listen on, plain or TLS.
@@ -124,7 +193,7 @@ func (p *Plan) noteOtherAddrs() {
 }
 
 func (p *Plan) both() string {
-	return strings.Trim(p.Listen+" and "+p.TLSListen, " and")
+	return strings.Join(p.Listens(), " and ")
 }
 
 // addSite adds site i to the host sharing a name with it, or as a new

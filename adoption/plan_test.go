@@ -1,6 +1,7 @@
 package adoption
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -79,5 +80,46 @@ func TestApplyEditsRefusesOverlaps(t *testing.T) {
 	}
 	if _, err := ApplyEdits(files, []Edit{{File: "/f", Start: 2, End: 6}, {File: "/f", Start: 4, End: 5}}); err == nil {
 		t.Fatal("overlapping edits applied")
+	}
+}
+
+func TestPlanTakesEveryPlainAddressOfItsPort(t *testing.T) {
+	site := func(name string, addrs ...string) Site {
+		s := Site{Names: []string{name}}
+		for _, a := range addrs {
+			s.Listens = append(s.Listens, Listen{Addr: a})
+		}
+		return s
+	}
+	p, err := NewPlan([]Site{site("a.test", "127.0.0.1:80", "[::1]:80"), site("b.test", "127.0.0.1:80", "[::1]:80"), site("c.test", "127.0.0.1:8000")}, nil, Options{Origin: "127.0.0.1:8081"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Listen != "127.0.0.1:80" || !slices.Equal(p.ListenAlso, []string{"[::1]:80"}) || !p.Moves("[::1]:80") || p.Moves("127.0.0.1:8000") {
+		t.Fatalf("listen %q, also %q", p.Listen, p.ListenAlso)
+	}
+	if got := p.listenConf(); !slices.Equal(got.([]string), []string{"127.0.0.1:80", "[::1]:80"}) {
+		t.Errorf("listen written as %v", got)
+	}
+}
+
+func TestPlanSplitsAWildcardTheWebServerBindsPerFamily(t *testing.T) {
+	site := func(name string, socks ...string) Site {
+		s := Site{Names: []string{name}}
+		for _, k := range socks {
+			s.Listens = append(s.Listens, Listen{Addr: ":80", Socket: k})
+		}
+		return s
+	}
+	p, err := NewPlan([]Site{site("a.test", "0.0.0.0:80", "[::]:80"), site("b.test", "0.0.0.0:80")}, nil, Options{Origin: "127.0.0.1:8081"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Listens(), []string{"0.0.0.0:80", "[::]:80"}) || !p.Moves(":80") {
+		t.Fatalf("listens %q", p.Listens())
+	}
+	p, err = NewPlan([]Site{site("a.test", "0.0.0.0:80"), site("b.test", "")}, nil, Options{Origin: "127.0.0.1:8081"})
+	if err != nil || !slices.Equal(p.Listens(), []string{":80"}) || p.listenConf() != ":80" {
+		t.Fatalf("one socket per address: listens %q (%v)", p.Listens(), err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // "Configuration reference"); everything else keeps its default.
 type (
 	ramjetConf struct {
-		Listen string     `yaml:"listen,omitempty"`
+		Listen any        `yaml:"listen,omitempty"` // an address, or a list
 		Admin  adminConf  `yaml:"admin"`
 		Origin originConf `yaml:"origin"`
 		TLS    *tlsConf   `yaml:"tls,omitempty"`
@@ -46,13 +46,24 @@ type (
 	}
 )
 
+// listenConf is listen: the address, or the list of them.
+func (p *Plan) listenConf() any {
+	if len(p.ListenAlso) == 0 {
+		if p.Listen == "" {
+			return nil
+		}
+		return p.Listen
+	}
+	return append([]string{p.listen()}, p.ListenAlso...)
+}
+
 // TokenFile is where host h's token is kept.
 func (p *Plan) TokenFile(h *Host) string { return filepath.Join(p.TokenDir, h.Names[0]) }
 
 // WriteConfig writes ramjet's configuration for the plan, with the
 // notes as comments at its top. operator is admin.token.
 func (p *Plan) WriteConfig(w io.Writer, operator string) error {
-	c := ramjetConf{Listen: p.Listen, Admin: adminConf{Listen: p.Admin, Token: operator},
+	c := ramjetConf{Listen: p.listenConf(), Admin: adminConf{Listen: p.Admin, Token: operator},
 		Origin: originConf{Servers: []string{"http://" + p.Origin}}}
 	if p.TLSListen != "" {
 		if p.DefaultCert == "" {

@@ -33,7 +33,11 @@ func Rollback(ctx context.Context, web WebServer, b *Backup, force bool, log io.
 		return err
 	}
 	migrateQueuedConnections(log)
-	if b.RamjetPID > 0 && alive(b.RamjetPID) {
+	serving := b.RamjetPID > 0 && alive(b.RamjetPID)
+	if b.Service != nil {
+		serving = PackageService.Active(ctx)
+	}
+	if serving {
 		fmt.Fprintf(log, "ramjet adopt: web server: back on %v beside ramjet (reload)\n", b.Listens)
 		if err := WriteFiles(both); err != nil {
 			return err
@@ -49,8 +53,14 @@ func Rollback(ctx context.Context, web WebServer, b *Backup, force bool, log io.
 				return fmt.Errorf("web server did not take %s back beside ramjet: %w", a, err)
 			}
 		}
-		fmt.Fprintf(log, "ramjet adopt: stopping ramjet (pid %d)\n", b.RamjetPID)
-		if err := stop(ctx, b.RamjetPID); err != nil {
+		if err := b.stopRamjet(ctx, log); err != nil {
+			return err
+		}
+	}
+	if b.Service != nil && !serving {
+		// A unit that stopped leaves systemd's sockets bound, without
+		// SO_REUSEPORT on the web server's side once it is as it was.
+		if err := PackageService.Stop(ctx); err != nil {
 			return err
 		}
 	}
@@ -67,7 +77,24 @@ func Rollback(ctx context.Context, web WebServer, b *Backup, force bool, log io.
 	if err := waitListeners(ctx, b.Origin, "none", func(n int) bool { return n == 0 }); err != nil {
 		return fmt.Errorf("the web server still listens on the origin address: %w", err)
 	}
+	if b.Service != nil {
+		fmt.Fprintf(log, "ramjet adopt: %s as it was (active %v, enabled %v)\n", PackageService.Unit, b.Service.Active, b.Service.Enabled)
+		if err := PackageService.Restore(ctx, *b.Service); err != nil {
+			return err
+		}
+	}
 	return os.Rename(filepath.Join(b.Dir, manifestName), filepath.Join(b.Dir, manifestName+".rolled-back"))
+}
+
+// stopRamjet stops the ramjet --apply started: the unit, or the
+// process.
+func (b *Backup) stopRamjet(ctx context.Context, log io.Writer) error {
+	if b.Service != nil {
+		fmt.Fprintf(log, "ramjet adopt: stopping %s\n", PackageService.Unit)
+		return PackageService.Stop(ctx)
+	}
+	fmt.Fprintf(log, "ramjet adopt: stopping ramjet (pid %d)\n", b.RamjetPID)
+	return stop(ctx, b.RamjetPID)
 }
 
 // alive reports whether pid runs (a zombie does not: nobody may reap

@@ -35,7 +35,11 @@ type Site struct {
 type Listen struct {
 	// Addr is host:port as ramjet's listen takes it: ":80" for every
 	// address (nginx "80", "*:80", "[::]:80"), else "10.0.0.1:80".
-	Addr    string
+	Addr string
+	// Socket is the socket a wildcard Addr is bound as, when the web
+	// server binds one per family: "0.0.0.0:80" or "[::]:80" (nginx's
+	// "80" and "[::]:80"); "" when Addr is the socket.
+	Socket  string
 	TLS     bool
 	Default bool // the default server of its address
 	File    string

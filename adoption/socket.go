@@ -1,13 +1,11 @@
 package adoption
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,7 +25,7 @@ func ListenReusePort(ctx context.Context, addr string) (*os.File, error) {
 		}
 		return serr
 	}}
-	ln, err := lc.Listen(ctx, "tcp", addr)
+	ln, err := lc.Listen(ctx, family(addr), addr)
 	if err != nil {
 		return nil, fmt.Errorf("adoption: listen on %s beside the web server: %w", addr, err)
 	}
@@ -37,6 +35,21 @@ func ListenReusePort(ctx context.Context, addr string) (*os.File, error) {
 		return nil, fmt.Errorf("adoption: %s: %w", addr, err)
 	}
 	return f, nil
+}
+
+// family is the network to bind addr with as nginx does: an IPv4
+// address IPv4 only, an IPv6 one IPv6 only (nginx's ipv6only=on: a
+// socket joins the SO_REUSEPORT group of the web server's only when
+// both agree), a wildcard ":80" as Go binds it (both).
+func family(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	switch ip := net.ParseIP(host); {
+	case err != nil || ip == nil:
+		return "tcp"
+	case ip.To4() == nil:
+		return "tcp6"
+	}
+	return "tcp4" // Go binds "0.0.0.0:80" as "tcp" dual-stack
 }
 
 // migrateQueue is the kernel's switch that moves the connections queued
@@ -62,34 +75,12 @@ func dial(ctx context.Context, addr string) error {
 	return err
 }
 
-// listeners counts the listening TCP sockets bound to addr's port, from
-// /proc/net/tcp and tcp6.
+// listeners counts the listening TCP sockets bound to addr (":80": to
+// port 80 of the wildcard address, IPv4 or IPv6), from /proc/net/tcp
+// and tcp6.
 func listeners(addr string) (int, error) {
-	_, ps, err := net.SplitHostPort(addr)
-	if err != nil {
-		return 0, err
-	}
-	port, err := strconv.Atoi(ps)
-	if err != nil {
-		return 0, err
-	}
-	want := fmt.Sprintf(":%04X", port)
-	n := 0
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		fh, err := os.Open(f)
-		if err != nil {
-			continue // no IPv6
-		}
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			fs := strings.Fields(sc.Text())
-			if len(fs) > 3 && fs[3] == "0A" && strings.HasSuffix(fs[1], want) {
-				n++
-			}
-		}
-		_ = fh.Close() // read only
-	}
-	return n, nil
+	inodes, err := listeningInodes(addr)
+	return len(inodes), err
 }
 
 // waitListeners waits until the count of sockets listening on addr's

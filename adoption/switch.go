@@ -48,6 +48,9 @@ type Switch struct {
 	// Start starts ramjet serving on the given listening sockets (named
 	// "tcp:ADDR") and returns its process id once it serves.
 	Start func(ctx context.Context, socks []*os.File, names []string) (int, error)
+	// Serve, when set, starts ramjet instead of Start on sockets it
+	// binds itself (systemd's, for ramjet.service) at the given addresses.
+	Serve func(ctx context.Context, listens []string) (int, error)
 	// ShadowOnly stops after the shadow check and puts everything back.
 	ShadowOnly bool
 	Log        io.Writer
@@ -156,6 +159,9 @@ func (s *Switch) startRamjet(ctx context.Context) (int, error) {
 			names = append(names, "tcp:"+a)
 		}
 		return s.Start(ctx, socks, names)
+	}
+	if s.Serve != nil {
+		return s.Serve(ctx, s.Backup.Listens)
 	}
 	for _, addr := range s.Backup.Listens {
 		f, err := ListenReusePort(ctx, addr)

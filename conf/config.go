@@ -32,6 +32,11 @@ type Config struct {
 	// Hosts hold effective settings: each is Defaults overlaid with its
 	// block in the file, so callers never merge.
 	Hosts []Host `yaml:"hosts"`
+
+	// ListenAlso are the main listener's further addresses, when listen
+	// is a list (its first is Listen): nginx's `listen 80; listen
+	// [::]:80;`. An IPv6 address of a list is IPv6 only.
+	ListenAlso []string `yaml:"-"`
 }
 
 // Stats bounds what each site keeps for its owner's GET /stats.

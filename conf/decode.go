@@ -92,6 +92,7 @@ var (
 	sizeType      = reflect.TypeFor[Size]()
 	hostsType     = reflect.TypeFor[[]Host]()
 	switchType    = reflect.TypeFor[Switch]()
+	configType    = reflect.TypeFor[Config]()
 )
 
 // document returns the top-level mapping of data, or nil if there is
@@ -299,6 +300,10 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			d.fail(kp, "unknown key")
 			continue
 		}
+		if kp == "listen" && v.Type() == configType {
+			d.decodeListen(deref(n.Content[i+1]), v.Addr().Interface().(*Config))
+			continue
+		}
 		d.decodeValue(n.Content[i+1], v.FieldByIndex(idx), kp)
 	}
 }
@@ -379,7 +384,7 @@ func fieldsOf(t reflect.Type) map[string][]int {
 			}
 			continue
 		}
-		if name != "" {
+		if name != "" && name != "-" { // "-": set from another key (ListenAlso)
 			m[name] = f.Index
 		}
 	}

@@ -20,6 +20,9 @@ func schemaKeys(t reflect.Type, path string) []string {
 			keys = append(keys, schemaKeys(f.Type, path)...)
 			continue
 		}
+		if name == "-" {
+			continue // not a key
+		}
 		kp := join(path, name)
 		keys = append(keys, kp)
 		switch {

@@ -84,8 +84,8 @@ func TestParseReportsEveryProblemWithItsLine(t *testing.T) {
 			[]string{`ramjet.yaml:3: cache.compress.gzip: "yes" is not true or false`}},
 		{"bad int", "origin:\n  max_conns: lots\n",
 			[]string{`ramjet.yaml:2: origin.max_conns: "lots" is not an integer`}},
-		{"list where scalar", "listen: [a, b]\n",
-			[]string{`ramjet.yaml:1: listen: expected a string, got a list`}},
+		{"list where scalar", "admin: {listen: [a, b]}\n",
+			[]string{`ramjet.yaml:1: admin.listen: expected a string, got a list`}},
 		{"scalar where mapping", "admin: 5\n",
 			[]string{`ramjet.yaml:1: admin: expected a mapping, got "5"`}},
 		{"scalar where list", "origin:\n  servers: http://a:1\n",
@@ -205,6 +205,7 @@ func FuzzParse(f *testing.F) {
 		"", "listen: [\n", "hosts:\n  - names: [a.test]\n    grace: -1s\n",
 		"a: &a [*a]\n", "defaults: &d {cache: false}\nhosts: [{names: [x.test], <<: *d}]\n",
 		"cache: {size: 1KiB, max_object_size: 2KiB}\n---\nx: 1\n",
+		"listen: [\"0.0.0.0:80\", \"[::]:80\"]\n", "listen: [\"127.0.0.1:80\", null, [a]]\n", "listen: []\n",
 	} {
 		f.Add(s)
 	}

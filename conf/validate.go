@@ -17,6 +17,7 @@ import (
 func (c *Config) Validate() error {
 	var p problems
 	p.listen("listen", c.Listen)
+	c.validateListens(&p)
 	c.Admin.validate(&p, c.Listen)
 	c.Log.validate(&p)
 	c.validateAccessLogs(&p)

@@ -138,7 +138,7 @@ func (c *Config) readListen(s *Server, x *Directive) {
 		c.note(x, "listen %q: not an address ramjet can take", x.Args[0])
 		return
 	}
-	l := adoption.Listen{Addr: addr, File: x.File, Line: x.Line}
+	l := adoption.Listen{Addr: addr, File: x.File, Line: x.Line, Socket: wildcardSocket(x)}
 	for _, p := range x.Args[1:] {
 		switch p {
 		case "ssl":
@@ -248,4 +248,20 @@ func httpsRedirectOnly(b *Directive) bool {
 		}
 	}
 	return redirect
+}
+
+// wildcardSocket is the socket a wildcard listen binds: nginx binds
+// "[::]:80" IPv6 only (unless ipv6only=off) beside "80"'s IPv4 one.
+func wildcardSocket(x *Directive) string {
+	a := x.Args[0]
+	if strings.HasPrefix(a, "[") {
+		if !strings.HasPrefix(a, "[::]:") || slices.Contains(x.Args[1:], "ipv6only=off") {
+			return ""
+		}
+		return a
+	}
+	if n, ok := adoption.NormalAddr(a); ok && strings.HasPrefix(n, ":") {
+		return "0.0.0.0" + n
+	}
+	return ""
 }

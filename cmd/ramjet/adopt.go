@@ -80,6 +80,7 @@ func adoptServer(ctx context.Context, server string, args []string, stdout, stde
 	case f.dryRun:
 		return j.DryRun(stdout, stderr)
 	case f.apply:
+		j.Service = packageService(ctx, j.Web, stderr)
 		return j.Apply(ctx, stdout, stderr, f.shadowOnly)
 	}
 	_, err = j.Write(stdout, stderr)
@@ -181,6 +182,22 @@ func parseAdoptRollback(args []string, stderr io.Writer) (dir string, force bool
 		return "", false, usageError{err}
 	}
 	return dir, force, nil
+}
+
+// packageService is the package's ramjet.service when systemd runs the
+// host and the unit is installed: ramjet serves as that unit after the
+// switch. Apache lends its own sockets to ramjet (adoption.Lender),
+// which systemd cannot take: ramjet runs outside the unit then.
+func packageService(ctx context.Context, web adoption.WebServer, stderr io.Writer) *adoption.Service {
+	s := adoption.PackageService
+	if !s.Detect(ctx) {
+		return nil
+	}
+	if _, lends := web.(adoption.Lender); lends {
+		fmt.Fprintf(stderr, "ramjet adopt: warning: ramjet takes over Apache's own sockets and serves outside %s (stop and disable the unit)\n", s.Unit)
+		return nil
+	}
+	return &s
 }
 
 // checkRamjetConfig is `ramjet check --config file`.

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -200,7 +201,12 @@ func (d *daemon) run() error {
 	sc.ProxyProtocol = d.proxyProtocol(d.cfg.Server.ProxyProtocol, "main")
 	sc.Metrics = d.proxy.Metrics().Set()
 	sc.ErrorHandler = d.proxy.ErrorHandler
-	if sc.Listener, err = d.socks.listenTCP(ctx, sc.Addr, sc.IdleTimeout); err != nil {
+	if len(d.cfg.ListenAlso) > 0 {
+		sc.Listener, err = d.socks.listenTCPList(ctx, append([]string{sc.Addr}, d.cfg.ListenAlso...), sc.IdleTimeout)
+	} else {
+		sc.Listener, err = d.socks.listenTCP(ctx, sc.Addr, sc.IdleTimeout)
+	}
+	if err != nil {
 		return fmt.Errorf("main listener: %w", err)
 	}
 	h := d.closeWhenHandedOver(d.proxy.ServeFastHTTP)
@@ -436,7 +442,7 @@ func (d *daemon) apply(cfg *conf.Config, raw []byte) error {
 		_ = d.private.Resize(int64(cfg.Cache.PrivateSize)) // conf's Validate asks for at least 1 MiB
 	}
 	d.level.Set(cfg.Log.SlogLevel())
-	if cfg.Listen != d.cfg.Listen || !reflect.DeepEqual(cfg.Admin, d.cfg.Admin) || !reflect.DeepEqual(cfg.Server, d.cfg.Server) ||
+	if cfg.Listen != d.cfg.Listen || !slices.Equal(cfg.ListenAlso, d.cfg.ListenAlso) || !reflect.DeepEqual(cfg.Admin, d.cfg.Admin) || !reflect.DeepEqual(cfg.Server, d.cfg.Server) ||
 		cfg.Log.Format != d.cfg.Log.Format || edgeRestartNeeded(d.cfg, cfg) || (cfg.Cache.PrivateSize == 0) != (d.cfg.Cache.PrivateSize == 0) {
 		d.log.Warn("listen, admin, server, log.format, tls.listen, tls.h2_max_streams, tls.http3, tls.h3_*, h2c settings and turning the private cache on or off apply at the next restart or upgrade (SIGUSR2)")
 	}

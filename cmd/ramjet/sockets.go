@@ -178,6 +178,9 @@ func (s *sockets) take(network, addr string) *socket {
 	name := network + ":" + addr
 	for _, match := range []func(*socket) bool{
 		func(k *socket) bool { return k.name == name },
+		// a systemd socket bound to exactly that address: 0.0.0.0:80 and
+		// [::]:80 of a listen list are two
+		func(k *socket) bool { return (k.udp != nil) == (network == "udp") && k.bound().String() == addr },
 		func(k *socket) bool { return (k.udp != nil) == (network == "udp") && sameAddr(k.bound(), addr) },
 	} {
 		for i, k := range s.inherited {
@@ -214,9 +217,14 @@ func sameAddr(bound net.Addr, addr string) bool {
 // listenTCP is the listener for addr: the inherited one, or one opened
 // (see proxy.ListenTCP).
 func (s *sockets) listenTCP(ctx context.Context, addr string, idle time.Duration) (net.Listener, error) {
+	return s.listenOr(addr, func() (net.Listener, error) { return proxy.ListenTCP(ctx, addr, idle) })
+}
+
+// listenOr is the inherited listener for addr, or the one bind opens.
+func (s *sockets) listenOr(addr string, bind func() (net.Listener, error)) (net.Listener, error) {
 	k := s.take("tcp", addr)
 	if k == nil {
-		ln, err := proxy.ListenTCP(ctx, addr, idle)
+		ln, err := bind()
 		if err != nil {
 			return nil, err
 		}

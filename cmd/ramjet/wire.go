@@ -31,7 +31,7 @@ type overrides struct {
 
 func (o overrides) apply(c *conf.Config) {
 	if o.listen != "" {
-		c.Listen = o.listen
+		c.Listen, c.ListenAlso = o.listen, nil // --listen replaces a listen list too
 	}
 	if o.origin != "" {
 		c.Origin.Servers = []string{o.origin}

@@ -85,7 +85,7 @@ func (c *Cache) Lookup(h uint64, key []byte) *Object {
 
 // Insert stores e as the variant of key selected by vary, unless the key
 // holds MaxVariants variants used more than e (admission.go). A new
-// entry's tags are interned here, so the same new entry must not be
+// entry's tags are interned and its popularity given here, so the same new entry must not be
 // inserted by two goroutines at once; a stored entry is never changed.
 // Concurrent inserts of one key may lose a variant; that costs a later
 // miss, never a wrong answer, because every entry carries its own variant.
