@@ -31,20 +31,18 @@ func (n *diskNode) start(t *testing.T, redis *testbed.Redis) {
 	waitRedisState(t, n.c, n.rj, 10*time.Second, "at start", func(s string) bool { return s == "connected" })
 }
 
-func TestRedisRestartServesPagesOnDiskOnlyStaleUntilTheGrace(t *testing.T) {
-	t.Parallel()
-	const grace = 5 * time.Second
-	redis := testbed.StartRedis(t)
-	n := startDiskRedisNode(t, redis, grace)
-	ns := nsFor(t)
-	visited, never := []string{"v0", "v1", "v2"}, "never"
-	first := n.fillPages(t, ns, append(append(visited, never), pageNames("filler", 60)...))
+// gapOverDiskOnly caches names (the oldest first) and fillers, restarts
+// the node so that names stay on disk only, then restarts Redis and waits
+// for the node's gap. It returns the first bodies and a time no earlier
+// than the gap's.
+func gapOverDiskOnly(t *testing.T, n *diskNode, redis *testbed.Redis, ns string, names []string) (map[string]result, time.Time) {
+	t.Helper()
+	first := n.fillPages(t, ns, append(names, pageNames("filler", 60)...))
 	n.stop(t) // loads the newest files up to 1 MiB at start: the oldest stay on disk only
 	n.start(t, redis)
 	if v := n.metric(t, "ramjet_disk_loaded_objects"); v >= 60 {
 		t.Fatalf("ramjet_disk_loaded_objects = %v: the test needs pages left on disk only", v)
 	}
-
 	redis.Restart(t)
 	if !testbed.Poll(10*time.Second, func() bool {
 		v, _ := metric(t, n.c, n.rj, `ramjet_purge_fanout_gaps_total{reason="epoch"}`)
@@ -52,7 +50,17 @@ func TestRedisRestartServesPagesOnDiskOnlyStaleUntilTheGrace(t *testing.T) {
 	}) {
 		t.Fatal("no gap noticed within 10 s of the Redis restart")
 	}
-	marked := time.Now()
+	return first, time.Now()
+}
+
+func TestRedisRestartServesPagesOnDiskOnlyStaleUntilTheGrace(t *testing.T) {
+	t.Parallel()
+	const grace = 5 * time.Second
+	redis := testbed.StartRedis(t)
+	n := startDiskRedisNode(t, redis, grace)
+	ns := nsFor(t)
+	visited, never := []string{"v0", "v1", "v2"}, "never"
+	first, marked := gapOverDiskOnly(t, n, redis, ns, append(visited, never))
 	for _, name := range visited {
 		u := page30K(ns, name, ns+"-"+name)
 		mustStaleHit(t, n.get(t, u), first[name].ID(), name+", only on disk, right after the gap")
@@ -74,5 +82,28 @@ func TestRedisRestartServesPagesOnDiskOnlyStaleUntilTheGrace(t *testing.T) {
 		if r.ID() == first[name].ID() {
 			t.Errorf("%s: the copy of before the gap served after the grace", name)
 		}
+	}
+}
+
+// A node restarted during the grace keeps the gap's mark and deadline
+// (the disk tier keeps them beside its files): a page of before the gap
+// is answered stale, not fresh, and not at all after the first deadline.
+func TestRestartDuringAGapKeepsPagesOnDiskStaleUntilTheSameDeadline(t *testing.T) {
+	t.Parallel()
+	const grace = 8 * time.Second
+	redis := testbed.StartRedis(t)
+	n := startDiskRedisNode(t, redis, grace)
+	ns := nsFor(t)
+	names := []string{"stale", "late"}
+	first, marked := gapOverDiskOnly(t, n, redis, ns, names)
+	n.stop(t)
+	n.start(t, redis)
+	mustStaleHit(t, n.get(t, page30K(ns, "stale", ns+"-stale")), first["stale"].ID(), "a page of before the gap after a restart during the grace")
+
+	time.Sleep(time.Until(marked.Add(grace))) // the first deadline, not one counted from the restart
+	r := n.get(t, page30K(ns, "late", ns+"-late"))
+	if cs := r.CacheStatus(); r.ID() == first["late"].ID() || cs.Hit {
+		t.Errorf("a page of before the gap, after its grace across a restart: id %q (before the gap %q), Cache-Status %q, want a copy fetched since",
+			r.ID(), first["late"].ID(), cs.Raw)
 	}
 }
