@@ -14,15 +14,16 @@ import (
 )
 
 // startDiskRedisNode is a node with a 1 MiB RAM tier over a disk tier,
-// following the fan-out of redis.
-func startDiskRedisNode(t *testing.T, redis *testbed.Redis, grace time.Duration) *diskNode {
+// following the fan-out of a Redis of its own.
+func startDiskRedisNode(t *testing.T, grace time.Duration) (*diskNode, *testbed.Redis) {
 	t.Helper()
+	redis := testbed.StartRedis(t)
 	o := startOrigin(t)
 	dir := t.TempDir()
 	yaml := fmt.Sprintf("cache:\n  disk:\n    path: %q\n    size: 64MiB\n%spurge:\n  gap_grace: %s\n", dir, smallRAM, grace)
 	n := &diskNode{o: o, cfg: testbed.WriteConfig(t, "", yaml), c: newClient(t), path: dir}
 	n.start(t, redis)
-	return n
+	return n, redis
 }
 
 func (n *diskNode) start(t *testing.T, redis *testbed.Redis) {
@@ -56,8 +57,7 @@ func gapOverDiskOnly(t *testing.T, n *diskNode, redis *testbed.Redis, ns string,
 func TestRedisRestartServesPagesOnDiskOnlyStaleUntilTheGrace(t *testing.T) {
 	t.Parallel()
 	const grace = 5 * time.Second
-	redis := testbed.StartRedis(t)
-	n := startDiskRedisNode(t, redis, grace)
+	n, redis := startDiskRedisNode(t, grace)
 	ns := nsFor(t)
 	visited, never := []string{"v0", "v1", "v2"}, "never"
 	first, marked := gapOverDiskOnly(t, n, redis, ns, append(visited, never))
@@ -91,8 +91,7 @@ func TestRedisRestartServesPagesOnDiskOnlyStaleUntilTheGrace(t *testing.T) {
 func TestRestartDuringAGapKeepsPagesOnDiskStaleUntilTheSameDeadline(t *testing.T) {
 	t.Parallel()
 	const grace = 8 * time.Second
-	redis := testbed.StartRedis(t)
-	n := startDiskRedisNode(t, redis, grace)
+	n, redis := startDiskRedisNode(t, grace)
 	ns := nsFor(t)
 	names := []string{"stale", "late"}
 	first, marked := gapOverDiskOnly(t, n, redis, ns, names)
