@@ -34,10 +34,25 @@ func (c *Cache) MarkGap(grace time.Duration) int {
 		}
 	}
 	c.gap.Store(&gapMark{at: now, until: until})
-	// The lower tier keeps no stale copies: what a refresh fills again
-	// is stored again.
-	c.lowerPurge(Purge{Key: Everything, At: now})
+	c.lowerGap(now, until)
 	return c.Len()
+}
+
+// RestoreGap puts back a gap a lower tier kept across a restart or an
+// upgrade (GapKeeper): entries filled up to at are stale until until,
+// gone after it, as if MarkGap had run at at here. It never loosens a
+// mark this cache holds already.
+func (c *Cache) RestoreGap(at, until int64) {
+	c.gapMu.Lock()
+	defer c.gapMu.Unlock()
+	if until <= c.Now() {
+		raise(&c.allHard, at)
+		return
+	}
+	if old := c.gap.Load(); old != nil {
+		at, until = max(at, old.at), min(until, old.until)
+	}
+	c.gap.Store(&gapMark{at: at, until: until})
 }
 
 // Gapped reports whether e is served only because of a gap's grace: a

@@ -29,6 +29,15 @@ type Lower interface {
 	Seq() uint64
 }
 
+// GapKeeper is a lower tier that keeps what a gap left stale as RAM
+// does (gap.go): its copies filled up to at may be given back (Fetch) and
+// served stale until until, and are deleted then. It must keep the mark
+// across a restart or an upgrade (RestoreGap), or else delete them at
+// once: a copy filled before a gap is never served fresh.
+type GapKeeper interface {
+	Gap(at, until int64)
+}
+
 // Fetcher is a lower tier that gives copies back.
 type Fetcher interface {
 	// Fetch stores in the cache (Promote) the copy of key (hashed h) the
@@ -82,11 +91,43 @@ func (c *Cache) Holds(h uint64, o *Object) bool {
 	return ok && cur == o
 }
 
-// Invalidated reports whether a purge (hard or soft) or a gap came after
-// e's fill began: e must not be kept as it is.
+// Invalidated reports whether a purge (hard or soft) came after e's fill
+// began, or a gap whose grace ran out or that the lower tier does not
+// keep (GapKeeper): e must not be kept as it is. An entry only a gap left
+// stale is kept within the grace: the tier deletes it at its end.
 func (c *Cache) Invalidated(e *Entry) bool {
 	hard, soft := c.purged(e, c.Now())
-	return hard || soft
+	if hard || !soft {
+		return hard
+	}
+	_, keeps := c.lower.(GapKeeper)
+	return !keeps || !c.Gapped(e) || c.softPurged(e)
+}
+
+// softPurged reports whether a soft purge, not a gap, came after e's fill
+// began.
+func (c *Cache) softPurged(e *Entry) bool {
+	born := e.born()
+	if c.allSoft.Load() >= born {
+		return true
+	}
+	for _, t := range e.tags {
+		if t.soft.Load() >= born {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerGap hands a gap to the lower tier: one that keeps gaps keeps its
+// copies stale as RAM does; another has them deleted, since it keeps no
+// stale copies.
+func (c *Cache) lowerGap(at, until int64) {
+	if g, ok := c.lower.(GapKeeper); ok {
+		g.Gap(at, until)
+		return
+	}
+	c.lowerPurge(Purge{Key: Everything, At: at})
 }
 
 // Expired reports whether e can no longer be served in any way at now.

@@ -67,7 +67,11 @@ func (t *Tier) load() error {
 		return err
 	}
 	t.loaded.Clean = clean || handover || len(found) == 0
+	if err := t.loadGap(); err != nil {
+		return err
+	}
 	t.readAll(found)
+	t.applyPurges() // a gap whose grace ran out: its files go
 	t.delete(t.evict())
 	t.loaded.Took = time.Since(began)
 	return nil

@@ -75,6 +75,7 @@ type Tier struct {
 	recent   []numbered // the last purges applied, oldest first (evicted)
 	stats    Stats
 	loaded   Loaded
+	gaps     gaps
 }
 
 // file is what the tier knows of one file without reading it.
@@ -150,6 +151,8 @@ func (t *Tier) close(mark bool) error {
 	var err error
 	t.once.Do(func() {
 		t.start.Do(func() { close(t.done) }) // never started: nothing runs
+		t.stopGaps()
+		t.endGaps() // a grace that ran out while the timer stopped is applied
 		close(t.stop)
 		<-t.done
 		t.drain()

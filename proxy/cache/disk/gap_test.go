@@ -1,0 +1,128 @@
+package disk
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+)
+
+var gapKeys = []string{"http://s/a", "http://s/b", "http://s/c"}
+
+// gappedFromDisk fetches every key and fails unless each comes back
+// stale because of the gap (RAM's own rule applied to the disk's copy).
+func gappedFromDisk(t *testing.T, n node, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		e := fetch(n, k, "")
+		if e == nil {
+			t.Fatalf("%s: not given back from disk after the gap", k)
+		}
+		if st := n.c.Status(e, n.c.Now()); st != cache.Stale || !n.c.Gapped(e) {
+			t.Fatalf("%s: status %v, gapped %v; want stale because of the gap", k, st, n.c.Gapped(e))
+		}
+	}
+}
+
+// notServed fails if a key is given back servable.
+func notServed(t *testing.T, n node, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		if e := fetch(n, k, ""); e != nil && n.c.Status(e, n.c.Now()) != cache.Purged {
+			t.Fatalf("%s: served after the grace", k)
+		}
+	}
+}
+
+func noFiles(t *testing.T, dir string) {
+	t.Helper()
+	// polls the directory: the timer's purge has no event to wait on
+	if !testbed.Poll(10*time.Second, func() bool { return len(files(t, dir)) == 0 }) {
+		t.Fatalf("files left after the grace: %v", files(t, dir))
+	}
+}
+
+func TestGapServesPagesOnDiskOnlyStaleThenDeletesThem(t *testing.T) {
+	dir := t.TempDir()
+	onDiskOnly(t, dir, gapKeys...)
+	n := open(t, dir, 64<<20, Config{RAM: 1}, true)
+	if lookup(n, gapKeys[0], "") != nil && lookup(n, gapKeys[1], "") != nil {
+		t.Fatal("loaded into RAM: the test needs files on disk only")
+	}
+	grace := time.Second
+	n.c.MarkGap(grace)
+	until := time.Now().Add(grace)
+	gappedFromDisk(t, n, gapKeys...)
+	if fs := files(t, dir); len(fs) != len(gapKeys) {
+		t.Fatalf("within the grace %d files are left, want %d", len(fs), len(gapKeys))
+	}
+	noFiles(t, dir)
+	if time.Now().Before(until) {
+		t.Fatal("files deleted before the grace ran out")
+	}
+	notServed(t, n, gapKeys...)
+}
+
+func TestRefreshDuringAGapOutlivesTheGrace(t *testing.T) {
+	dir := t.TempDir()
+	onDiskOnly(t, dir, gapKeys...)
+	n := open(t, dir, 64<<20, Config{RAM: 1}, true)
+	n.c.MarkGap(time.Second)
+	before := n.t.Snapshot().Written
+	e := entry("", "refreshed")
+	e.Born = n.c.Now() + 1 // the refresh's fill began after the gap
+	store(n, gapKeys[0], cache.VarySpec{}, e)
+	written(t, n, before+1)
+	// polls the directory: the timer's purge has no event to wait on
+	if !testbed.Poll(10*time.Second, func() bool { return len(files(t, dir)) == 1 }) {
+		t.Fatalf("after the grace: files %v, want the refreshed one alone", files(t, dir))
+	}
+	if e := fetch(n, gapKeys[0], ""); e == nil || string(e.Body) != "refreshed" || n.c.Status(e, n.c.Now()) != cache.Fresh {
+		t.Fatalf("the refreshed page is not served fresh after the grace: %+v", e)
+	}
+}
+
+func TestRestartDuringAGapKeepsItsMarkAndDeadline(t *testing.T) {
+	dir := t.TempDir()
+	onDiskOnly(t, dir, gapKeys...)
+	a := start(t, dir, Config{})
+	a.c.MarkGap(2 * time.Second)
+	a.stop(t)
+
+	b := open(t, dir, 64<<20, Config{RAM: 1}, true)
+	gappedFromDisk(t, b, gapKeys...) // loaded into RAM or fetched: stale either way
+	noFiles(t, dir)
+	b.stop(t)
+}
+
+func TestRestartAfterAGapsGraceLoadsNothingFilledBeforeIt(t *testing.T) {
+	dir := t.TempDir()
+	onDiskOnly(t, dir, gapKeys...)
+	a := open(t, dir, 64<<20, Config{}, false) // no writer: the files stay whatever the timer does
+	a.c.MarkGap(100 * time.Millisecond)
+	until := time.Now().Add(100 * time.Millisecond)
+	if err := a.t.Leave(); err != nil { // as an upgrade's predecessor would: its timer stops
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(until)) // the grace is wall-clock time: let it run out
+	b := open(t, dir, 64<<20, Config{RAM: 1}, true)
+	notServed(t, b, gapKeys...)
+	if fs := files(t, dir); len(fs) != 0 {
+		t.Fatalf("files filled before the gap are left after its grace: %v", fs)
+	}
+}
+
+func TestFlushAfterAGapEmptiesTheDisk(t *testing.T) {
+	dir := t.TempDir()
+	onDiskOnly(t, dir, gapKeys...)
+	n := open(t, dir, 64<<20, Config{RAM: 1}, true)
+	n.c.MarkGap(time.Minute)
+	n.c.PurgeAll(false, 0) // purge.gap: flush
+	for _, k := range gapKeys {
+		if fetch(n, k, "") != nil {
+			t.Fatalf("%s: given back after a flush", k)
+		}
+	}
+	noFiles(t, dir)
+}
