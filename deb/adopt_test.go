@@ -37,11 +37,11 @@ const adoptSites = 3
 // running state.
 func TestAdoptUnderSystemdServesAsThePackagesUnit(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: deb/box (see TestPackageInstallsServesReloadsAndRemoves)")
+		testbed.Skip(t, "needs root: deb/box (see TestPackageInstallsServesReloadsAndRemoves)")
 	}
 	for _, tool := range []string{"dpkg-deb", "dpkg-shlibdeps", "unshare", "nsenter", "setpriv", "curl", "/lib/systemd/systemd", "adduser", "pgrep", "/usr/sbin/nginx"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found (.ci/deps installs it)", tool)
+			testbed.Skipf(t, "%s not found (.ci/deps installs it)", tool)
 		}
 	}
 	dir := t.TempDir()

@@ -34,10 +34,10 @@ const (
 // dpkg -r and dpkg -P.
 func TestPackageInstallsServesReloadsAndRemoves(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: the package is installed with dpkg -i inside deb/box, a systemd in namespaces on an overlay mount, which only root can make (CI runs as root)")
+		testbed.Skip(t, "needs root: the package is installed with dpkg -i inside deb/box, a systemd in namespaces on an overlay mount, which only root can make (CI runs as root)")
 	}
 	if _, err := exec.LookPath("dpkg-deb"); err != nil {
-		t.Skip("no dpkg-deb: not a Debian system, so no Debian package to build and install")
+		testbed.Skip(t, "no dpkg-deb: not a Debian system, so no Debian package to build and install")
 	}
 	for _, tool := range []string{"dpkg-shlibdeps", "strip", "unshare", "nsenter", "setpriv", "curl", "logrotate", "php-cgi", "/lib/systemd/systemd", "adduser", "pgrep"} {
 		if _, err := exec.LookPath(tool); err != nil {

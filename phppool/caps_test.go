@@ -13,9 +13,8 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
+	"golang.org/x/sys/unix"
 )
 
 func TestWorkersGetOnlyTheConfiguredEnvironment(t *testing.T) {
@@ -53,11 +52,11 @@ func TestNonRootRamjetWithTheUnitsCapabilitiesRunsPHPWithoutThem(t *testing.T) {
 		return
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("starting a process with ambient capabilities as another user needs root")
+		testbed.Skip(t, "starting a process with ambient capabilities as another user needs root")
 	}
 	daemon, err := user.Lookup("daemon")
 	if err != nil {
-		t.Skipf("no daemon user: %v", err)
+		testbed.Skipf(t, "no daemon user: %v", err)
 	}
 	nobody, err := user.Lookup("nobody")
 	if err != nil {

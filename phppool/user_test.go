@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestWorkerCredentialNeverRootNorRamjetsOwn(t *testing.T) {
@@ -76,7 +78,7 @@ func TestWorkerEnvIsOnlyTheConfiguredOne(t *testing.T) {
 
 func TestPoolRunsPHPAsTheConfiguredUserWhenRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("switching users needs root; without root, TestWorkerCredentialNeverRoot covers that workers run as ramjet's user")
+		testbed.Skip(t, "switching users needs root; without root, TestWorkerCredentialNeverRoot covers that workers run as ramjet's user")
 	}
 	nobody, err := user.Lookup("nobody")
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // TestMatchGivesAnInstallTheSiteWithTheDeepestRoot: a WordPress in /blog
@@ -49,7 +51,7 @@ func TestMatchGivesAnInstallTheSiteWithTheDeepestRoot(t *testing.T) {
 // site's root does not make another's directory that site's.
 func TestMatchGivesASiteTokenOnlyToItsOwnersInstalls(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to give directories to other users")
+		testbed.Skip(t, "needs root to give directories to other users")
 	}
 	root := t.TempDir()
 	b, a := Owner{UID: 54321, Name: "b"}, Owner{UID: 54322, Name: "a"}
@@ -177,7 +179,7 @@ func TestTailKeepsTheLastBytes(t *testing.T) {
 // a tenant's public_html linked elsewhere is taken as written.
 func TestRootDirFollowsOnlyRootsSymlinks(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to own one link and give another away")
+		testbed.Skip(t, "needs root to own one link and give another away")
 	}
 	dir := t.TempDir()
 	real := filepath.Join(dir, "home2", "a", "public_html")

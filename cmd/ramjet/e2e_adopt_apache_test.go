@@ -37,7 +37,7 @@ type cpanelHost struct {
 func newCpanelHost(t *testing.T) *cpanelHost {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("the cPanel layout runs PHP as several users: needs root")
+		testbed.Skip(t, "the cPanel layout runs PHP as several users: needs root")
 	}
 	ports := testbed.FreePorts(t, 4)
 	h := &cpanelHost{root: testbed.PublicDir(t), pki: newPKI(t), files: map[string]string{},

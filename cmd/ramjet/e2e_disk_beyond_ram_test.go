@@ -138,7 +138,7 @@ func TestCheckRejectsABadDiskPath(t *testing.T) {
 func TestCheckRejectsADiskPathTheServiceUserCannotWrite(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
-		t.Skip("running check as another user needs root")
+		testbed.Skip(t, "running check as another user needs root")
 	}
 	bin := asServiceUser(t, "daemon", "")
 	rootOwned := testbed.PublicDir(t)

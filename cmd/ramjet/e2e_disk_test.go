@@ -154,7 +154,7 @@ func TestDiskTierFullDiskDegradesToRAMOnly(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a 1 MiB tmpfs: %v %s", err, out)
+		testbed.Skipf(t, "cannot mount a 1 MiB tmpfs: %v %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() }) // the test dir's own cleanup reports leftovers
 	n := startDiskNode(t, dir)

@@ -46,11 +46,11 @@ const unitCaps = "+net_bind_service,+setuid,+setgid,+chown,+kill,+sys_ptrace,+da
 func TestPackagedLayoutRunsPHPAsTheSitesUserWithoutCapabilities(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
-		t.Skip("starting ramjet as another user with capabilities needs root")
+		testbed.Skip(t, "starting ramjet as another user with capabilities needs root")
 	}
 	www, err := user.Lookup("www-data")
 	if err != nil {
-		t.Skip(err)
+		testbed.Skip(t, err)
 	}
 	root := identityDocroot(t)
 	// The site's files are its user's alone, as README's per-site setup
@@ -97,7 +97,7 @@ func TestPackagedLayoutRunsPHPAsTheSitesUserWithoutCapabilities(t *testing.T) {
 func TestCheckRefusesPHPAsRamjetsOwnUserOrSharedBetweenSites(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
-		t.Skip("running check as another user needs root")
+		testbed.Skip(t, "running check as another user needs root")
 	}
 	a, b := phpDocroot(t), phpDocroot(t)
 	site := func(name, root, php string) string {
@@ -137,7 +137,7 @@ func TestCheckRefusesPHPAsRamjetsOwnUserOrSharedBetweenSites(t *testing.T) {
 func asServiceUser(t *testing.T, name, caps string) string {
 	t.Helper()
 	if _, err := exec.LookPath("setpriv"); err != nil {
-		t.Skip(err)
+		testbed.Skip(t, err)
 	}
 	dir := testbed.PublicDir(t)
 	bin := filepath.Join(dir, "ramjet")

@@ -67,7 +67,7 @@ func fakeWordPress(t *testing.T, dir string, uid, gid int, mode os.FileMode) {
 func tenantSite(t *testing.T) (root, docroot, cfg string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("creating users and running PHP as them needs root (CI runs as root)")
+		testbed.Skip(t, "creating users and running PHP as them needs root (CI runs as root)")
 	}
 	root = testbed.PublicDir(t)
 	user, uid, gid := hostileUser(t)
@@ -123,7 +123,7 @@ func fakePHP(t *testing.T, dir, log string) string {
 // blog: B's blog stays B's.
 func TestWPEnableGivesNoTenantAnotherSitesToken(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("creating users and running PHP as them needs root (CI runs as root)")
+		testbed.Skip(t, "creating users and running PHP as them needs root (CI runs as root)")
 	}
 	root := testbed.PublicDir(t)
 	aUser, aUID, aGID := hostileUser(t)
@@ -209,7 +209,7 @@ hosts:
 // owner had put there (the fake php's log had "token-of-b" after scan).
 func TestWPScanAndDisableShowNoPHPTheToken(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("creating users and running PHP as them needs root (CI runs as root)")
+		testbed.Skip(t, "creating users and running PHP as them needs root (CI runs as root)")
 	}
 	root := testbed.PublicDir(t)
 	bUser, bUID, bGID := hostileUser(t)

@@ -41,7 +41,7 @@ func lscrawlerRun(t *testing.T, addr string, urls []string) map[string]map[strin
 func crawlSite(t *testing.T) *tlsRamjet {
 	t.Helper()
 	if _, err := exec.LookPath("php"); err != nil {
-		t.Skip("no php CLI to run the crawler")
+		testbed.Skip(t, "no php CLI to run the crawler")
 	}
 	o := startOrigin(t)
 	src, err := os.ReadFile(filepath.Join("..", "..", "proxy", "htaccess", "testdata", "lscache79", "all.htaccess"))

@@ -271,7 +271,7 @@ func (a *wpAccount) pluginOwners(t *testing.T) map[uint32]int {
 // puts both back; an opt-out flag keeps an install out of `enable --all`.
 func TestWPEnableGivesEachCPanelAccountsWordPressItsOwnPurgeToken(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("creating the accounts' users and running PHP as them needs root (CI runs as root)")
+		testbed.Skip(t, "creating the accounts' users and running PHP as them needs root (CI runs as root)")
 	}
 	for _, bin := range []string{"/usr/sbin/useradd", "/usr/bin/php", "/usr/bin/php-cgi"} {
 		if _, err := os.Stat(bin); err != nil {

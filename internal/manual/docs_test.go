@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ramjet-proxy/ramjet/conf"
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // repo is the repository's top directory, from this package's.
@@ -40,7 +41,7 @@ func TestGeneratedFilesAreUpToDate(t *testing.T) {
 // warning on.
 func TestManPagesRenderWithoutWarnings(t *testing.T) {
 	if _, err := exec.LookPath("groff"); err != nil {
-		t.Skip("no groff (Debian's groff-base, which man-db needs)")
+		testbed.Skip(t, "no groff (Debian's groff-base, which man-db needs)")
 	}
 	for _, page := range ManPages {
 		cmd := exec.Command("groff", "-man", "-Tutf8", "-ww", "-z", filepath.Join(repo, "docs/man", page))

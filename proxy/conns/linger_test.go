@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestLingerDoublesAfterAShortParkAndResetsAfterALongOne(t *testing.T) {
@@ -42,7 +44,7 @@ func TestAClientThatPausesALittleStopsBeingParked(t *testing.T) {
 		if runtime.GOOS == "linux" {
 			t.Fatal("no lot on Linux: parking should work here")
 		}
-		t.Skip("parking needs epoll (Linux)")
+		testbed.Skip(t, "parking needs epoll (Linux)")
 	}
 	defer l.Close()
 	go serveEcho(l)

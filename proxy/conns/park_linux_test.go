@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 // TestAParkedConnectionHoldsNoSockAndAWokenOneGetsOneBack: while parked
@@ -19,7 +21,7 @@ func TestAParkedConnectionHoldsNoSockAndAWokenOneGetsOneBack(t *testing.T) {
 	l := NewListener(inner, Config{Name: "test", Park: true, Linger: time.Millisecond},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if l.lot == nil {
-		t.Skip("parking is not available here")
+		testbed.Skip(t, "parking is not available here")
 	}
 	defer l.Close()
 	client, err := net.Dial("tcp", inner.Addr().String())

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"github.com/valyala/fasthttp"
 )
 
@@ -81,7 +82,7 @@ func TestOpenBeneathFollowsOnlyLinksThatStayInside(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			if !walk && !openat2Works() {
-				t.Skip("this kernel has no openat2")
+				testbed.Skip(t, "this kernel has no openat2")
 			}
 			root, outside := beneathTree(t)
 			r, err := openRootDir(root, walk)
