@@ -63,14 +63,14 @@ func (l *warmList) add(c warmCandidate) bool {
 		return true
 	}
 	if len(l.items) >= l.max {
-		least := l.least()
-		if l.items[least].score >= c.score {
+		least := l.items[0] // the heap's root: a purge of a million pages offers each in O(log max)
+		if least.score >= c.score {
 			l.dropped++
 			return false
 		}
 		l.dropped++
-		delete(l.at, l.items[least].id())
-		heap.Remove(&l.items, least)
+		delete(l.at, least.id())
+		heap.Pop(&l.items)
 	}
 	it := &warmItem{warmCandidate: c}
 	heap.Push(&l.items, it)
@@ -78,40 +78,38 @@ func (l *warmList) add(c warmCandidate) bool {
 	return true
 }
 
-// least is the index of the least popular candidate, one of the heap's
-// leaves (the second half of a max-heap): only a full list looks.
-func (l *warmList) least() int {
-	at := len(l.items) / 2
-	for i := at + 1; i < len(l.items); i++ {
-		if l.items[i].score < l.items[at].score {
-			at = i
-		}
-	}
-	return at
-}
-
 // pop takes the most popular candidate out; false when there is none.
+// It looks through the list: pops come at the warm-up's rate, adds at a
+// purge's, so the heap keeps the least popular at hand instead.
 func (l *warmList) pop() (warmCandidate, bool) {
 	if len(l.items) == 0 {
 		return warmCandidate{}, false
 	}
-	it := heap.Pop(&l.items).(*warmItem)
+	best := 0
+	for i := 1; i < len(l.items); i++ {
+		if l.items.Less(best, i) {
+			best = i
+		}
+	}
+	it := heap.Remove(&l.items, best).(*warmItem)
 	delete(l.at, it.id())
 	return it.warmCandidate, true
 }
 
 func (l *warmList) len() int { return len(l.items) }
 
-// warmHeap is a max-heap by score; of equals, the first key in order,
-// so that the order is the same every run.
+// warmHeap is a min-heap by popularity: the least popular candidate,
+// the one a better one replaces, is its root. Of equal scores the last
+// key in order is the least, so that pop's order (most popular, then
+// the first key) is the same every run.
 type warmHeap []*warmItem
 
 func (h warmHeap) Len() int { return len(h) }
 func (h warmHeap) Less(i, j int) bool {
 	if h[i].score != h[j].score {
-		return h[i].score > h[j].score
+		return h[i].score < h[j].score
 	}
-	return h[i].key < h[j].key
+	return h[i].key > h[j].key
 }
 func (h warmHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
