@@ -101,22 +101,9 @@ func (c *Cache) Invalidated(e *Entry) bool {
 		return hard
 	}
 	_, keeps := c.lower.(GapKeeper)
-	return !keeps || !c.Gapped(e) || c.softPurged(e)
-}
-
-// softPurged reports whether a soft purge, not a gap, came after e's fill
-// began.
-func (c *Cache) softPurged(e *Entry) bool {
-	born := e.born()
-	if c.allSoft.Load() >= born {
-		return true
-	}
-	for _, t := range e.tags {
-		if t.soft.Load() >= born {
-			return true
-		}
-	}
-	return false
+	// No hard purge came after e's fill began (purged said so): a purge
+	// since it began is a soft one, not a gap.
+	return !keeps || !c.Gapped(e) || c.InvalidatedSince(e, 0)
 }
 
 // lowerGap hands a gap to the lower tier: one that keeps gaps keeps its
@@ -139,7 +126,7 @@ func (c *Cache) lowerPurge(p Purge) {
 	}
 }
 
-// keyIs matches one key.
+// keyIs matches one key (or tag).
 func keyIs(key string) func(string) bool { return func(k string) bool { return k == key } }
 
 // purgeAround hands p to the lower tier before and after apply, RAM's

@@ -12,7 +12,7 @@ import (
 func (c *Cache) PurgeTag(tag string, soft bool, at int64) bool {
 	at = c.orNow(at)
 	hit := false
-	c.purgeAround(Purge{Tag: func(t string) bool { return t == tag }, At: at}, func() { hit = c.tags.purge(tag, soft, at) })
+	c.purgeAround(Purge{Tag: keyIs(tag), At: at}, func() { hit = c.tags.purge(tag, soft, at) })
 	return hit
 }
 
@@ -76,8 +76,8 @@ func (c *Cache) PurgeKeys(match func(key string) bool, soft bool) int {
 
 // PurgeKey purges every variant of one primary key.
 func (c *Cache) PurgeKey(h uint64, key []byte, soft bool) bool {
-	done := false
-	c.purgeAround(Purge{Exact: string(key), At: always}, func() { done = c.purgeObject(h, keyIs(string(key)), soft) })
+	k, done := string(key), false
+	c.purgeAround(Purge{Exact: k, At: always}, func() { done = c.purgeObject(h, keyIs(k), soft) })
 	return done
 }
 

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -262,20 +263,9 @@ func covers(p cache.Purge, key string, tags []string, born int64) bool {
 	if p.Exact != "" {
 		return p.Exact == key
 	}
-	return born <= p.At && (p.Key != nil && p.Key(key) || p.Tag != nil && anyTag(tags, p.Tag))
+	return born <= p.At && (p.Key != nil && p.Key(key) || p.Tag != nil && slices.ContainsFunc(tags, p.Tag))
 }
 
-func anyTag(tags []string, match func(string) bool) bool {
-	for _, tag := range tags {
-		if match(tag) {
-			return true
-		}
-	}
-	return false
-}
-
-// write copies p's object, if it is still what the cache stores, with the
-// variants no purge reached; an object left with none is deleted.
 // anyServable reports whether a variant of o may still be served at now.
 func (t *Tier) anyServable(o *cache.Object, now int64) bool {
 	for _, e := range o.Variants {
@@ -299,6 +289,8 @@ func (t *Tier) forget(key string) {
 	}
 }
 
+// write copies p's object, if it is still what the cache stores, with the
+// variants no purge reached; an object left with none is deleted.
 func (t *Tier) write(p put) {
 	now := t.c.Now()
 	if !t.c.Holds(p.h, p.o) {
