@@ -213,7 +213,7 @@ disk_section() {
 		record kind=group group=disk skip="BENCH_SKIP_RAMJET=1: ramjet is not measured"
 		return 0
 	fi
-	log "disk: a working set 4x RAM ($DISK_PAGES pages of 30 KB), an upgrade under load, a start on ${DISK_START_MB} MiB"
+	log "disk: a working set 4x ramjet's RAM tier ($DISK_PAGES pages of 30 KB), an upgrade under load, a start on ${DISK_START_MB} MiB"
 	CONFIG_GROUP=disk
 	disk_start
 	record kind=group group=disk pages="$DISK_PAGES" start_mb="$DISK_START_MB"
