@@ -100,6 +100,18 @@ disk_start() {
 	DISK_PORT=$(pick_port)
 	DISK_ADMIN=$(pick_port)
 	write_configs
+	# nginx as its experts would set it for this working set: every cache
+	# file's descriptor kept (open_file_cache max at least the pages, not
+	# the cache section's 1000, which random pages would churn), and
+	# max_size and keys_zone (about 8,000 keys a MiB) over the working set
+	# whatever BENCH_DISK_PAGES says, so nginx evicts nothing either
+	local ofc=$((DISK_PAGES + DISK_PAGES / 4)) max_mb=$((DISK_PAGES * 64 / 1024)) keys_mb=$((DISK_PAGES / 8000 + 10))
+	((ofc >= 1000)) || ofc=1000
+	((max_mb >= 256)) || max_mb=256
+	# (and descriptors enough for the kept ones beside the connections)
+	sed -i -e "s/open_file_cache max=1000 /open_file_cache max=$ofc /" \
+		-e "s/keys_zone=bench:10m max_size=256m/keys_zone=bench:${keys_mb}m max_size=${max_mb}m/" \
+		-e "/^worker_rlimit_nofile /d" -e "s/^worker_processes 1;/&\nworker_rlimit_nofile $((ofc + NGINX_WORKER_CONNS + 1024));/" "$WORK/nginx-fcgi.conf"
 	mkdir -p "$WORK/disk-cache"
 	cat >"$WORK/ramjet-disk.yaml" <<EOF
 cache:
@@ -112,7 +124,8 @@ EOF
 		"\`GOMAXPROCS=1\`, \`cache.size: ${ram_mb}MiB\` (a quarter of the working set), \`cache.disk\` in the work dir" \
 		"RAM holds a quarter of the pages; the rest are hits from the disk tier (and the kernel's page cache), as nginx's are"
 	config_record nginx-fcgi "$WORK/nginx-fcgi.conf" nginx "nginx fastcgi_cache" \
-		"as in the cache section (\`max_size=256m\`: the whole working set)" "the cache section's"
+		"as in the cache section but \`open_file_cache max=$ofc\` (and \`worker_rlimit_nofile\` for them), \`keys_zone=bench:${keys_mb}m max_size=${max_mb}m\` (the whole working set, every descriptor kept)" \
+		"the cache section's, sized for this working set so nginx neither evicts a page nor reopens a cache file"
 	start_php_fpm
 	start_nginx fcgi "$P_FCGI"
 	start_nginx origin "$P_ORIGIN"
@@ -200,7 +213,7 @@ disk_section() {
 		record kind=group group=disk skip="BENCH_SKIP_RAMJET=1: ramjet is not measured"
 		return 0
 	fi
-	log "disk: a working set 4x RAM ($DISK_PAGES pages of 30 KB), an upgrade under load, a start on ${DISK_START_MB} MiB"
+	log "disk: a working set 4x ramjet's RAM tier ($DISK_PAGES pages of 30 KB), an upgrade under load, a start on ${DISK_START_MB} MiB"
 	CONFIG_GROUP=disk
 	disk_start
 	record kind=group group=disk pages="$DISK_PAGES" start_mb="$DISK_START_MB"

@@ -6,7 +6,7 @@
 # origin's PHP had at once over the window. See bench/README.md, "Warm-up
 # group".
 #
-# Uses from bench/run: WORK ROUNDS QUICK SKIP_RAMJET ROOTPID LOAD_CPU TASKSET WRK
+# Uses from bench/run: ROOT WORK ROUNDS QUICK SKIP_RAMJET ROOTPID LOAD_CPU TASKSET WRK
 # P_* and log warn record row config_record pick_port wait_listen start_bg
 # start_php_fpm start_nginx write_configs rotated stop_all.
 
@@ -24,42 +24,12 @@ WARM_PAGE_MS=${BENCH_WARM_PAGE_MS:-20}
 WARM_DELAY_MS=${BENCH_WARM_DELAY_MS:-20}
 WARM_PHP=16 # php-fpm children: the origin can take what ramjet sends it
 
-# warm_php: the site's page: warm.php?p=N, WARM_PAGE_MS to make, counting
-# the requests PHP has at once ("now top" in WORK/run/warm.conc;
-# warm.php?conc=reset starts again)
+# warm_php: the site's page: the e2e tests' cmd/ramjet/testdata/www/warm.php
+# (warm.php?p=N&sleep_ms=WARM_PAGE_MS, cacheable for 600 s, counting the
+# requests PHP has at once in $RAMJET_MARK_DIR/warm.conc, "now top";
+# warm.php?conc=reset starts again, warm.php?conc=1 reads it)
 warm_php() {
-	cat >"$WORK/www/warm.php" <<'EOF'
-<?php
-$file = __DIR__ . '/../run/warm.conc';
-function bump(string $file, int $by): array {
-    $f = fopen($file, 'c+');
-    flock($f, LOCK_EX);
-    [$now, $top] = array_map('intval', explode(' ', trim(stream_get_contents($f)) ?: '0 0') + [0, 0]);
-    $now += $by;
-    $top = max($top, $now);
-    ftruncate($f, 0);
-    rewind($f);
-    fwrite($f, "$now $top");
-    flock($f, LOCK_UN);
-    fclose($f);
-    return [$now, $top];
-}
-header('Content-Type: text/html; charset=utf-8');
-if (isset($_GET['conc'])) {
-    header('Cache-Control: no-store');
-    if ($_GET['conc'] === 'reset') {
-        file_put_contents($file, '0 0', LOCK_EX);
-    }
-    echo implode(' ', bump($file, 0)), "\n";
-    return;
-}
-bump($file, 1);
-usleep(1000 * (int)getenv('WARM_PAGE_MS'));
-bump($file, -1);
-header('Cache-Control: public, max-age=3600');
-header('X-LiteSpeed-Tag: page,p' . (int)($_GET['p'] ?? 0));
-echo '<html><body><h1>page ', (int)($_GET['p'] ?? 0), '</h1>', str_repeat('<p>lorem ipsum dolor sit amet</p>', 200), "</body></html>\n";
-EOF
+	cp "$ROOT/cmd/ramjet/testdata/www/warm.php" "$WORK/www/warm.php"
 }
 
 # warm_lua: wrk's URL picker: page i of WARM_PAGES with probability
@@ -81,7 +51,7 @@ function request()
     local mid = math.floor((lo + hi) / 2)
     if cdf[mid] < u then lo = mid + 1 else hi = mid end
   end
-  return wrk.format("GET", "/warm.php?p=" .. lo)
+  return wrk.format("GET", "/warm.php?p=" .. lo .. "&sleep_ms=$WARM_PAGE_MS")
 end
 EOF
 }
@@ -170,13 +140,14 @@ warm_section() {
 	fi
 	log "warm: a ${WARM_PAGES}-page site, Zipf visitors, a purge of everything; warm-up ${WARM_VARIANTS[*]}"
 	CONFIG_GROUP=warm
+	((WARM_FILL + WARM_WINDOW + 5 < 600)) || warn "warm: fill and window ($((WARM_FILL + WARM_WINDOW + 5)) s) outlast the page's max-age=600: expiries will show as misses"
 	P_STATIC=$(pick_port)
 	P_FCGI=$(pick_port)
 	P_ORIGIN=$(pick_port)
 	P_VARNISH=$(pick_port)
 	write_configs
 	sed -i "s/^pm.max_children = .*/pm.max_children = $WARM_PHP/; s/^access.log = .*/; no access log/; s/^access.format = .*//" "$WORK/php-fpm.conf"
-	printf 'env[WARM_PAGE_MS] = %s\n' "$WARM_PAGE_MS" >>"$WORK/php-fpm.conf"
+	printf 'env[RAMJET_MARK_DIR] = %s\n' "$WORK/run" >>"$WORK/php-fpm.conf"
 	warm_php
 	warm_lua
 	start_php_fpm

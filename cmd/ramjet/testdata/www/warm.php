@@ -4,6 +4,8 @@
 // test can read the most the origin had at a time (warm.php?conc=1) and
 // start counting again (warm.php?conc=reset). A visitor's page asked with
 // uncounted=1 is left out: the count is the warm-up's alone.
+// bench/warm.bash serves it too (its warm-up group's site): a change here
+// changes that bench.
 $file = $_SERVER['RAMJET_MARK_DIR'] . '/warm.conc';
 
 function bump(string $file, int $by): array {
