@@ -251,11 +251,7 @@ func httpsRedirectOnly(b *Directive, names []string) bool {
 // checkDuplicates refuses a name two virtual hosts declare on the same
 // address: Apache serves only the first.
 func (c *Config) checkDuplicates() error {
-	sites := make([]adoption.Site, len(c.VHosts))
-	for i, v := range c.VHosts {
-		sites[i] = v.Site
-	}
-	return adoption.DuplicateNames(sites, "ServerName/ServerAlias", "Apache")
+	return adoption.DuplicateNames(c.Sites(), "ServerName/ServerAlias", "Apache")
 }
 
 // Sites are the virtual hosts' sites, in order; the first of each

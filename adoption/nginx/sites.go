@@ -185,11 +185,7 @@ func (c *Config) addName(s *Server, x *Directive, a string) {
 // address: nginx serves only the first ("conflicting server name"
 // warning).
 func (c *Config) checkDuplicates() error {
-	sites := make([]adoption.Site, len(c.Servers))
-	for i, s := range c.Servers {
-		sites[i] = s.Site
-	}
-	return adoption.DuplicateNames(sites, "server_name", "nginx")
+	return adoption.DuplicateNames(c.Sites(), "server_name", "nginx")
 }
 
 // locationRoot is the root of "location /", when the server has none.
