@@ -116,3 +116,29 @@ func HostName(n string) (string, bool) {
 	}
 	return n, true
 }
+
+// DuplicateNames refuses a name two sites declare on the same address:
+// the web server (server, "nginx" or "Apache") serves only the first,
+// and the second's owner would get the first's token. directive names
+// what declares names ("server_name") in the message.
+func DuplicateNames(sites []Site, directive, server string) error {
+	first := map[string]int{}
+	var errs []string
+	for i, s := range sites {
+		for _, l := range s.Listens {
+			for _, n := range s.Names {
+				k := n + " " + l.Addr
+				j, dup := first[k]
+				if !dup {
+					first[k] = i
+				} else if j != i {
+					errs = append(errs, fmt.Sprintf("%s:%d: %s %q on %s is already declared at %s:%d (%s serves only the first)", s.File, s.Line, directive, n, l.Addr, sites[j].File, sites[j].Line, server))
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("duplicate server names:\n%s", strings.Join(errs, "\n"))
+	}
+	return nil
+}

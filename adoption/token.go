@@ -37,25 +37,19 @@ func (p *Plan) WriteTokens(gid int) error {
 }
 
 func writeToken(file string, uid, gid int) error {
-	old, err := os.ReadFile(file)
-	switch {
-	case err == nil && len(bytes.TrimSpace(old)) > 0:
-	case err == nil || errors.Is(err, fs.ErrNotExist):
-		tmp := file + ".tmp"
-		if err := os.WriteFile(tmp, []byte(NewToken()+"\n"), 0o600); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, file); err != nil {
-			return err
-		}
-	default:
-		return err
-	}
 	if uid < 0 {
 		uid = 0 // no owner known: root's and ramjet's alone
 	}
-	if err := os.Chown(file, uid, gid); err != nil {
+	old, err := os.ReadFile(file)
+	switch {
+	case err == nil && len(bytes.TrimSpace(old)) > 0: // kept, its owner and mode set again
+		if err := os.Chown(file, uid, gid); err != nil {
+			return err
+		}
+		return os.Chmod(filepath.Clean(file), 0o640)
+	case err == nil || errors.Is(err, fs.ErrNotExist):
+		return writeOwned(file, []byte(NewToken()+"\n"), uid, gid, 0o640)
+	default:
 		return err
 	}
-	return os.Chmod(filepath.Clean(file), 0o640)
 }

@@ -251,23 +251,7 @@ func httpsRedirectOnly(b *Directive, names []string) bool {
 // checkDuplicates refuses a name two virtual hosts declare on the same
 // address: Apache serves only the first.
 func (c *Config) checkDuplicates() error {
-	seen := map[string]*VHost{}
-	var errs []string
-	for _, v := range c.VHosts {
-		for _, l := range v.Site.Listens {
-			for _, n := range v.Site.Names {
-				k := n + " " + l.Addr
-				if first, dup := seen[k]; dup && first != v {
-					errs = append(errs, fmt.Sprintf("%s:%d: ServerName/ServerAlias %q on %s is already declared at %s:%d (Apache serves only the first)", v.Site.File, v.Site.Line, n, l.Addr, first.Site.File, first.Site.Line))
-				}
-				seen[k] = v
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("duplicate server names:\n%s", strings.Join(errs, "\n"))
-	}
-	return nil
+	return adoption.DuplicateNames(c.Sites(), "ServerName/ServerAlias", "Apache")
 }
 
 // Sites are the virtual hosts' sites, in order; the first of each

@@ -183,25 +183,9 @@ func (c *Config) addName(s *Server, x *Directive, a string) {
 
 // checkDuplicates refuses a name two server blocks declare on the same
 // address: nginx serves only the first ("conflicting server name"
-// warning), and the second's owner would get the first's token.
+// warning).
 func (c *Config) checkDuplicates() error {
-	seen := map[string]*Server{}
-	var errs []string
-	for _, s := range c.Servers {
-		for _, l := range s.Site.Listens {
-			for _, n := range s.Site.Names {
-				k := n + " " + l.Addr
-				if first, dup := seen[k]; dup && first != s {
-					errs = append(errs, fmt.Sprintf("%s:%d: server_name %q on %s is already declared at %s:%d (nginx serves only the first)", s.Site.File, s.Site.Line, n, l.Addr, first.Site.File, first.Site.Line))
-				}
-				seen[k] = s
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("duplicate server names:\n%s", strings.Join(errs, "\n"))
-	}
-	return nil
+	return adoption.DuplicateNames(c.Sites(), "server_name", "nginx")
 }
 
 // locationRoot is the root of "location /", when the server has none.

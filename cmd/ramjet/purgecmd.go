@@ -26,7 +26,7 @@ func purgeCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	base, tok, err := purgeAuth(a.config, a.admin, a.token, a.tokenFile)
+	base, tok, err := purgeAuth(a.adminFlags, a.tokenFile)
 	if err != nil {
 		fmt.Fprintln(stderr, "ramjet purge:", err)
 		return 2
@@ -49,8 +49,8 @@ func purgeCmd(args []string, stdout, stderr io.Writer) int {
 // on the command line is readable by every local user (/proc/PID/cmdline),
 // so the config file (the operator's) and a token file (a site owner's)
 // are the ways that keep it private.
-func purgeAuth(config, admin, token, tokenFile string) (base, tok string, err error) {
-	if token != "" && tokenFile != "" {
+func purgeAuth(f adminFlags, tokenFile string) (base, tok string, err error) {
+	if f.token != "" && tokenFile != "" {
 		return "", "", fmt.Errorf("--token and --token-file both name a token: give one")
 	}
 	if tokenFile != "" {
@@ -58,17 +58,18 @@ func purgeAuth(config, admin, token, tokenFile string) (base, tok string, err er
 		if err != nil {
 			return "", "", fmt.Errorf("reading the token: %w", err)
 		}
-		if token = strings.TrimSpace(string(b)); token == "" {
+		if f.token = strings.TrimSpace(string(b)); f.token == "" {
 			return "", "", fmt.Errorf("%s holds no token", tokenFile)
 		}
 	}
-	return adminOf(config, admin, token)
+	return adminOf(f)
 }
 
 // purgeArgs is how purge reaches the node and with which token.
 type purgeArgs struct {
-	config, admin, token, tokenFile string
-	timeout                         time.Duration
+	adminFlags
+	tokenFile string
+	timeout   time.Duration
 }
 
 // parsePurge reads purge's command line: what to purge and how to reach
@@ -79,9 +80,7 @@ func parsePurge(args []string, stderr io.Writer) (purge.Request, purgeArgs, erro
 	var r purge.Request
 	var a purgeArgs
 	var tags, urls, prefixes listFlag
-	fs.StringVar(&a.config, "config", "", "read the admin listener and the operator's token from this config file (keeps the token off the command line)")
-	fs.StringVar(&a.admin, "admin", "", "admin listener base URL (default http://127.0.0.1:9090, or the config's admin.listen)")
-	fs.StringVar(&a.token, "token", "", "admin bearer token (visible to every local user in the process list: prefer --config or --token-file)")
+	a.register(fs)
 	fs.StringVar(&a.tokenFile, "token-file", "", "read the bearer token from this file (a site's admin_token_file)")
 	fs.Var(&tags, "tag", "purge entries carrying this tag (repeatable)")
 	fs.Var(&urls, "url", "purge every variant of this URL (absolute, or a path with --host; repeatable)")

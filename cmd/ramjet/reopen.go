@@ -24,7 +24,7 @@ func reopenLogsCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	base, tok, err := adminOf(a.config, a.admin, a.token)
+	base, tok, err := adminOf(a.adminFlags)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -38,24 +38,35 @@ func reopenLogsCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// adminFlags are how a command reaches the running daemon's admin API:
+// --config, --admin and --token (purge, reopen-logs, top).
+type adminFlags struct{ config, admin, token string }
+
+// register defines the flags on fs.
+func (f *adminFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.config, "config", "", "read admin.listen and the operator's admin.token from this config file (keeps the token off the command line)")
+	fs.StringVar(&f.admin, "admin", "", "admin listener base URL (default: the config's admin.listen, else http://127.0.0.1:9090)")
+	fs.StringVar(&f.token, "token", "", "admin bearer token (default: the config's admin.token; visible to every local user in the process list: prefer --config)")
+}
+
 // adminOf is the admin API's base URL and token: the flags' when given,
 // else the config file's admin.listen and admin.token (config ""
 // none), else http://127.0.0.1:9090 without a token. A token read from
 // the config is on no command line, where every local user would see it.
-func adminOf(config, admin, token string) (base, tok string, err error) {
+func adminOf(f adminFlags) (base, tok string, err error) {
 	base = "http://127.0.0.1:9090"
-	if config != "" {
-		cfg, _, err := conf.Load(config)
+	if f.config != "" {
+		cfg, _, err := conf.Load(f.config)
 		if err != nil {
 			return "", "", err
 		}
 		base, tok = adminURL(cfg.Admin.Listen), cfg.Admin.Token
 	}
-	if admin != "" {
-		base = admin
+	if f.admin != "" {
+		base = f.admin
 	}
-	if token != "" {
-		tok = token
+	if f.token != "" {
+		tok = f.token
 	}
 	return base, tok, nil
 }
@@ -97,8 +108,8 @@ func postReopen(base, token string, timeout time.Duration) (string, error) {
 
 // reopenArgs is reopen-logs' command line.
 type reopenArgs struct {
-	config, admin, token string
-	timeout              time.Duration
+	adminFlags
+	timeout time.Duration
 }
 
 // parseReopenLogs reads reopen-logs' command line; a bad one is reported
@@ -107,9 +118,7 @@ func parseReopenLogs(args []string, stderr io.Writer) (reopenArgs, error) {
 	var a reopenArgs
 	fs := flag.NewFlagSet("reopen-logs", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&a.config, "config", "", "read admin.listen and admin.token from this config file")
-	fs.StringVar(&a.admin, "admin", "", "admin listener base URL (default: the config's admin.listen, else http://127.0.0.1:9090)")
-	fs.StringVar(&a.token, "token", "", "admin bearer token (default: the config's admin.token)")
+	a.register(fs)
 	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "how long to wait for the daemon")
 	return a, fs.Parse(args)
 }

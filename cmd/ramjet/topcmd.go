@@ -23,7 +23,7 @@ func topCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	base, tok, err := adminOf(a.config, a.admin, a.token)
+	base, tok, err := adminOf(a.adminFlags)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -60,8 +60,8 @@ func topCmd(args []string, stdout, stderr io.Writer) int {
 
 // topArgs is top's command line.
 type topArgs struct {
-	config, admin, token string
-	every                time.Duration
+	adminFlags
+	every time.Duration
 }
 
 // parseTop reads top's command line; a bad one is reported on stderr.
@@ -69,9 +69,7 @@ func parseTop(args []string, stderr io.Writer) (topArgs, error) {
 	var a topArgs
 	fs := flag.NewFlagSet("top", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&a.config, "config", "", "read admin.listen and admin.token from this config file (no token on the command line, which every local user can read)")
-	fs.StringVar(&a.admin, "admin", "", "admin listener base URL (default: the config's admin.listen, else http://127.0.0.1:9090)")
-	fs.StringVar(&a.token, "token", "", "admin bearer token, the operator's (default: the config's admin.token)")
+	a.register(fs)
 	fs.DurationVar(&a.every, "interval", time.Second, "refresh interval")
 	if err := fs.Parse(args); err != nil {
 		return a, err
