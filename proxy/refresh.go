@@ -36,15 +36,26 @@ func (r *request) refresh(stale *cache.Entry) {
 			p.metrics.gapRefreshes.Inc()
 			defer func() { <-p.gapRefreshes }()
 		}
-		res := f.run()
-		if res.err != nil || res.staleOnError {
-			endStaleWhileRevalidate(f.s.cache, f.h, key, stale)
-		}
-		p.flights.finish(key, fl, &res)
-		if res.resp != nil {
-			releaseResponse(res.resp)
-		}
+		f.runBackground(fl)
 	}()
+}
+
+// runBackground runs f, a fill no client waits on directly, as the lead
+// of its key's flight fl: a failed revalidation ends the stale copy's
+// while-revalidate window, the followers get the result, and the
+// response is released. It reports whether the upstream failed and
+// whether the answer was stored.
+func (f *fill) runBackground(fl *flight) (failed, stored bool) {
+	res := f.run()
+	failed = res.err != nil || res.staleOnError
+	if failed && f.stale != nil {
+		endStaleWhileRevalidate(f.s.cache, f.h, f.key, f.stale)
+	}
+	f.p.flights.finish(f.key, fl, &res)
+	if res.resp != nil {
+		releaseResponse(res.resp)
+	}
+	return failed, res.stored
 }
 
 // maxGapRefreshes bounds the refreshes in flight of entries a fan-out gap

@@ -81,13 +81,16 @@ func setSiteFields(s *site, h *fasthttp.RequestHeader) {
 }
 
 // upstreamRequest is the request a fill of r sends upstream: the client's
-// request as newUpstreamRequest makes it, or a fragment's sub-request,
-// for the target its key describes.
+// request as newUpstreamRequest makes it, a fragment's sub-request, or a
+// warm fetch's made-up request, for the target its key describes.
 func (r *request) upstreamRequest() *fasthttp.Request {
 	var req *fasthttp.Request
-	if r.kind == kindFragment {
+	switch r.kind {
+	case kindFragment:
 		req = r.frag.upstreamRequest(r.req)
-	} else {
+	case kindWarm:
+		req = r.madeUpUpstreamRequest()
+	default:
 		req = r.newUpstreamRequest(true, 0)
 	}
 	req.SetRequestURIBytes(r.keyTarget())

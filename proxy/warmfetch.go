@@ -120,22 +120,14 @@ func (r *request) warmFill(c warmCandidate) warmOutcome {
 	if !lead { // a visitor's fill runs
 		return warmSkippedOne
 	}
-	req := r.madeUpUpstreamRequest()
+	req := r.upstreamRequest()
 	defer fasthttp.ReleaseRequest(req)
 	f := newFill(r.p, r.g, r.s, req, c.key, r.h, stale, r, true)
 	r.countWarm(c)
-	res := f.run()
-	if stale != nil && (res.err != nil || res.staleOnError) {
-		endStaleWhileRevalidate(ch, r.h, c.key, stale)
-	}
-	r.p.flights.finish(c.key, fl, &res)
-	if res.resp != nil {
-		releaseResponse(res.resp)
-	}
-	switch {
-	case res.err != nil || res.staleOnError:
+	switch failed, stored := f.runBackground(fl); {
+	case failed:
 		return warmFailed
-	case !res.stored:
+	case !stored:
 		return warmNotStored
 	}
 	if _, e := warmCopy(ch, r.h, c); e != nil && c.pop != nil {
@@ -159,15 +151,13 @@ func (r *request) countWarm(c warmCandidate) {
 	r.s.state.warm.counters.fetches.Inc()
 }
 
-// madeUpUpstreamRequest is what a fill of the warm fetch r sends: its
-// request as the stages left it (the rules' vary value included), for
-// the key's target, told that ramjet asks; a docroot learns no port or
-// local address (there is no connection).
+// madeUpUpstreamRequest is what a fill of the warm fetch r sends
+// (upstreamRequest sets the key's target): its request as the stages
+// left it (the rules' vary value included), told that ramjet asks; a
+// docroot learns no port or local address (there is no connection).
 func (r *request) madeUpUpstreamRequest() *fasthttp.Request {
 	req := fasthttp.AcquireRequest()
 	r.req.Header.CopyTo(&req.Header)
-	req.SetRequestURIBytes(r.keyTarget())
-	pinURI(req)
 	f := forwarding{client: r.client, claimed: -1, tls: r.tls}
 	setForwarding(&req.Header, &f, r.header().Host())
 	if r.s.Docroot != nil {

@@ -180,7 +180,7 @@ func (p *Proxy) warmFetch(st *siteState, c warmCandidate, stats *warmStats) {
 	g := p.enter()
 	defer g.leave()
 	s := g.router.route([]byte(host))
-	if s.state != st || !warmsIn(s, s.cache) {
+	if s.state != st || s.Warm == nil {
 		p.warmSkipped(st, stats)
 		return
 	}

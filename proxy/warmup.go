@@ -120,10 +120,16 @@ func (p *Proxy) warmAfter(wp *warmPurge) {
 	if wp == nil {
 		return
 	}
-	p.warm.active.Add(-1)
 	p.warm.mu.Lock()
-	staged := p.warm.staged
-	p.warm.staged = nil
+	// Only the last purge to end takes the drops: another one's still in
+	// progress may have staged some of its own (drops are not told apart
+	// by purge). Decremented under mu, so that a purge that starts after
+	// stages its drops for a later warmAfter.
+	var staged map[*siteState]*warmList
+	if p.warm.active.Add(-1) == 0 {
+		staged = p.warm.staged
+		p.warm.staged = nil
+	}
 	if wp.lazy {
 		if p.warm.scans == nil {
 			p.warm.scans = map[*cache.Cache]int64{}
