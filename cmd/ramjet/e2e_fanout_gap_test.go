@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -79,16 +78,12 @@ func TestPurgeMissedByACutOffNodeIsNotServedPastTheGrace(t *testing.T) {
 	bIDs := cl.cacheOnAll(t, ns, bystander)
 
 	n2 := cl.nodes[1]
-	if err := syscall.Kill(n2.Pid(), syscall.SIGSTOP); err != nil {
-		t.Fatalf("SIGSTOP node2: %v", err)
-	}
+	n2.Freeze(t)
 	stopped := true
 	resume := func() {
 		if stopped {
 			stopped = false
-			if err := syscall.Kill(n2.Pid(), syscall.SIGCONT); err != nil {
-				t.Errorf("SIGCONT node2: %v", err)
-			}
+			n2.Thaw(t)
 		}
 	}
 	t.Cleanup(resume)

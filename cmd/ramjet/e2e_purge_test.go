@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -1160,16 +1159,12 @@ func TestFanoutTrimmedNodeFlushesUnderGapFlush(t *testing.T) {
 	bIDs := cl.cacheOnAll(t, ns, bystander)
 
 	n3 := cl.nodes[2]
-	if err := syscall.Kill(n3.Pid(), syscall.SIGSTOP); err != nil {
-		t.Fatalf("SIGSTOP node3: %v", err)
-	}
+	n3.Freeze(t)
 	stopped := true
 	resume := func() {
 		if stopped {
 			stopped = false
-			if err := syscall.Kill(n3.Pid(), syscall.SIGCONT); err != nil {
-				t.Errorf("SIGCONT node3: %v", err)
-			}
+			n3.Thaw(t)
 		}
 	}
 	t.Cleanup(resume) // runs before node3's own cleanup sends SIGTERM

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -157,4 +158,54 @@ func CPUTime(pid int) time.Duration {
 	st, _ := strconv.ParseInt(rest[12], 10, 64)
 	const userHZ = 100 // USER_HZ, the unit of both
 	return time.Duration(ut+st) * time.Second / userHZ
+}
+
+// AllThreadsStopped reports whether every thread of pid is stopped ("T",
+// or "t" when traced). kill(SIGSTOP) returns before the process stops: on
+// a busy machine its threads run on until each is scheduled again, so a
+// test that needs the process frozen waits for this.
+func AllThreadsStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		tid, err := strconv.Atoi(task.Name())
+		if err != nil {
+			return false
+		}
+		if s := taskState(pid, tid); s != "T" && s != "t" {
+			return false
+		}
+	}
+	return true
+}
+
+// taskState is the state letter of one thread of pid, "" when gone.
+func taskState(pid, tid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+	if err != nil {
+		return ""
+	}
+	end := bytes.LastIndexByte(b, ')')
+	if end < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[end+1:]))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// freeze sends SIGSTOP to pid and waits (up to 10 s) until all of its
+// threads have stopped.
+func freeze(pid int) error {
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("SIGSTOP %d: %w", pid, err)
+	}
+	if !Poll(10*time.Second, func() bool { return AllThreadsStopped(pid) }) {
+		return fmt.Errorf("process %d not stopped 10 s after SIGSTOP (state %s)", pid, ProcState(pid))
+	}
+	return nil
 }

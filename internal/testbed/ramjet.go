@@ -145,6 +145,22 @@ func (r *Ramjet) Signal(t testing.TB, sig syscall.Signal) {
 	}
 }
 
+// Freeze stops ramjet with SIGSTOP and returns once every one of its
+// threads has stopped, so nothing it does afterwards happened before.
+// Thaw continues it; the caller thaws a frozen ramjet before its cleanup.
+func (r *Ramjet) Freeze(t testing.TB) {
+	t.Helper()
+	if err := freeze(r.Pid()); err != nil {
+		t.Fatalf("freeze ramjet: %v", err)
+	}
+}
+
+// Thaw continues a ramjet stopped by Freeze.
+func (r *Ramjet) Thaw(t testing.TB) {
+	t.Helper()
+	r.Signal(t, syscall.SIGCONT)
+}
+
 // Wait waits up to d for ramjet to exit and returns its exit code; it
 // fails the test if ramjet is still running then.
 func (r *Ramjet) Wait(t testing.TB, d time.Duration) int {

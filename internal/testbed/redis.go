@@ -135,6 +135,12 @@ func (r *Redis) Kill() { r.halt(syscall.SIGKILL) }
 func (r *Redis) Pause(t testing.TB) {
 	t.Helper()
 	r.signal(t, syscall.SIGSTOP)
+	r.mu.Lock()
+	pid := r.p.cmd.Process.Pid
+	r.mu.Unlock()
+	if !Poll(10*time.Second, func() bool { return AllThreadsStopped(pid) }) {
+		t.Fatalf("testbed: redis-server not stopped 10 s after SIGSTOP")
+	}
 }
 
 // Resume continues a paused server.
