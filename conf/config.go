@@ -286,6 +286,10 @@ type PHP struct {
 	Env            []string `yaml:"env"`             // the workers' whole environment: "NAME=value", or "NAME" to pass ramjet's
 	INIFile        string   `yaml:"ini_file"`        // php.ini instead of php-cgi's own (-c); "" = its own
 	INI            []string `yaml:"ini"`             // "key=value" php.ini overrides (-d)
+	// Confine: "auto" (Landlock where the kernel has it, unless
+	// follow_symlinks), "on" (refuse to run PHP without it) or "off".
+	Confine   string   `yaml:"confine"`
+	ReadPaths []string `yaml:"read_paths"` // trees PHP may also read when confined (a wp-config.php above the root)
 }
 
 // Host is the effective Site for the host names it lists.
@@ -416,6 +420,7 @@ func Default() *Config {
 					SlowRequest:    Duration(5 * time.Second),
 					User:           "www-data",
 					Group:          "www-data",
+					Confine:        "auto",
 				},
 			},
 		},

@@ -42,6 +42,12 @@ func (d *Docroot) validate(p *problems, path string, base *Docroot) {
 
 func (h *PHP) validate(p *problems, path string) {
 	p.oneOf(path+".engine", h.Engine, "shared", "separate")
+	p.oneOf(path+".confine", h.Confine, "auto", "on", "off")
+	for i, rp := range h.ReadPaths {
+		if !filepath.IsAbs(rp) {
+			p.add(path+".read_paths["+strconv.Itoa(i)+"]", fmt.Sprintf("%q must be an absolute path", rp))
+		}
+	}
 	if f := h.INIFile; f != "" {
 		if !filepath.IsAbs(f) {
 			p.add(path+".ini_file", fmt.Sprintf("%q must be an absolute path", f))

@@ -104,10 +104,10 @@ func (m *master) running() (*masterProc, error) {
 func (m *master) start() (*masterProc, error) {
 	p := m.p
 	sock := p.socks.next()
-	cmd := exec.Command(p.bin, append(p.args[:len(p.args):len(p.args)], "-b", sock)...)
+	cmd := p.command("-b", sock)
 	// Later entries win. The children never exit on their own count:
 	// the pool recycles them.
-	cmd.Env = append(p.env[:len(p.env):len(p.env)],
+	cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)],
 		"PHP_FCGI_CHILDREN="+strconv.Itoa(p.cfg.Max), "PHP_FCGI_MAX_REQUESTS=0")
 	stderr := &lineLogger{log: p.log}
 	cmd.Stderr = stderr // the children's too: they inherit it

@@ -86,6 +86,10 @@ type Config struct {
 	Env     []string
 	INIFile string   // php.ini to use instead of php-cgi's own (-c); "" keeps it
 	INI     []string // "key=value" overrides, each passed as -d key=value
+
+	// Confine, when set, confines the workers with Landlock to the trees
+	// it lists (confine.go); New fails where the kernel cannot.
+	Confine *Confine
 }
 
 // engine starts and ends the processes behind a pool's workers.
@@ -119,8 +123,10 @@ type Pool struct {
 	env   []string
 	cred  *syscall.Credential // never nil: New refuses to run workers as ramjet's user
 	socks *sockets            // set by Start
-	log   *slog.Logger
-	stats counters
+	// confine: how workers are confined; nil when they are not.
+	confine *confinement
+	log     *slog.Logger
+	stats   counters
 
 	done      chan struct{}  // closed by Close
 	closeOnce sync.Once      // guards closing done
@@ -174,6 +180,11 @@ func New(cfg Config, log *slog.Logger) (*Pool, error) {
 		p.args = append(p.args, "-d", kv)
 	}
 	p.env = workerEnv(cfg.Env, os.LookupEnv)
+	if cfg.Confine != nil {
+		if p.confine, err = newConfinement(cfg.Confine, cfg, path); err != nil {
+			return nil, fmt.Errorf("phppool: pool %q: %w", cfg.Name, err)
+		}
+	}
 	if cfg.Engine == EngineSeparate {
 		p.eng = separate{p}
 	} else {
@@ -262,7 +273,7 @@ func (p *Pool) Start(ctx context.Context) error {
 		p.mu.Unlock()
 		return fmt.Errorf("phppool: pool %q: started twice", p.cfg.Name)
 	}
-	socks, err := newSockets(p.cred)
+	socks, err := newSockets(p.cred, p.confine != nil)
 	if err != nil {
 		p.mu.Unlock()
 		return fmt.Errorf("phppool: pool %q: %w", p.cfg.Name, err)
@@ -315,6 +326,9 @@ func (p *Pool) Close() (err error) {
 		p.wg.Wait()
 		if p.socks != nil {
 			err = p.socks.remove()
+		}
+		if p.confine != nil {
+			p.confine.launcher.Close()
 		}
 	})
 	return err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"syscall"
 	"time"
@@ -40,8 +39,7 @@ func (separate) stop() {}
 func (e separate) spawnOnce(ctx context.Context) (*worker, error) {
 	p := e.p
 	addr := p.socks.next()
-	cmd := exec.Command(p.bin, append(p.args[:len(p.args):len(p.args)], "-b", addr)...)
-	cmd.Env = p.env
+	cmd := p.command("-b", addr)
 	cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)],
 		// Later entries win: php-cgi must serve one connection at a time in
 		// one process and must not exit before the pool recycles it.

@@ -1,7 +1,9 @@
 package phppool
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,10 +24,16 @@ type sockets struct {
 	n      atomic.Uint64
 }
 
-func newSockets(cred *syscall.Credential) (*sockets, error) {
+func newSockets(cred *syscall.Credential, withTmp bool) (*sockets, error) {
 	dir, err := os.MkdirTemp("", "ramjet-php-")
 	if err != nil {
 		return nil, fmt.Errorf("phppool: socket directory: %w", err)
+	}
+	if withTmp {
+		if err := makeTmp(filepath.Join(dir, "tmp"), cred); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
 	}
 	if cred != nil {
 		// chmod first: once the workers' user owns it, only CAP_FOWNER could.
@@ -41,6 +49,19 @@ func newSockets(cred *syscall.Credential) (*sockets, error) {
 	return &sockets{dir: dir, handed: cred != nil}, nil
 }
 
+// makeTmp makes a confined pool's private temporary directory, the
+// workers' own (mode 0700).
+func makeTmp(dir string, cred *syscall.Credential) error {
+	err := os.Mkdir(dir, 0o700)
+	if err == nil && cred != nil {
+		err = os.Chown(dir, int(cred.Uid), int(cred.Gid))
+	}
+	if err != nil {
+		return fmt.Errorf("phppool: temporary directory: %w", err)
+	}
+	return nil
+}
+
 // next names a fresh socket: never reused, so a dead worker's leftover
 // file never stands in a new worker's way.
 func (s *sockets) next() string {
@@ -51,9 +72,12 @@ func (s *sockets) next() string {
 func (s *sockets) remove() error {
 	if s.handed {
 		// Taken back first: a non-root ramjet may not delete the sockets
-		// in a directory of the workers' user.
+		// in a directory of the workers' user, nor their temporary files.
 		if err := os.Chown(s.dir, os.Geteuid(), os.Getegid()); err != nil {
 			return fmt.Errorf("phppool: remove socket directory: %w", err)
+		}
+		if err := os.Chown(s.tmpDir(), os.Geteuid(), os.Getegid()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("phppool: remove temporary directory: %w", err)
 		}
 	}
 	if err := os.RemoveAll(s.dir); err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/ramjet-proxy/ramjet/internal/landlock"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
@@ -49,6 +51,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return wpCmd(args[1:], stdout, stderr)
 	case "top":
 		return topCmd(args[1:], stdout, stderr)
+	case landlock.Subcommand: // how PHP workers are started confined; not for people
+		err := landlock.Main(args[1:], os.Environ())
+		fmt.Fprintln(stderr, "ramjet:", err)
+		return 127
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "ramjet", version)
 		return 0

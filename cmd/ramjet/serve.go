@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ramjet-proxy/ramjet/conf"
+	"github.com/ramjet-proxy/ramjet/internal/landlock"
 	"github.com/ramjet-proxy/ramjet/proxy"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"github.com/ramjet-proxy/ramjet/proxy/cache/disk"
@@ -461,6 +462,7 @@ func (d *daemon) apply(cfg *conf.Config, raw []byte) error {
 // commit (wafsInUse) drops what no generation needs.
 func (d *daemon) proxyConfig(cfg *conf.Config, raw []byte) (proxy.Config, error) {
 	pc := proxyConfig(cfg)
+	d.warnUnconfined(pc)
 	var err error
 	if pc.PurgeTokens, err = d.purgeTokens(cfg); err != nil {
 		return pc, err
@@ -475,6 +477,20 @@ func (d *daemon) proxyConfig(cfg *conf.Config, raw []byte) (proxy.Config, error)
 	}
 	d.wafsInUse = sets
 	return pc, nil
+}
+
+// warnUnconfined says when docroot sites' PHP runs unconfined for want of
+// Landlock (confine: auto): only ramjet's own check stands between a
+// swapped symlink and a script outside the root.
+func (d *daemon) warnUnconfined(pc proxy.Config) {
+	if landlock.ABI() > 0 {
+		return
+	}
+	for _, s := range append([]proxy.Site{pc.Default}, pc.Sites...) {
+		if dr := s.Docroot; dr != nil && dr.PHP != nil && dr.PHP.Confine == nil && !dr.FollowSymlinks {
+			d.log.Warn("PHP is not confined to the docroot: this kernel has no Landlock (docroot.php.confine)", "root", dr.Root)
+		}
+	}
 }
 
 // checkCacheSize refuses, before anything is swapped, a size that

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ramjet-proxy/ramjet/conf"
+	"github.com/ramjet-proxy/ramjet/internal/landlock"
 	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy"
 	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
@@ -254,8 +255,26 @@ func docrootConfig(d conf.Docroot, vars []phppool.Param) *proxy.Docroot {
 			Env:            h.Env,
 			INIFile:        h.INIFile,
 			INI:            h.INI,
+			Confine:        phpConfine(d),
 		},
 	}
+}
+
+// phpConfine is how a docroot site's PHP is confined (internal/landlock):
+// to its root and read_paths, launched through ramjet's own binary.
+// "auto" confines where the kernel can, unless the site lets symlinks
+// lead anywhere (follow_symlinks).
+func phpConfine(d conf.Docroot) *phppool.Confine {
+	switch d.PHP.Confine {
+	case "off":
+		return nil
+	case "auto":
+		if d.FollowSymlinks || landlock.ABI() < 1 {
+			return nil
+		}
+	}
+	exe, _ := os.Executable() // "" if unknown: the pool then fails with the reason
+	return &phppool.Confine{Launcher: exe, Paths: append([]string{d.Root}, d.PHP.ReadPaths...)}
 }
 
 func serverConfig(c *conf.Config) proxy.ServerConfig {

@@ -25,7 +25,7 @@ const (
 type WordPressConfig struct {
 	DB *MariaDB // where the database is created
 	// Content maps paths under wp-content ("plugins/NAME",
-	// "themes/NAME") to directories symlinked there.
+	// "themes/NAME") to directories copied there.
 	Content map[string]string
 	// Defines are extra wp-config.php string constants (a plugin's
 	// settings).
@@ -86,7 +86,9 @@ func InstallWordPress(t testing.TB, cfg WordPressConfig) *WordPress {
 }
 
 // writeContent replaces Debian's wp-content with an empty one holding
-// the given symlinks.
+// copies of the given directories: a host's WordPress has its plugins
+// and themes inside its docroot, which is all its PHP may read (ramjet
+// confines it there).
 func (wp *WordPress) writeContent(links map[string]string) error {
 	if err := os.RemoveAll(wp.Content); err != nil {
 		return fmt.Errorf("testbed: wp-content: %w", err)
@@ -97,12 +99,8 @@ func (wp *WordPress) writeContent(links map[string]string) error {
 		}
 	}
 	for link, target := range links {
-		abs, err := filepath.Abs(target)
-		if err != nil {
-			return fmt.Errorf("testbed: wp-content/%s: %w", link, err)
-		}
-		if err := os.Symlink(abs, filepath.Join(wp.Content, link)); err != nil {
-			return fmt.Errorf("testbed: wp-content/%s: %w", link, err)
+		if out, err := RunCmd(exec.Command("cp", "-rL", target, filepath.Join(wp.Content, link)), setupTimeout); err != nil {
+			return fmt.Errorf("testbed: wp-content/%s: %w\n%s", link, err, out)
 		}
 	}
 	return nil
