@@ -46,9 +46,14 @@ func childHolding(master int, nc net.Conn) (int, error) {
 		return 0, err
 	}
 	want := []byte("socket:[" + strconv.FormatUint(uint64(peer), 10) + "]")
-	for _, pid := range childrenOf(master) {
-		if holdsSocket(pid, want) {
-			return pid, nil
+	// The kernel's children list misses children while others are forked
+	// or exit (proc(5)): as a worker dies and the master forks its
+	// replacement. Every process's parent is then read instead.
+	for _, list := range []func(int) []int{childrenOf, childrenByParent} {
+		for _, pid := range list(master) {
+			if holdsSocket(pid, want) {
+				return pid, nil
+			}
 		}
 	}
 	return 0, fmt.Errorf("phppool: peer socket %d of master %d: %w", peer, master, errNoPeer)
@@ -163,6 +168,42 @@ func childrenOf(pid int) []int {
 		}
 	}
 	return out
+}
+
+// childrenByParent lists the processes whose parent is pid, from every
+// process's /proc/PID/stat: slower than childrenOf, but reliable.
+func childrenByParent(pid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		c, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if parentOf(c) == pid {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// parentOf is the parent pid in /proc/PID/stat, 0 when unknown.
+func parentOf(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces and parentheses: fields follow
+	// its last ')': state, then the parent.
+	f := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(string(f[1]))
+	return ppid
 }
 
 // holdsSocket reports whether process pid has a descriptor whose link

@@ -3,6 +3,9 @@ package phppool
 import (
 	"encoding/binary"
 	"errors"
+	"os"
+	"os/exec"
+	"slices"
 	"syscall"
 	"testing"
 
@@ -68,4 +71,18 @@ func FuzzParseDiagReply(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = parseDiagReply(b) // must not panic or loop on any input
 	})
+}
+
+func TestChildrenByParentFindsAChildTheListMisses(t *testing.T) {
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	if !slices.Contains(childrenByParent(os.Getpid()), cmd.Process.Pid) {
+		t.Errorf("childrenByParent(%d) misses child %d", os.Getpid(), cmd.Process.Pid)
+	}
+	if parentOf(cmd.Process.Pid) != os.Getpid() {
+		t.Errorf("parentOf(%d) = %d, want %d", cmd.Process.Pid, parentOf(cmd.Process.Pid), os.Getpid())
+	}
 }
