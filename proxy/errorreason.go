@@ -19,31 +19,44 @@ import (
 // monitor counts failures by it; a 5xx without it came from the origin.
 const errorHeader = "Ramjet-Error"
 
-// reasonRule is one failure errorReason names: the first rule whose
-// error err wraps gives the reason.
-type reasonRule struct {
+// failure is what one kind of error means for the client: the status
+// it gets and the token errorHeader carries ("" for the answers that
+// are not a 5xx of ramjet's own).
+type failure struct {
 	err    error
+	status int
 	reason string
 }
 
-// reasonRules go from the most precise to the broadest.
-var reasonRules = []reasonRule{
-	{ErrMustRevalidate, "must-revalidate"},
-	{origin.ErrTimeout, "origin-timeout"},
-	{origin.ErrBusy, "origin-busy"},
-	{origin.ErrUnavailable, "origin-unavailable"}, // made precise by unavailableRules
-	{ErrBodyRead, "origin-body"},
-	{phppool.ErrTimeout, "php-timeout"},
-	{phppool.ErrBusy, "php-busy"},
-	{phppool.ErrWorkerFailed, "php-worker-failed"},
-	{phppool.ErrClosed, "php-closed"},
-	{phppool.ErrRejected, "php-rejected"},
-	{phppool.ErrResponseHead, "php-response-head"},
-	{phppool.ErrProtocol, "php-protocol"},
-	{errUnreadableESI, "esi-coding"},
-	{errUnknownCoding, "coding"},
-	{errDecodedTooLarge, "coding"},
-	{errTooManyCodings, "coding"},
+// failures is the one place that maps an error to the client's status
+// and reason: the first rule whose error err wraps gives both, from the
+// most precise to the broadest; anything else is a 502 "other".
+var failures = []failure{
+	{ErrMustRevalidate, fasthttp.StatusGatewayTimeout, "must-revalidate"},
+	{origin.ErrTimeout, fasthttp.StatusGatewayTimeout, "origin-timeout"},
+	{phppool.ErrTimeout, fasthttp.StatusGatewayTimeout, "php-timeout"},
+	{origin.ErrBusy, fasthttp.StatusServiceUnavailable, "origin-busy"},
+	{phppool.ErrBusy, fasthttp.StatusServiceUnavailable, "php-busy"},
+	{phppool.ErrClientGone, statusClientClosed, ""},
+	{fasthttp.ErrBodyTooLarge, fasthttp.StatusRequestEntityTooLarge, ""},
+	{ErrBadRequest, fasthttp.StatusBadRequest, ""},
+	{origin.ErrUnavailable, fasthttp.StatusBadGateway, "origin-unavailable"}, // made precise by unavailableRules
+	{ErrBodyRead, fasthttp.StatusBadGateway, "origin-body"},
+	{phppool.ErrWorkerFailed, fasthttp.StatusBadGateway, "php-worker-failed"},
+	{phppool.ErrClosed, fasthttp.StatusBadGateway, "php-closed"},
+	{phppool.ErrRejected, fasthttp.StatusBadGateway, "php-rejected"},
+	{phppool.ErrResponseHead, fasthttp.StatusBadGateway, "php-response-head"},
+	{phppool.ErrProtocol, fasthttp.StatusBadGateway, "php-protocol"},
+	{errUnreadableESI, fasthttp.StatusBadGateway, "esi-coding"},
+	{errUnknownCoding, fasthttp.StatusBadGateway, "coding"},
+	{errDecodedTooLarge, fasthttp.StatusBadGateway, "coding"},
+	{errTooManyCodings, fasthttp.StatusBadGateway, "coding"},
+}
+
+// reasonRule names one cause of an unavailable origin.
+type reasonRule struct {
+	err    error
+	reason string
 }
 
 // unavailableRules name what made an origin unavailable: the refused
@@ -59,15 +72,22 @@ var unavailableRules = []reasonRule{
 	{io.EOF, "origin-closed"},
 }
 
-// errorReason is the token errorHeader carries for err: a constant
-// string, "other" for a failure no rule names.
-func errorReason(err error) string {
-	reason := firstReason(err, reasonRules)
-	if reason == "origin-unavailable" {
-		reason = cmp.Or(firstReason(err, unavailableRules), reason)
+// failureOf is err's failure, its reason made precise for an unavailable
+// origin.
+func failureOf(err error) failure {
+	for _, f := range failures {
+		if errors.Is(err, f.err) {
+			if f.reason == "origin-unavailable" {
+				f.reason = cmp.Or(firstReason(err, unavailableRules), f.reason)
+			}
+			return f
+		}
 	}
-	return cmp.Or(reason, "other")
+	return failure{err: err, status: fasthttp.StatusBadGateway, reason: "other"}
 }
+
+// errorReason is the token errorHeader carries for err.
+func errorReason(err error) string { return failureOf(err).reason }
 
 func firstReason(err error, rules []reasonRule) string {
 	for _, r := range rules {

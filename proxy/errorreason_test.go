@@ -49,3 +49,25 @@ func TestErrorReasonNamesWhyTheOriginOrPHPFailed(t *testing.T) {
 		}
 	}
 }
+
+func TestFailureOfGivesEachErrorItsStatus(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{originErr(origin.ErrTimeout, fasthttp.ErrTimeout), fasthttp.StatusGatewayTimeout},
+		{fmt.Errorf("pool: %w", phppool.ErrTimeout), fasthttp.StatusGatewayTimeout},
+		{fmt.Errorf("%w: %w", ErrMustRevalidate, originErr(origin.ErrUnavailable, io.EOF)), fasthttp.StatusGatewayTimeout},
+		{originErr(origin.ErrBusy, fasthttp.ErrNoFreeConns), fasthttp.StatusServiceUnavailable},
+		{fmt.Errorf("pool: %w", phppool.ErrBusy), fasthttp.StatusServiceUnavailable},
+		{fmt.Errorf("pool: %w", phppool.ErrClientGone), statusClientClosed},
+		{fmt.Errorf("body: %w", fasthttp.ErrBodyTooLarge), fasthttp.StatusRequestEntityTooLarge},
+		{fmt.Errorf("%w: absolute target", ErrBadRequest), fasthttp.StatusBadRequest},
+		{originErr(origin.ErrUnavailable, io.EOF), fasthttp.StatusBadGateway},
+		{errors.New("something new"), fasthttp.StatusBadGateway},
+	} {
+		if got := failureOf(c.err).status; got != c.want {
+			t.Errorf("failureOf(%v).status = %d, want %d", c.err, got, c.want)
+		}
+	}
+}

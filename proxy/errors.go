@@ -5,7 +5,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/ramjet-proxy/ramjet/phppool"
 	"github.com/ramjet-proxy/ramjet/proxy/origin"
 )
 
@@ -26,34 +25,17 @@ const retryAfter = "1"
 // answer was ready; nobody reads it, the access log does.
 const statusClientClosed = 499
 
-// statusFor is the one place that maps a failure to the client's status.
-func statusFor(err error) int {
-	switch {
-	case errors.Is(err, origin.ErrTimeout), errors.Is(err, phppool.ErrTimeout), errors.Is(err, ErrMustRevalidate):
-		return fasthttp.StatusGatewayTimeout
-	case errors.Is(err, phppool.ErrBusy), errors.Is(err, origin.ErrBusy):
-		return fasthttp.StatusServiceUnavailable
-	case errors.Is(err, phppool.ErrClientGone):
-		return statusClientClosed
-	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		return fasthttp.StatusRequestEntityTooLarge
-	case errors.Is(err, ErrBadRequest):
-		return fasthttp.StatusBadRequest
-	default:
-		return fasthttp.StatusBadGateway
-	}
-}
-
 // writeError answers the client with a short body and logs why.
 func (p *Proxy) writeError(ctx *fasthttp.RequestCtx, err error) {
-	code := statusFor(err)
+	f := failureOf(err)
+	code := f.status
 	switch code {
 	case fasthttp.StatusGatewayTimeout:
 		p.metrics.originTimeouts.Inc()
 	case fasthttp.StatusBadGateway:
 		p.metrics.originErrors.Inc()
 	case fasthttp.StatusServiceUnavailable:
-		if errors.Is(err, origin.ErrBusy) {
+		if f.err == origin.ErrBusy {
 			p.metrics.originBusy.Inc()
 		} else {
 			p.metrics.phpBusy.Inc()
@@ -77,7 +59,7 @@ func (p *Proxy) writeError(ctx *fasthttp.RequestCtx, err error) {
 		rejectEarly(ctx, ctx.RequestBodyStream(), code, "Content Too Large\n")
 		return
 	}
-	reason := errorReason(err)
+	reason := f.reason
 	p.log.Warn("origin request failed", "status", code, "reason", reason, "method", string(ctx.Method()),
 		"host", string(ctx.Host()), "uri", string(ctx.RequestURI()), "err", err)
 	ctx.Response.Reset()
