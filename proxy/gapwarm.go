@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,7 +58,10 @@ func (p *Proxy) warmGapOnce(c *cache.Cache) bool {
 		wg     sync.WaitGroup
 		failed atomic.Bool
 	)
-	c.EachGapped(func(h uint64, key string, e *cache.Entry) bool {
+	refresh := func(warm func() bool) bool {
+		if !p.awaitLower(c) {
+			return false
+		}
 		select {
 		case p.gapRefreshes <- struct{}{}: // a token: at most maxGapRefreshes at once
 		case <-p.stop:
@@ -67,14 +71,59 @@ func (p *Proxy) warmGapOnce(c *cache.Cache) bool {
 		go func() {
 			defer wg.Done()
 			defer func() { <-p.gapRefreshes }()
-			if !p.warmPage(c, h, key, e) {
+			if !warm() {
 				failed.Store(true)
 			}
 		}()
 		return true
+	}
+	c.EachGapped(func(h uint64, key string, e *cache.Entry) bool {
+		return refresh(func() bool { return p.warmPage(c, h, key, e) })
+	})
+	// Then the pages only the disk tier holds: its grace deletes them
+	// too, and most of a tier larger than RAM is there.
+	c.EachGappedLower(func(h uint64, key string) bool {
+		return refresh(func() bool { return p.warmLowerPage(c, h, key) })
 	})
 	wg.Wait()
 	return failed.Load()
+}
+
+// backlogWait is how often the warm-up looks again whether the disk
+// tier's writer caught up.
+const backlogWait = 5 * time.Millisecond
+
+// awaitLower waits while c's lower tier has too many copies waiting: a
+// refresh it would drop is lost from both tiers as soon as RAM evicts
+// it, and the gap's end then deletes the file it replaced. It reports
+// false when the Proxy closes.
+func (p *Proxy) awaitLower(c *cache.Cache) bool {
+	for c.LowerBacklogged() {
+		t := time.NewTimer(backlogWait)
+		select {
+		case <-t.C:
+		case <-p.stop:
+			t.Stop()
+			return false
+		}
+	}
+	return true
+}
+
+// warmLowerPage brings the page the lower tier keeps stale under key back
+// into RAM and refreshes its plain variant as warmPage does.
+func (p *Proxy) warmLowerPage(c *cache.Cache, h uint64, key string) bool {
+	o := c.Fetch(h, []byte(key))
+	if o == nil {
+		return true // purged or evicted meanwhile
+	}
+	now := c.Now()
+	for _, e := range o.Variants {
+		if strings.Trim(e.Variant, "\x00") == "" && c.Status(e, now) == cache.Stale {
+			return p.warmPage(c, h, key, e)
+		}
+	}
+	return true
 }
 
 // warmPage refreshes the plain page e stored under key (hash h) as a

@@ -59,6 +59,10 @@ func newSoak(c config) (*soak, error) {
 	if err != nil {
 		return nil, err
 	}
+	// PHP runs as another user (www-data), who must reach www/ in it.
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return nil, err
+	}
 	s := &soak{cfg: c, dir: dir, counts: map[string]int{}, origin: &origin{addr: "127.0.0.1:0"}}
 	tr := &http.Transport{MaxIdleConnsPerHost: 64, ResponseHeaderTimeout: 30 * time.Second}
 	s.httpc = &http.Client{Transport: tr, Timeout: 60 * time.Second}
@@ -402,7 +406,12 @@ func (s *soak) esi(r *rand.Rand) {
 }
 
 func (s *soak) php(r *rand.Rand) {
-	s.judge("php", s.get(s.httpc, "http://"+s.pick(r).addr+"/hello.php", "php.test"), true)
+	a := s.get(s.httpc, "http://"+s.pick(r).addr+"/hello.php", "php.test")
+	if a.err == nil && a.code == http.StatusOK && !strings.HasPrefix(a.body, "hello ") {
+		s.fail("php %s: 200 without the script's output: %.80q", a.url, a.body)
+		return
+	}
+	s.judge("php", a, true)
 	time.Sleep(5 * time.Millisecond) // PHP's share of the load stays small
 }
 

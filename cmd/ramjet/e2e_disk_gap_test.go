@@ -2,8 +2,9 @@ package main_test
 
 // A Redis fan-out gap on a node whose disk tier holds more than RAM: the
 // pages only on disk are treated as RAM's, answered stale while one
-// request refreshes each, and not served at all once purge.gap_grace ran
-// out; none is sent to the origin at once by the gap.
+// request (a visitor's, or the gap's warm-up) refreshes each, and not
+// served at all once purge.gap_grace ran out; none is sent to the origin
+// at once by the gap.
 
 import (
 	"fmt"
@@ -33,9 +34,10 @@ func (n *diskNode) start(t *testing.T, redis *testbed.Redis) {
 }
 
 // gapOverDiskOnly caches names (the oldest first) and fillers, restarts
-// the node so that names stay on disk only, then restarts Redis and waits
-// for the node's gap. It returns the first bodies and a time no earlier
-// than the gap's.
+// the node so that names stay on disk only, then takes the origin down
+// (the gap's warm-up cannot refresh anything yet), restarts Redis and
+// waits for the node's gap. It returns the first bodies and a time no
+// earlier than the gap's.
 func gapOverDiskOnly(t *testing.T, n *diskNode, redis *testbed.Redis, ns string, names []string) (map[string]result, time.Time) {
 	t.Helper()
 	first := n.fillPages(t, ns, append(names, pageNames("filler", 60)...))
@@ -44,6 +46,8 @@ func gapOverDiskOnly(t *testing.T, n *diskNode, redis *testbed.Redis, ns string,
 	if v := n.metric(t, "ramjet_disk_loaded_objects"); v >= 60 {
 		t.Fatalf("ramjet_disk_loaded_objects = %v: the test needs pages left on disk only", v)
 	}
+	n.web(t).Down()
+	t.Cleanup(func() { n.web(t).Up(t) }) // the origin's cleanup stops a running nginx
 	redis.Restart(t)
 	if !testbed.Poll(10*time.Second, func() bool {
 		v, _ := metric(t, n.c, n.rj, `ramjet_purge_fanout_gaps_total{reason="epoch"}`)
@@ -52,6 +56,15 @@ func gapOverDiskOnly(t *testing.T, n *diskNode, redis *testbed.Redis, ns string,
 		t.Fatal("no gap noticed within 10 s of the Redis restart")
 	}
 	return first, time.Now()
+}
+
+func (n *diskNode) web(t *testing.T) *testbed.Nginx {
+	t.Helper()
+	web, ok := n.o.web.(*testbed.Nginx)
+	if !ok {
+		t.Fatalf("origin web server is %T, want nginx", n.o.web)
+	}
+	return web
 }
 
 func TestRedisRestartServesPagesOnDiskOnlyStaleUntilTheGrace(t *testing.T) {
@@ -63,8 +76,12 @@ func TestRedisRestartServesPagesOnDiskOnlyStaleUntilTheGrace(t *testing.T) {
 	first, marked := gapOverDiskOnly(t, n, redis, ns, append(visited, never))
 	for _, name := range visited {
 		u := page30K(ns, name, ns+"-"+name)
-		mustStaleHit(t, n.get(t, u), first[name].ID(), name+", only on disk, right after the gap")
-		mustRefreshed(t, n.c, n.rj.URL+u, first[name].ID(), name+" once its visitor refreshed it", "Host: disk.test")
+		mustStaleHit(t, n.get(t, u), first[name].ID(), name+", only on disk, right after the gap, the origin down")
+	}
+	n.web(t).Up(t)
+	for _, name := range visited {
+		u := page30K(ns, name, ns+"-"+name)
+		mustRefreshed(t, n.c, n.rj.URL+u, first[name].ID(), name+" once refreshed", "Host: disk.test")
 	}
 	if v := n.metric(t, "ramjet_disk_hits_total"); v < float64(len(visited)) {
 		t.Errorf("ramjet_disk_hits_total = %v: the gapped pages were not read back from disk", v)
@@ -72,8 +89,8 @@ func TestRedisRestartServesPagesOnDiskOnlyStaleUntilTheGrace(t *testing.T) {
 
 	time.Sleep(time.Until(marked.Add(grace))) // the bound under test: nothing of before the gap after it
 	r := n.get(t, page30K(ns, never, ns+"-"+never))
-	if cs := r.CacheStatus(); r.ID() == first[never].ID() || cs.Hit {
-		t.Errorf("a page only on disk never refreshed: id %q (before the gap %q), Cache-Status %q after the grace, want a copy fetched since",
+	if cs := r.CacheStatus(); r.ID() == first[never].ID() || cs.Fwd == "stale" {
+		t.Errorf("a page only on disk nobody asked for: id %q (before the gap %q), Cache-Status %q after the grace, want a copy fetched since",
 			r.ID(), first[never].ID(), cs.Raw)
 	}
 	for _, name := range visited {
@@ -104,5 +121,29 @@ func TestRestartDuringAGapKeepsPagesOnDiskStaleUntilTheSameDeadline(t *testing.T
 	if cs := r.CacheStatus(); r.ID() == first["late"].ID() || cs.Hit {
 		t.Errorf("a page of before the gap, after its grace across a restart: id %q (before the gap %q), Cache-Status %q, want a copy fetched since",
 			r.ID(), first["late"].ID(), cs.Raw)
+	}
+}
+
+// A page only on disk that nobody asks for during a gap's grace is
+// refreshed by the gap's warm-up once the origin answers: after the
+// grace, with the origin down again, its visitor still gets it, a copy
+// fetched after the gap. Before, the grace deleted the file and the
+// visitor got 502.
+func TestGapWarmUpRefreshesPagesOnDiskOnly(t *testing.T) {
+	t.Parallel()
+	const grace = 4 * time.Second
+	n, redis := startDiskRedisNode(t, grace)
+	ns := nsFor(t)
+	quiet := pageNames("quiet", 3)
+	first, marked := gapOverDiskOnly(t, n, redis, ns, quiet)
+	n.web(t).Up(t)
+	time.Sleep(time.Until(marked.Add(grace + time.Second))) // past the grace: only a refreshed copy may answer
+	n.web(t).Down()
+	for _, name := range quiet {
+		r := n.get(t, page30K(ns, name, ns+"-"+name))
+		mustStatus(t, r, 200, name+", only on disk and unvisited, after the grace with the origin down")
+		if r.ID() == first[name].ID() || r.CacheStatus().Fwd == "stale" {
+			t.Errorf("%s: id %q Cache-Status %q, want a copy the warm-up fetched after the gap (not %q)", name, r.ID(), r.CacheStatus().Raw, first[name].ID())
+		}
 	}
 }

@@ -30,8 +30,9 @@ func ABI() int {
 }
 
 // Rules are the paths a confined process may read beneath. A directory
-// grants its whole tree; a file, itself. A path that does not exist is
-// skipped: the system trees differ between distributions.
+// grants its whole tree; a file, itself. A path that does not exist, or
+// that the process may not reach, is skipped: the system trees differ
+// between distributions.
 type Rules struct {
 	Paths []string
 }
@@ -69,7 +70,9 @@ func (r Rules) restrictThread() error {
 // addPath grants path's tree (or the file) to the ruleset fd.
 func addPath(fd int, path string) error {
 	pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) {
+		// What the process cannot reach it could not read anyway:
+		// leaving the rule out grants nothing it would have had.
 		return nil
 	}
 	if err != nil {

@@ -1,6 +1,9 @@
 package cache
 
-import "math"
+import (
+	"hash/maphash"
+	"math"
+)
 
 // A lower tier (the disk tier, proxy/cache/disk) keeps a copy of what the
 // cache stores so that a restart finds it again. The cache tells it about
@@ -36,6 +39,43 @@ type Lower interface {
 // once: a copy filled before a gap is never served fresh.
 type GapKeeper interface {
 	Gap(at, until int64)
+}
+
+// GapLister is a GapKeeper that lists the keys of its copies a gap
+// still keeps stale (filled up to a gap whose grace runs), so the gap's
+// warm-up refreshes them before their grace deletes them.
+type GapLister interface {
+	EachGapped(fn func(key string) bool)
+}
+
+// EachGappedLower calls fn with each key the lower tier keeps stale from
+// a gap and RAM does not hold, until fn returns false.
+func (c *Cache) EachGappedLower(fn func(h uint64, key string) bool) {
+	l, ok := c.lower.(GapLister)
+	if !ok {
+		return
+	}
+	l.EachGapped(func(key string) bool {
+		h := maphash.String(c.seed, key)
+		if _, inRAM := c.store.Get(h); inRAM {
+			return true // RAM's own warm-up (EachGapped) has it
+		}
+		return fn(h, key)
+	})
+}
+
+// Backlogger is a lower tier that copies off the request path and drops
+// copies when too many wait: work that may wait (a gap's warm-up) waits
+// while it is Backlogged, so that what it refreshes reaches the tier.
+type Backlogger interface {
+	Backlogged() bool
+}
+
+// LowerBacklogged reports whether the lower tier has too many copies
+// waiting to take more without dropping some.
+func (c *Cache) LowerBacklogged() bool {
+	b, ok := c.lower.(Backlogger)
+	return ok && b.Backlogged()
 }
 
 // Fetcher is a lower tier that gives copies back.

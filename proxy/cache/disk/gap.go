@@ -71,6 +71,36 @@ func (t *Tier) endGaps() {
 	t.gaps.marks = left
 }
 
+// EachGapped calls fn with the key of every file filled up to a gap
+// whose grace still runs (cache.GapLister), until fn returns false.
+func (t *Tier) EachGapped(fn func(key string) bool) {
+	var at int64
+	now := t.c.Now()
+	t.gaps.mu.Lock()
+	for _, m := range t.gaps.marks {
+		if m[1] > now {
+			at = max(at, m[0])
+		}
+	}
+	t.gaps.mu.Unlock()
+	if at == 0 {
+		return
+	}
+	t.gate.RLock()
+	keys := make([]string, 0, len(t.files))
+	for _, f := range t.files {
+		if f.born <= at {
+			keys = append(keys, f.key)
+		}
+	}
+	t.gate.RUnlock()
+	for _, k := range keys {
+		if !fn(k) {
+			return
+		}
+	}
+}
+
 // stopGaps stops the timers of a tier closing.
 func (t *Tier) stopGaps() {
 	t.gaps.mu.Lock()

@@ -126,3 +126,31 @@ func TestFlushAfterAGapEmptiesTheDisk(t *testing.T) {
 	}
 	noFiles(t, dir)
 }
+
+func TestGapListsThePagesOnDiskOnlyItKeepsStale(t *testing.T) {
+	dir := t.TempDir()
+	onDiskOnly(t, dir, gapKeys...)
+	n := open(t, dir, 64<<20, Config{RAM: 1}, true)
+	var before []string
+	n.c.EachGappedLower(func(uint64, string) bool { before = append(before, "x"); return true })
+	if len(before) != 0 {
+		t.Fatalf("%d keys listed with no gap", len(before))
+	}
+	n.c.MarkGap(time.Minute)
+	listed := map[string]bool{}
+	n.c.EachGappedLower(func(h uint64, key string) bool {
+		if h != n.c.Hash([]byte(key)) {
+			t.Errorf("%s: hash %x, want the cache's %x", key, h, n.c.Hash([]byte(key)))
+		}
+		listed[key] = true
+		return true
+	})
+	if len(listed) == 0 {
+		t.Fatal("no page on disk only listed after the gap")
+	}
+	for _, k := range gapKeys {
+		if !listed[k] && lookup(n, k, "") == nil {
+			t.Errorf("%s: on disk only and stale from the gap, not listed (%v)", k, listed)
+		}
+	}
+}

@@ -175,6 +175,10 @@ func (t *Tier) Stored(h uint64, o *cache.Object, seq uint64) {
 	}
 }
 
+// Backlogged reports whether more than half the queue waits for the
+// writer (cache.Backlogger).
+func (t *Tier) Backlogged() bool { return len(t.puts) > cap(t.puts)/2 }
+
 // Seq is the number of the last purge queued.
 func (t *Tier) Seq() uint64 { return t.seq.Load() }
 
