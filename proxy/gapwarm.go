@@ -37,9 +37,19 @@ func (p *Proxy) warmGap(c *cache.Cache, grace time.Duration) {
 		return
 	}
 	until := time.Now().Add(grace)
+	done := &gapDone{m: map[uint64]bool{}}
 	go func() {
 		defer p.bg.Done()
-		for time.Now().Before(until) && p.warmGapOnce(c) {
+		for time.Now().Before(until) {
+			tried, failed := p.warmGapOnce(c, done)
+			if tried == 0 {
+				return // nothing of before the gap is left stale
+			}
+			if !failed {
+				// Pages the pass met in neither tier (RAM and the disk
+				// traded them meanwhile) are met by the next one.
+				continue
+			}
 			t := time.NewTimer(min(gapRetry, time.Until(until)))
 			select {
 			case <-t.C:
@@ -51,17 +61,42 @@ func (p *Proxy) warmGap(c *cache.Cache, grace time.Duration) {
 	}()
 }
 
-// warmGapOnce refreshes every page of c still stale from the gap and
-// reports whether one is left to try again (its refresh failed).
-func (p *Proxy) warmGapOnce(c *cache.Cache) bool {
+// gapDone holds the pages a gap's warm-up refreshed or gave up on
+// (refused by the rules, not stored): a later pass does not try them
+// again, only those that failed or that it had not met.
+type gapDone struct {
+	mu sync.Mutex
+	m  map[uint64]bool
+}
+
+func (d *gapDone) has(h uint64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.m[h]
+}
+
+func (d *gapDone) add(h uint64) {
+	d.mu.Lock()
+	d.m[h] = true
+	d.mu.Unlock()
+}
+
+// warmGapOnce refreshes every page of c still stale from the gap that
+// done does not hold: it reports how many it tried and whether one
+// failed (to be tried again).
+func (p *Proxy) warmGapOnce(c *cache.Cache, done *gapDone) (tried int, _ bool) {
 	var (
 		wg     sync.WaitGroup
 		failed atomic.Bool
 	)
-	refresh := func(warm func() bool) bool {
+	refresh := func(h uint64, warm func() bool) bool {
+		if done.has(h) {
+			return true
+		}
 		if !p.awaitLower(c) {
 			return false
 		}
+		tried++
 		select {
 		case p.gapRefreshes <- struct{}{}: // a token: at most maxGapRefreshes at once
 		case <-p.stop:
@@ -71,22 +106,24 @@ func (p *Proxy) warmGapOnce(c *cache.Cache) bool {
 		go func() {
 			defer wg.Done()
 			defer func() { <-p.gapRefreshes }()
-			if !warm() {
+			if warm() {
+				done.add(h)
+			} else {
 				failed.Store(true)
 			}
 		}()
 		return true
 	}
 	c.EachGapped(func(h uint64, key string, e *cache.Entry) bool {
-		return refresh(func() bool { return p.warmPage(c, h, key, e) })
+		return refresh(h, func() bool { return p.warmPage(c, h, key, e) })
 	})
 	// Then the pages only the disk tier holds: its grace deletes them
 	// too, and most of a tier larger than RAM is there.
 	c.EachGappedLower(func(h uint64, key string) bool {
-		return refresh(func() bool { return p.warmLowerPage(c, h, key) })
+		return refresh(h, func() bool { return p.warmLowerPage(c, h, key) })
 	})
 	wg.Wait()
-	return failed.Load()
+	return tried, failed.Load()
 }
 
 // backlogWait is how often the warm-up looks again whether the disk
@@ -110,8 +147,9 @@ func (p *Proxy) awaitLower(c *cache.Cache) bool {
 	return true
 }
 
-// warmLowerPage brings the page the lower tier keeps stale under key back
-// into RAM and refreshes its plain variant as warmPage does.
+// warmLowerPage reads the page the lower tier keeps stale under key
+// (into RAM, if its admission takes it) and refreshes its plain variant
+// as warmPage does.
 func (p *Proxy) warmLowerPage(c *cache.Cache, h uint64, key string) bool {
 	o := c.Fetch(h, []byte(key))
 	if o == nil {
@@ -120,7 +158,7 @@ func (p *Proxy) warmLowerPage(c *cache.Cache, h uint64, key string) bool {
 	now := c.Now()
 	for _, e := range o.Variants {
 		if strings.Trim(e.Variant, "\x00") == "" && c.Status(e, now) == cache.Stale {
-			return p.warmPage(c, h, key, e)
+			return p.warmObject(c, h, key, o, e)
 		}
 	}
 	return true
@@ -135,6 +173,17 @@ func (p *Proxy) warmLowerPage(c *cache.Cache, h uint64, key string) bool {
 // them in flight: a gap must not take every worker from visitors. It
 // reports false when the refresh failed or waits.
 func (p *Proxy) warmPage(c *cache.Cache, h uint64, key string, e *cache.Entry) bool {
+	o := c.Lookup(h, []byte(key))
+	if o == nil || o.Variant([]byte(e.Variant)) != e {
+		return true // replaced meanwhile
+	}
+	return p.warmObject(c, h, key, o, e)
+}
+
+// warmObject refreshes e, a variant of o stored under key (hash h), as
+// warmPage says; o need not be in RAM (a copy the disk tier gave back
+// that RAM's admission refused).
+func (p *Proxy) warmObject(c *cache.Cache, h uint64, key string, o *cache.Object, e *cache.Entry) bool {
 	host, ok := keyHost(key)
 	if !ok {
 		return true // not a page's key (an ESI inline's)
@@ -142,9 +191,8 @@ func (p *Proxy) warmPage(c *cache.Cache, h uint64, key string, e *cache.Entry) b
 	g := p.enter()
 	defer g.leave()
 	s := g.router.route([]byte(host))
-	o := c.Lookup(h, []byte(key))
-	if s.cache != c || o == nil || o.Variant([]byte(e.Variant)) != e {
-		return true // another site's now, or replaced meanwhile
+	if s.cache != c {
+		return true // another site's now
 	}
 	if s.Docroot != nil {
 		if !s.state.warm.takeGap(s) {

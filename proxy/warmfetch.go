@@ -118,6 +118,11 @@ func (r *request) warmFill(c warmCandidate) warmOutcome {
 	}
 	fl, lead := r.p.flights.join(c.key)
 	if !lead { // a visitor's fill runs
+		if c.gap {
+			// It may fail (the origin down): the gap's warm-up looks
+			// again at its next round, until the copy is fresh.
+			return warmFailed
+		}
 		return warmSkippedOne
 	}
 	req := r.upstreamRequest()
