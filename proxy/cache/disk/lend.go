@@ -56,9 +56,9 @@ func (t *Tier) Lend(key []byte) *cache.Object {
 	if err != nil {
 		return nil
 	}
-	file := os.NewFile(uintptr(fd), string(name[:]))
+	file := os.NewFile(uintptr(fd), f.name)
 	var o object
-	if err := skimInto(&o, file, checked.size); err != nil || o.key != f.key || hasDoc(&o) {
+	if err := skimInto(&o, file, fd, checked.size); err != nil || o.key != f.key || hasDoc(&o) {
 		file.Close() //nolint:errcheck // read-only
 		return nil
 	}
@@ -126,9 +126,10 @@ type skim struct {
 // the room for both reads is one allocation.
 const chunk = 2048
 
-// skimInto parses the head of the file of the given size into o.
-func skimInto(o *object, file *os.File, size int64) error {
-	s := &skim{file: file, fd: int(file.Fd()), spare: make([]byte, chunk+chunk/2)}
+// skimInto parses the head of file (its descriptor fd), of the given
+// size, into o.
+func skimInto(o *object, file *os.File, fd int, size int64) error {
+	s := &skim{file: file, fd: fd, spare: make([]byte, chunk+chunk/2)}
 	r := reader{alias: true, src: s}
 	s.read(&r, 0, chunk)
 	head := len(magic) + 8
