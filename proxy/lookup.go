@@ -47,6 +47,7 @@ type lookupPart struct {
 	variant []byte // the values the entry's vary spec selects
 	pkey    []byte // private cache key
 	handoff handoff
+	lent    *cache.Object // the disk tier's copy lent to look, its bodies in a file
 }
 
 // handoff is what lookup leaves fill (toFill), the one hand-off between
@@ -89,11 +90,12 @@ func (r *request) hit(e *cache.Entry, how found) verdict {
 	return r.answer(e, csHit)
 }
 
-// find looks the request's copy up and says what it found; disk: it may
-// wait for the disk tier's copy of what RAM does not hold. It changes
+// look looks the request's copy up and says what it found; disk: it may
+// wait for the disk tier's copy of what RAM does not hold, lent (lent)
+// when lend (sendfile.go). It changes
 // nothing but the request (and the copy's popularity): where it leaves
 // fill the work, it sets the hand-off (toFill).
-func (r *request) find(disk bool) (*cache.Entry, found) {
+func (r *request) look(disk, lend bool) (*cache.Entry, found) {
 	r.now = r.s.cache.Now()
 	if r.p.privateUsed.Load() {
 		if e := r.privateCopy(); e != nil {
@@ -105,7 +107,7 @@ func (r *request) find(disk bool) (*cache.Entry, found) {
 	}
 	o := r.s.cache.Lookup(r.h, r.key)
 	if o == nil && disk {
-		o = r.s.cache.Fetch(r.h, r.key) // the disk tier's copy: a hit too
+		o = r.fromDisk(lend) // the disk tier's copy: a hit too
 	}
 	switch {
 	case o == nil:

@@ -59,12 +59,18 @@ func serveEntry(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int64, st
 	body, etag, enc := pickEncoding(peekCanonical(&ctx.Request.Header, "Accept-Encoding"), e)
 	if notModified(&ctx.Request.Header, e, etag) {
 		resp.SetStatusCode(fasthttp.StatusNotModified)
+		if e.File != nil {
+			e.File.Close()
+		}
 	} else {
 		resp.SetStatusCode(e.Status)
-		if start, n, ok := answerRange(&ctx.Request.Header, resp, etag, e.LastModified, int64(len(body))); ok {
-			body = body[start : start+n]
+		if e.File != nil {
+			sendFile(resp, e.File, enc)
+		} else if start, n, ok := answerRange(&ctx.Request.Header, resp, etag, e.LastModified, int64(len(body))); ok {
+			resp.SetBodyRaw(body[start : start+n])
+		} else {
+			resp.SetBodyRaw(body)
 		}
-		resp.SetBodyRaw(body)
 		if len(e.ContentType) > 0 {
 			resp.Header.SetContentTypeBytes(e.ContentType)
 		}

@@ -103,12 +103,7 @@ func (c *Cache) Insert(h uint64, key string, vary VarySpec, e *Entry) {
 // insert stores e as Insert does and returns the object now stored, or
 // nil when e was refused.
 func (c *Cache) insert(h uint64, key string, vary VarySpec, e *Entry) *Object {
-	if e.tags == nil && len(e.Tags) > 0 {
-		e.tags = make([]*tagState, len(e.Tags))
-		for i, t := range e.Tags {
-			e.tags[i] = c.tags.intern(t)
-		}
-	}
+	c.internTags(e)
 	old, ok := c.store.Get(h)
 	if !ok || old.Key != key || old.PassUntil > 0 {
 		old = &Object{Key: key}
@@ -122,6 +117,16 @@ func (c *Cache) insert(h uint64, key string, vary VarySpec, e *Entry) *Object {
 		c.store.Set(h, n)
 	}
 	return n
+}
+
+// internTags gives e its tags' states, which Status reads.
+func (c *Cache) internTags(e *Entry) {
+	if e.tags == nil && len(e.Tags) > 0 {
+		e.tags = make([]*tagState, len(e.Tags))
+		for i, t := range e.Tags {
+			e.tags[i] = c.tags.intern(t)
+		}
+	}
 }
 
 // VariantsDropped counts the variants dropped or refused because a URL

@@ -78,6 +78,10 @@ type Entry struct {
 	// Shared: may answer a request with Authorization (the response said
 	// public, s-maxage or must-revalidate; RFC 9111 3.5).
 	Shared bool
+	// File: the bodies are in a file, not in Body, Gzip and Brotli (which
+	// are then empty, and non-nil where the file holds that copy): an
+	// entry the lower tier lent for one answer (Lend), never stored.
+	File *BodyFile
 }
 
 // Fresh reports whether e may be served without revalidation at now.

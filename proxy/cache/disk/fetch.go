@@ -38,7 +38,8 @@ func (t *Tier) fetch(h uint64, name, key []byte) (*cache.Object, error) {
 	if f == nil || f.key != string(key) {
 		return nil, nil
 	}
-	b, err := t.readIndexed(name, f.size)
+	var id ident
+	b, err := t.readIndexed(name, f.size, &id)
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +52,12 @@ func (t *Tier) fetch(h uint64, name, key []byte) (*cache.Object, error) {
 		return nil, fmt.Errorf("%w: key does not match the name", ErrCorrupt)
 	}
 	o.key = f.key // RAM keeps the index's copy, not one that holds b
+	if id.size == f.size && id.size == int64(len(b)) {
+		if c := f.checked.Load(); c == nil || *c != id {
+			sound := id
+			f.checked.Store(&sound) // Lend may send it from now on
+		}
+	}
 	t.keepServable(&o)
 	var stored *cache.Object
 	for i := len(o.variants) - 1; i >= 0; i-- { // the newest last, first again

@@ -139,6 +139,12 @@ func decodeInto(o *object, b []byte, alias bool) error {
 		return fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
 	r := reader{b: payload, alias: alias}
+	return r.object(o)
+}
+
+// object parses the payload into o.
+func (r *reader) object(o *object) error {
+	alias := r.alias
 	o.key = r.string()
 	r.alias = false // the vary spec is the object's, which outlives an entry
 	o.vary.Headers = r.strings()
@@ -153,8 +159,8 @@ func decodeInto(o *object, b []byte, alias bool) error {
 		o.variants = append(o.variants, e)
 		o.docs = append(o.docs, doc)
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.err = fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(r.b))
+	if r.err == nil && !r.ended() {
+		r.err = fmt.Errorf("%w: trailing bytes", ErrCorrupt)
 	}
 	return r.err
 }
@@ -164,7 +170,8 @@ func decodeInto(o *object, b []byte, alias bool) error {
 type reader struct {
 	b     []byte
 	err   error
-	alias bool // strings alias b
+	alias bool  // strings alias b
+	src   *skim // the file b is read from piecemeal (lend.go); nil: b is the whole payload
 }
 
 func (r *reader) fail(what string) {
@@ -175,6 +182,7 @@ func (r *reader) fail(what string) {
 }
 
 func (r *reader) uvarint() uint64 {
+	r.need(binary.MaxVarintLen64)
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
 		r.fail("number")
@@ -185,6 +193,7 @@ func (r *reader) uvarint() uint64 {
 }
 
 func (r *reader) varint() int64 {
+	r.need(binary.MaxVarintLen64)
 	v, n := binary.Varint(r.b)
 	if n <= 0 {
 		r.fail("number")
@@ -197,6 +206,7 @@ func (r *reader) varint() int64 {
 // count is a list length, never more than the bytes left could hold.
 func (r *reader) count() int {
 	n := r.uvarint()
+	r.need(n)
 	if n > uint64(len(r.b)) {
 		r.fail("count")
 		return 0
@@ -257,7 +267,12 @@ func (r *reader) entry() (*cache.Entry, bool) {
 	e.Status = int(status)
 	e.Header, e.Internal = r.fields(), r.fields()
 	e.ETag, e.ETagWeak, e.LastModified, e.Date = r.bytes(), r.bytes(), r.bytes(), r.bytes()
-	e.ContentType, e.Body, e.Gzip, e.Brotli = r.bytes(), r.bytes(), r.bytes(), r.bytes()
+	e.ContentType = r.bytes()
+	if r.src != nil { // the bodies stay in the file
+		e.File = r.src.spans(r)
+	} else {
+		e.Body, e.Gzip, e.Brotli = r.bytes(), r.bytes(), r.bytes()
+	}
 	// A compressed copy is nil when there is none: never an empty one.
 	if flags&flagGzip != 0 && e.Gzip == nil {
 		e.Gzip = []byte{}

@@ -178,11 +178,12 @@ func (t *Tier) read(name string, ram *atomic.Int64, buf *[]byte) (*file, int, in
 	onlyDisk := t.cfg.RAM > 0 && ram.Load() > t.cfg.RAM
 	var b []byte
 	var err error
+	var id ident
 	if onlyDisk {
-		b, err = readFileInto(path, *buf)
+		b, err = readFileInto(path, *buf, &id)
 		*buf = b
 	} else {
-		b, err = readFile(path)
+		b, err = readFileInto(path, nil, &id)
 	}
 	var o *object
 	if err == nil {
@@ -206,6 +207,9 @@ func (t *Tier) read(name string, ram *atomic.Int64, buf *[]byte) (*file, int, in
 		return nil, 0, readExpired
 	}
 	f := newFile(name, o, int64(len(b)))
+	if id.size == f.size {
+		f.checked.Store(&id) // checked whole just now: Lend may send it
+	}
 	if onlyDisk {
 		return f, 0, readKept
 	}
@@ -226,10 +230,11 @@ func (t *Tier) read(name string, ram *atomic.Int64, buf *[]byte) (*file, int, in
 // readFile is os.ReadFile in four system calls (open, fstat, read,
 // close): at start there is one file per URL, and os.File's poller
 // set-up costs more than the read of a small file.
-func readFile(path string) ([]byte, error) { return readFileInto(path, nil) }
+func readFile(path string) ([]byte, error) { return readFileInto(path, nil, nil) }
 
-// readFileInto is readFile into buf when it has room.
-func readFileInto(path string, buf []byte) ([]byte, error) {
+// readFileInto is readFile into buf when it has room; id, unless nil,
+// is what fstat said of the file.
+func readFileInto(path string, buf []byte, id *ident) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
@@ -239,13 +244,16 @@ func readFileInto(path string, buf []byte) ([]byte, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
+	if id != nil {
+		*id = identOf(&st)
+	}
 	b := buf[:0]
 	if int64(cap(b)) >= st.Size {
 		b = b[:st.Size]
 	} else {
 		b = make([]byte, st.Size)
 	}
-	n, err := readFull(fd, b)
+	n, err := readFull(fd, b, -1)
 	if err != nil {
 		return nil, &os.PathError{Op: "read", Path: path, Err: err}
 	}

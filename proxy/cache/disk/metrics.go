@@ -17,6 +17,7 @@ func (t *Tier) Register(set *metrics.Set) {
 		"ramjet_disk_loaded_objects":        func() float64 { return float64(t.loaded.Objects) },
 		"ramjet_disk_corrupt_dropped_total": func() float64 { return float64(uint64(t.loaded.Corrupt) + s.corrupt.Load()) },
 		"ramjet_disk_hits_total":            func() float64 { return float64(s.hits.Load()) },
+		"ramjet_disk_sendfile_total":        func() float64 { return float64(s.sent.Load()) },
 	}
 	for name, f := range gauges {
 		set.NewGauge(name, f)
@@ -34,10 +35,11 @@ func b2f(b bool) float64 {
 type Snapshot struct {
 	Files, Bytes                              int64
 	Written, Dropped, Failed, Evicted, Purged uint64
-	// Hits are the misses in RAM the disk answered; Corrupt the damaged
-	// files a fetch found (and deleted).
-	Hits, Corrupt uint64
-	Degraded      bool
+	// Hits are the misses in RAM the disk answered; Sent those of them it
+	// lent to be sent from their file (Lend); Corrupt the damaged files a
+	// fetch found (and deleted).
+	Hits, Sent, Corrupt uint64
+	Degraded            bool
 }
 
 // Snapshot reads the counters.
@@ -45,5 +47,5 @@ func (t *Tier) Snapshot() Snapshot {
 	s := &t.stats
 	return Snapshot{Files: s.files.Load(), Bytes: s.bytes.Load(), Written: s.written.Load(),
 		Dropped: s.dropped.Load(), Failed: s.failed.Load(), Evicted: s.evicted.Load(),
-		Purged: s.purged.Load(), Hits: s.hits.Load(), Corrupt: s.corrupt.Load(), Degraded: s.degraded.Load()}
+		Purged: s.purged.Load(), Hits: s.hits.Load(), Sent: s.sent.Load(), Corrupt: s.corrupt.Load(), Degraded: s.degraded.Load()}
 }

@@ -28,8 +28,9 @@ func nameInto(dst *[nameLen]byte, key []byte) {
 	hex.Encode(dst[:], sum[:nameLen/2])
 }
 
-// readIndexed reads the file name, expected to hold size bytes.
-func (t *Tier) readIndexed(name []byte, size int64) ([]byte, error) {
+// readIndexed reads the file name, expected to hold size bytes, and
+// says into id which file it read (zero when it does not know).
+func (t *Tier) readIndexed(name []byte, size int64, id *ident) ([]byte, error) {
 	var path [512]byte
 	p := path[:0]
 	p = append(p, t.cfg.Path...)
@@ -46,13 +47,18 @@ func (t *Tier) readIndexed(name []byte, size int64) ([]byte, error) {
 		return nil, &os.PathError{Op: "open", Path: string(p[:len(p)-1]), Err: err}
 	}
 	defer unix.Close(fd) //nolint:errcheck // read-only: nothing to lose
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil {
+		*id = identOf(&st)
+	}
 	b := make([]byte, size+slack)
-	n, err := readFull(fd, b)
+	n, err := readFull(fd, b, -1)
 	if err != nil {
 		return nil, &os.PathError{Op: "read", Path: string(p[:len(p)-1]), Err: err}
 	}
 	if n == len(b) { // larger than indexed: rewritten since
-		return readFileInto(string(p[:len(p)-1]), nil)
+		*id = ident{}
+		return readFileInto(string(p[:len(p)-1]), nil, nil)
 	}
 	return b[:n:n], nil
 }
@@ -80,11 +86,18 @@ func openNoAtime(p *byte) (int, error) {
 	}
 }
 
-// readFull reads into b until it is full or the file ends.
-func readFull(fd int, b []byte) (int, error) {
+// readFull reads into b until it is full or the file ends: from off on
+// (pread), or from where the file is when off is negative.
+func readFull(fd int, b []byte, off int64) (int, error) {
 	n := 0
 	for n < len(b) {
-		m, err := unix.Read(fd, b[n:])
+		var m int
+		var err error
+		if off < 0 {
+			m, err = unix.Read(fd, b[n:])
+		} else {
+			m, err = unix.Pread(fd, b[n:], off+int64(n))
+		}
 		if err == unix.EINTR {
 			continue
 		}

@@ -86,6 +86,8 @@ type file struct {
 	born      int64 // the oldest variant's fill start
 	size      int64
 	el        *list.Element
+	// checked is the file a whole read last found sound (lend.go).
+	checked atomic.Pointer[ident]
 }
 
 // put is one object to copy, stored after the purge numbered seq.
@@ -105,7 +107,7 @@ type numbered struct {
 type Stats struct {
 	files, bytes                              atomic.Int64
 	written, dropped, failed, evicted, purged atomic.Uint64
-	hits, corrupt                             atomic.Uint64
+	hits, corrupt, sent                       atomic.Uint64
 	degraded                                  atomic.Bool
 }
 

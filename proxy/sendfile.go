@@ -1,0 +1,86 @@
+package proxy
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/valyala/fasthttp"
+)
+
+// A hit from the disk tier on a plain HTTP/1.1 connection is sent as
+// nginx sends its cache files: the tier lends the copy with its bodies
+// left in the file (cache.Lender), and the answer's body is the file at
+// the body's offset, which fasthttp hands to the socket's ReadFrom
+// (sendfile) — no copy into the heap, none into RAM. TLS, HTTP/2 and
+// HTTP/3 write their own frames from memory, a range is cut from memory,
+// and an ESI page is assembled from its parse: those fetch the copy into
+// RAM as before (cache.Fetcher), and so does anything but a fresh hit (a
+// stale copy to refresh or revalidate is kept by what follows lookup).
+
+// sendsFiles reports whether the request's answer may send its body from
+// a file.
+func (r *request) sendsFiles() bool {
+	if r.kind != kindPage || r.tls || !r.req.Header.IsGet() {
+		return false
+	}
+	if len(peekCanonical(&r.req.Header, "Range")) > 0 {
+		return false
+	}
+	_, ok := r.ctx.Conn().(io.ReaderFrom) // the socket's own, to sendfile: not TLS's, not a stream's
+	return ok
+}
+
+// find looks the request's copy up (look); disk: it may wait for the disk
+// tier's, lent when its answer can send a body from a file.
+func (r *request) find(disk bool) (*cache.Entry, found) {
+	if !disk || !r.sendsFiles() {
+		return r.look(disk, false)
+	}
+	e, how := r.look(true, true)
+	lent := r.lent
+	if lent == nil {
+		return e, how
+	}
+	r.lent = nil
+	if how == foundFresh && e.File != nil {
+		return e, how // the answer sends from the file and closes it
+	}
+	lent.Variants[0].File.Close()
+	// Not a fresh hit on the copy lent: as before, from RAM.
+	r.handoff = handoff{}
+	return r.look(true, false)
+}
+
+// fromDisk is the disk tier's copy of what RAM does not hold: lent when
+// lend, and the tier can; else brought back into RAM.
+func (r *request) fromDisk(lend bool) *cache.Object {
+	if lend {
+		if o := r.s.cache.Lend(r.key); o != nil {
+			r.lent = o
+			return o
+		}
+	}
+	return r.s.cache.Fetch(r.h, r.key)
+}
+
+// sendFile makes the body picked (enc) of a lent entry the answer's,
+// from its file.
+func sendFile(resp *fasthttp.Response, f *cache.BodyFile, enc []byte) {
+	s := f.Body
+	switch {
+	case bytes.Equal(enc, encBrotli):
+		s = f.Brotli
+	case bytes.Equal(enc, encGzip):
+		s = f.Gzip
+	}
+	body, err := f.Stream(s)
+	if err != nil {
+		f.Close()
+		resp.Reset()
+		resp.SetStatusCode(fasthttp.StatusInternalServerError)
+		resp.SetConnectionClose()
+		return
+	}
+	resp.SetBodyStream(body, int(s.Len)) // fasthttp closes the file once sent
+}
