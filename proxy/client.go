@@ -96,7 +96,10 @@ type clientPart struct {
 	remoteSet bool
 }
 
-func (c *clientPart) reset() { *c = clientPart{} }
+func (c *clientPart) reset() {
+	c.client, c.port, c.ip16, c.claimed, c.terminator, c.remoteSet = netip.Addr{}, 0, [16]byte{}, 0, false, false
+	c.addr.IP, c.addr.Port, c.addr.Zone = nil, 0, ""
+}
 
 // remoteIP is the client's address (a fragment's: its page's client),
 // valid until release: what PURGE trust, the private identity, the

@@ -34,6 +34,14 @@ type result struct {
 	origin int64
 }
 
+// reset empties res for the request's next use, field by field as the
+// parts' resets do (resetParts); TestResultResetIsAFreshResult.
+func (res *result) reset() {
+	res.entry, res.resp, res.prefix, res.status = nil, nil, nil, nil
+	res.stored, res.hit, res.written, res.staleOnError = false, false, false, false
+	res.setCookies, res.err, res.origin = nil, nil, 0
+}
+
 // stageFill answers what the cache could not: a pass is forwarded, a miss
 // fetched. Concurrent misses of one key share one fetch unless the key is
 // remembered as uncacheable (hit-for-miss); the request that leads the

@@ -279,7 +279,7 @@ type wafPart struct {
 }
 
 // endWAF ends the request's WAF transaction and returns its body buffer;
-// release calls it before reset.
+// release calls it before reset, which lets go of the rest.
 func (w *wafPart) endWAF() {
 	if w.wafTx != nil {
 		w.wafTx.Close()
@@ -288,7 +288,11 @@ func (w *wafPart) endWAF() {
 	if w.body.buf != nil && cap(*w.body.buf) <= 1<<20 {
 		bodyBufs.Put(w.body.buf)
 	}
-	w.body = requestBody{}
 }
 
-func (w *wafPart) reset() { *w = wafPart{waf: wafResult{rules: w.waf.rules[:0]}} }
+func (w *wafPart) reset() {
+	w.waf.done, w.waf.outcome, w.waf.score, w.waf.data = false, 0, 0, ""
+	w.waf.rules = w.waf.rules[:0]
+	w.wafTx = nil
+	w.body.taken, w.body.whole, w.body.prefix, w.body.buf = false, false, nil, nil
+}

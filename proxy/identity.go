@@ -142,7 +142,9 @@ type accessPart struct {
 	idDone bool
 }
 
-func (a *accessPart) reset() { *a = accessPart{} }
+func (a *accessPart) reset() {
+	a.pass, a.authorized, a.fragAuthorized, a.id, a.idDone = nil, false, false, 0, false
+}
 
 // identity is the client's private-cache identity, 0 when it has none.
 func (r *request) identity() uint64 {

@@ -25,7 +25,9 @@ func newKeyPart() keyPart {
 
 func (k *keyPart) reset() {
 	clear(k.params)
-	*k = keyPart{key: k.key[:0], params: k.params[:0]}
+	k.key = k.key[:0] // a buffer cut writes its length only
+	k.params = k.params[:0]
+	k.pathAt, k.h = 0, 0
 }
 
 // stageKey computes the request's primary cache key and its hash.

@@ -30,7 +30,11 @@ type logPart struct {
 
 func newLogPart() logPart { return logPart{buf: make([]byte, 0, logBufStart)} }
 
-func (l *logPart) reset() { *l = logPart{buf: l.buf[:0]} }
+func (l *logPart) reset() {
+	l.start = time.Time{}
+	l.buf = l.buf[:0]
+	l.wafLog.Outcome, l.wafLog.Score, l.wafLog.Rules, l.wafLog.Data = "", 0, nil, ""
+}
 
 // began notes that the request began now (admit), for the access log's
 // request time: the clock is read only for a site that logs.

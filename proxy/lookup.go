@@ -67,7 +67,12 @@ func newLookupPart() lookupPart {
 	return lookupPart{variant: make([]byte, 0, 64), pkey: make([]byte, 0, 256)}
 }
 
-func (l *lookupPart) reset() { *l = lookupPart{variant: l.variant[:0], pkey: l.pkey[:0]} }
+func (l *lookupPart) reset() {
+	l.now = 0
+	l.variant = l.variant[:0]
+	l.pkey = l.pkey[:0]
+	l.handoff.stale, l.handoff.fwd, l.handoff.coalesce, l.handoff.passUntil = nil, "", false, 0
+}
 
 // found is what lookup found of the request's copy.
 type found uint8

@@ -45,6 +45,23 @@ func TestEachPartResetIsAFreshPart(t *testing.T) {
 	}
 }
 
+// A request's answer, once reset, is a fresh one: release hands out no
+// entry, response or error of the request before.
+func TestResultResetIsAFreshResult(t *testing.T) {
+	var res result
+	v := reflect.ValueOf(&res).Elem()
+	dirty(v, v.Type().PkgPath())
+	for i := range v.NumField() {
+		if same(v.Field(i), reflect.Zero(v.Type().Field(i).Type)) {
+			t.Errorf("result.%s: the test cannot fill it, so it cannot tell whether reset does", v.Type().Field(i).Name)
+		}
+	}
+	res.reset()
+	if !same(v, reflect.ValueOf(result{})) {
+		t.Errorf("after reset: %+v", res)
+	}
+}
+
 // unfilled are the fields dirty leaves as they are: a buffer with its own
 // Reset, a transaction only the WAF makes.
 var unfilled = map[string]bool{"fragPart.sub": true, "wafPart.wafTx": true}
