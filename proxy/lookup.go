@@ -72,6 +72,7 @@ func (l *lookupPart) reset() {
 	l.variant = l.variant[:0]
 	l.pkey = l.pkey[:0]
 	l.handoff.stale, l.handoff.fwd, l.handoff.coalesce, l.handoff.passUntil = nil, "", false, 0
+	l.lent = nil // find hands it on or closes its file
 }
 
 // found is what lookup found of the request's copy.
