@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,13 +154,10 @@ func (p *Proxy) warmLowerPage(c *cache.Cache, h uint64, key string) bool {
 	if o == nil {
 		return true // purged or evicted meanwhile
 	}
-	now := c.Now()
-	for _, e := range o.Variants {
-		if strings.Trim(e.Variant, "\x00") == "" && c.Status(e, now) == cache.Stale {
-			return p.warmObject(c, h, key, o, e)
-		}
+	if e := c.PlainGapped(o); e != nil {
+		return p.warmObject(c, h, key, o, e)
 	}
-	return true
+	return true // refreshed meanwhile
 }
 
 // warmPage refreshes the plain page e stored under key (hash h) as a

@@ -86,12 +86,30 @@ func (c *Cache) EachGapped(fn func(h uint64, key string, e *Entry) bool) {
 			continue
 		}
 		for _, e := range o.Variants {
-			if g.at < e.born() || strings.Trim(e.Variant, "\x00") != "" || c.Status(e, now) != Stale {
-				continue
-			}
-			if !fn(h, o.Key, e) {
+			if c.plainGapped(g, e, now) && !fn(h, o.Key, e) {
 				return
 			}
 		}
 	}
+}
+
+// PlainGapped is o's plain entry a gap left stale (as EachGapped lists
+// them), or nil: for a copy the lower tier gave back.
+func (c *Cache) PlainGapped(o *Object) *Entry {
+	g := c.gap.Load()
+	if g == nil {
+		return nil
+	}
+	now := c.Now()
+	for _, e := range o.Variants {
+		if c.plainGapped(g, e, now) {
+			return e
+		}
+	}
+	return nil
+}
+
+// plainGapped: e is the plain variant, filled before gap g, and stale.
+func (c *Cache) plainGapped(g *gapMark, e *Entry, now int64) bool {
+	return g.at >= e.born() && strings.Trim(e.Variant, "\x00") == "" && c.Status(e, now) == Stale
 }
