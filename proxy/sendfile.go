@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/conns"
 	"github.com/valyala/fasthttp"
 )
 
@@ -65,8 +66,10 @@ func (r *request) fromDisk(lend bool) *cache.Object {
 }
 
 // sendFile makes the body picked (enc) of a lent entry the answer's,
-// from its file.
-func sendFile(resp *fasthttp.Response, f *cache.BodyFile, enc []byte) {
+// from its file: at its own offset, as another answer may be sending
+// from the same descriptor, and with the connection's sendfile
+// (conns.Conn.SendFile) after the head, which is flushed first.
+func sendFile(ctx *fasthttp.RequestCtx, f *cache.BodyFile, enc []byte) {
 	s := f.Body
 	switch {
 	case bytes.Equal(enc, encBrotli):
@@ -74,13 +77,19 @@ func sendFile(resp *fasthttp.Response, f *cache.BodyFile, enc []byte) {
 	case bytes.Equal(enc, encGzip):
 		s = f.Gzip
 	}
-	body, err := f.Stream(s)
-	if err != nil {
-		f.Close()
-		resp.Reset()
-		resp.SetStatusCode(fasthttp.StatusInternalServerError)
-		resp.SetConnectionClose()
-		return
+	to, _ := ctx.Conn().(cache.FileSender)
+	if a, ok := to.(fileAnnouncer); ok {
+		a.WriteFile() // the head waits to leave with the body
 	}
-	resp.SetBodyStream(body, int(s.Len)) // fasthttp closes the file once sent
+	resp := &ctx.Response
+	resp.SetBodyStream(f.Open(s, to), int(s.Len)) // fasthttp closes it once sent
+	resp.ImmediateHeaderFlush = to != nil         // the head before the sendfile
 }
+
+// fileAnnouncer is conns.Conn's WriteFile.
+type fileAnnouncer interface{ WriteFile() }
+
+var (
+	_ cache.FileSender = (*conns.Conn)(nil)
+	_ fileAnnouncer    = (*conns.Conn)(nil)
+)

@@ -50,7 +50,7 @@ func (l *lendingTier) Lend(key []byte) *cache.Object {
 	}
 	l.lent.Store(f)
 	e := l.entry()
-	e.File = &cache.BodyFile{File: f, Body: l.body}
+	e.File = &cache.BodyFile{File: f, FD: int(f.Fd()), Body: l.body}
 	if l.between != nil {
 		l.between(l.path)
 	}

@@ -65,7 +65,7 @@ func serveEntry(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int64, st
 	} else {
 		resp.SetStatusCode(e.Status)
 		if e.File != nil {
-			sendFile(resp, e.File, enc)
+			sendFile(ctx, e.File, enc)
 		} else if start, n, ok := answerRange(&ctx.Request.Header, resp, etag, e.LastModified, int64(len(body))); ok {
 			resp.SetBodyRaw(body[start : start+n])
 		} else {

@@ -13,7 +13,8 @@ import (
 // the file's head (status, headers, validators, times) is read, its
 // bodies stay in the file, and the answer sends the one it picked from
 // there (sendfile) rather than copying the file into the heap, checking
-// it and copying it again into RAM and the socket.
+// it and copying it again into RAM and the socket. The file stays open
+// with its parsed head for the next hits (held.go).
 //
 // The checksum covers the whole file, bodies included, so a file is lent
 // only once a whole read checked it in this process (Fetch: the first
@@ -37,8 +38,8 @@ func identOf(st *unix.Stat_t) ident {
 // cache.Lender): its entries with their bodies left in the open file
 // (Entry.File), nothing read into or stored in RAM. Nil when the file was
 // not checked whole yet, changed since, holds an ESI page (whose parse
-// needs the body) or a purge not yet applied to the files covers it: the
-// caller then fetches it (Fetch).
+// needs the body), a variant of it expired, or a purge not yet applied to
+// the files covers it: the caller then fetches it (Fetch).
 func (t *Tier) Lend(key []byte) *cache.Object {
 	var name [nameLen]byte
 	nameInto(&name, key)
@@ -48,11 +49,38 @@ func (t *Tier) Lend(key []byte) *cache.Object {
 	if f == nil || f.key != string(key) {
 		return nil
 	}
+	h := t.held(f)
+	if h == nil {
+		if h = t.open(f, name[:]); h == nil {
+			return nil
+		}
+	}
+	now := t.c.Now()
+	for _, e := range h.obj.Variants {
+		if e.Expired(now) {
+			h.Release()
+			t.unhold(f, h) // opened again without it
+			return nil
+		}
+		if t.pending(f.key, e) {
+			h.Release()
+			return nil // fetched without it; the purge drops the file soon
+		}
+	}
+	t.stats.hits.Add(1)
+	t.stats.sent.Add(1)
+	return &h.obj
+}
+
+// open opens f's file, parses its head and keeps it (held.go); it
+// returns it with a reference for the caller, or nil when it cannot be
+// lent.
+func (t *Tier) open(f *file, name []byte) *held {
 	checked := f.checked.Load()
 	if checked == nil || checked.size != f.size {
 		return nil
 	}
-	fd, err := t.openChecked(name[:], checked)
+	fd, err := t.openChecked(name, checked)
 	if err != nil {
 		return nil
 	}
@@ -64,19 +92,20 @@ func (t *Tier) Lend(key []byte) *cache.Object {
 	}
 	o.key = f.key
 	t.keepServable(&o)
-	kept := o.variants[:0]
-	for _, e := range o.variants {
-		if !t.pending(o.key, e) {
-			kept = append(kept, e)
-		}
-	}
-	if len(kept) == 0 {
+	if len(o.variants) == 0 {
 		file.Close() //nolint:errcheck // read-only
 		return nil
 	}
-	t.stats.hits.Add(1)
-	t.stats.sent.Add(1)
-	return &cache.Object{Key: o.key, Vary: o.vary, Variants: kept}
+	h := &held{file: file, id: *checked, owner: f}
+	h.obj = cache.Object{Key: o.key, Vary: o.vary, Variants: o.variants}
+	for _, e := range o.variants {
+		e.File.FD, e.File.Owner = fd, h
+		t.c.InternTags(e) // before any other answer may read it
+	}
+	h.refs.Store(1) // the caller's
+	h.checked.Store(t.c.Now())
+	t.keep(f, h)
+	return h
 }
 
 // openChecked opens the file name if it is still the one checked.

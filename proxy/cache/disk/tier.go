@@ -41,6 +41,11 @@ type Config struct {
 	Revive func(key string, e *cache.Entry, doc bool) bool
 	// Log receives the tier's warnings; nil: slog.Default().
 	Log *slog.Logger
+	// OpenFiles bounds the files kept open to be lent (held.go); 0: the
+	// process's bound. Recheck is how long a kept file goes without an
+	// fstat; 0 means 1s, negative: at every lend.
+	OpenFiles int
+	Recheck   time.Duration
 }
 
 // ErrBadConfig is returned for a config without a path or a size.
@@ -77,6 +82,7 @@ type Tier struct {
 	stats    Stats
 	loaded   Loaded
 	gaps     gaps
+	kept     heldFiles // the files kept open to be lent (held.go)
 }
 
 // file is what the tier knows of one file without reading it.
@@ -88,6 +94,7 @@ type file struct {
 	el        *list.Element
 	// checked is the file a whole read last found sound (lend.go).
 	checked atomic.Pointer[ident]
+	held    atomic.Pointer[held] // kept open to be lent (held.go)
 }
 
 // put is one object to copy, stored after the purge numbered seq.
@@ -159,6 +166,7 @@ func (t *Tier) close(mark bool) error {
 		close(t.stop)
 		<-t.done
 		t.drain()
+		t.unholdAll()
 		if mark && len(t.left) > 0 {
 			err = fmt.Errorf("disk: %d purged or evicted files could not be deleted", len(t.left))
 		} else if mark {
@@ -386,6 +394,7 @@ func (t *Tier) index(f *file) {
 }
 
 func (t *Tier) unindex(f *file) {
+	t.unhold(f, nil) // its descriptor never serves again
 	t.order.Remove(f.el)
 	delete(t.files, f.name)
 	t.stats.files.Add(-1)
