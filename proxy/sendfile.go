@@ -11,13 +11,15 @@ import (
 
 // A hit from the disk tier on a plain HTTP/1.1 connection is sent as
 // nginx sends its cache files: the tier lends the copy with its bodies
-// left in the file (cache.Lender), and the answer's body is the file at
-// the body's offset, which fasthttp hands to the socket's ReadFrom
-// (sendfile) — no copy into the heap, none into RAM. TLS, HTTP/2 and
-// HTTP/3 write their own frames from memory, a range is cut from memory,
-// and an ESI page is assembled from its parse: those fetch the copy into
-// RAM as before (cache.Fetcher), and so does anything but a fresh hit (a
-// stale copy to refresh or revalidate is kept by what follows lookup).
+// left in the file (cache.Lender), and the answer sends the body from the
+// file with the socket's sendfile — no copy into the heap, none into RAM.
+// The tier keeps the file open for the next hits and lends it to many
+// answers at once: each sends from its own offset (cache.Section,
+// conns.Conn.SendFile). TLS, HTTP/2 and HTTP/3 write their own frames
+// from memory, a range is cut from memory, and an ESI page is assembled
+// from its parse: those fetch the copy into RAM as before
+// (cache.Fetcher), and so does anything but a fresh hit (a stale copy to
+// refresh or revalidate is kept by what follows lookup).
 
 // sendsFiles reports whether the request's answer may send its body from
 // a file.

@@ -25,8 +25,8 @@ func BenchmarkFetch30K(b *testing.B) {
 }
 
 // BenchmarkLend30K is what a hit from disk sent with sendfile costs the
-// tier: the file opened, checked to be the one read whole at load, and
-// its head read (the body is left to the socket); nothing put in RAM.
+// tier: the file kept open with its parsed head after its first lend
+// (the body is left to the socket); nothing put in RAM.
 func BenchmarkLend30K(b *testing.B) {
 	small, _, keys := pages30K(b)
 	for i := range b.N {
