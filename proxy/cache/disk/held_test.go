@@ -1,12 +1,15 @@
 package disk
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 	"golang.org/x/sys/unix"
 )
@@ -232,4 +235,65 @@ func settled(n node) {
 	done := make(chan struct{})
 	n.t.flush <- done
 	<-done
+}
+
+// Answers lending kept files while the bound closes some and new copies
+// replace others: every body read is whole and one that was stored, and
+// once a new copy is written, the old body is never lent again.
+func TestKeptFilesUnderConcurrentLendsRewritesAndTheBound(t *testing.T) {
+	dir := t.TempDir()
+	keys := []string{"http://s/1", "http://s/2", "http://s/3", "http://s/4"}
+	onDiskOnly(t, dir, keys...)
+	b := open(t, dir, 64<<20, Config{RAM: 1, OpenFiles: 2}, true)
+	stop := make(chan struct{})
+	errs := make(chan error, 8)
+	for g := range 4 {
+		go func() {
+			buf := make([]byte, 64)
+			for i := g; ; i++ {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				k := keys[i%len(keys)]
+				o := lend(b, k)
+				if o == nil {
+					continue
+				}
+				f := o.Variants[0].File
+				sec := f.Open(f.Body, nil)
+				n, err := io.ReadFull(sec, buf[:f.Body.Len])
+				sec.Close()
+				if err != nil || !strings.HasSuffix(string(buf[:n]), k) {
+					errs <- fmt.Errorf("%s: read %q, %v", k, buf[:n], err)
+					return
+				}
+			}
+		}()
+	}
+	for round := range 5 {
+		before := b.t.Snapshot().Written
+		store(b, "http://s/1", cache.VarySpec{}, entry("", fmt.Sprintf("new %d of http://s/1", round)))
+		written(t, b, before+1)
+		// The writer counts a copy just before it indexes it: until then
+		// the old copy is the tier's still. The new one is not lent
+		// before a whole read checked it.
+		// (polled: the index has no event to wait on)
+		if !testbed.Poll(5*time.Second, func() bool { return lentOnce(t, b, "http://s/1") == nil }) {
+			t.Fatalf("round %d: the old copy still lent", round)
+		}
+		b.t.Fetch(b.c.Hash([]byte("http://s/1")), []byte("http://s/1")) // reads the new file whole
+		o := lentOnce(t, b, "http://s/1")
+		if o == nil || string(bodyOf(t, o.Variants[0].File, o.Variants[0].File.Body)) != fmt.Sprintf("new %d of http://s/1", round) {
+			t.Fatalf("round %d: the new copy not lent, or an older body", round)
+		}
+	}
+	close(stop)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
 }
