@@ -18,7 +18,7 @@ func (t *Tier) Register(set *metrics.Set) {
 		"ramjet_disk_corrupt_dropped_total": func() float64 { return float64(uint64(t.loaded.Corrupt) + s.corrupt.Load()) },
 		"ramjet_disk_hits_total":            func() float64 { return float64(s.hits.Load()) },
 		"ramjet_disk_sendfile_total":        func() float64 { return float64(s.sent.Load()) },
-		"ramjet_disk_open_files":            func() float64 { return float64(t.Held()) },
+		"ramjet_disk_open_files":            func() float64 { return float64(heldOpen.Load()) }, // every tier's: the process's bound
 	}
 	for name, f := range gauges {
 		set.NewGauge(name, f)
