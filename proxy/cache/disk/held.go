@@ -38,7 +38,8 @@ const defaultOpenFiles = 4096
 // defaultRecheck is how long a held file goes unchecked.
 const defaultRecheck = time.Second
 
-// processOpenFiles bounds the descriptors every tier of the process keeps.
+// processOpenFiles bounds the descriptors every tier of the process
+// keeps (a variable: tests lower it).
 var processOpenFiles = sync.OnceValue(func() int64 {
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {

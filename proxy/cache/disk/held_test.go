@@ -11,7 +11,6 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
-	"golang.org/x/sys/unix"
 )
 
 // lentOnce lends key and gives the lend back, returning the copy lent
@@ -200,14 +199,27 @@ func TestKeptFileChangedUnderneathIsDroppedAtItsRecheck(t *testing.T) {
 	}
 }
 
-// The process's bound leaves most of RLIMIT_NOFILE to connections.
-func TestProcessBoundIsAQuarterOfTheDescriptorLimit(t *testing.T) {
-	var lim unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
+// The process's bound is shared by every tier (a site's share is one):
+// a tier past it closes its own least recently lent, and one with none
+// to close keeps none, lending its file for one answer.
+func TestProcessBoundOnKeptFilesIsSharedByEveryTier(t *testing.T) {
+	bound := processOpenFiles
+	processOpenFiles = func() int64 { return 2 }
+	t.Cleanup(func() { processOpenFiles = bound })
+	dirA, dirB := t.TempDir(), t.TempDir()
+	onDiskOnly(t, dirA, "http://a/1", "http://a/2", "http://a/3")
+	onDiskOnly(t, dirB, "http://b/1")
+	a, b := checked(t, dirA, true), checked(t, dirB, true)
+	one, two := lentOnce(t, a, "http://a/1"), lentOnce(t, a, "http://a/2")
+	other := lentOnce(t, b, "http://b/1")
+	if one == nil || two == nil || other == nil {
+		t.Fatal("not lent")
 	}
-	if got, want := processOpenFiles(), int64(min(uint64(defaultOpenFiles), lim.Cur/4)); got != want {
-		t.Fatalf("bound %d, want %d (limit %d)", got, want, lim.Cur)
+	if a.t.Held() != 2 || b.t.Held() != 0 || !closedFile(other) {
+		t.Fatalf("kept %d and %d (b's closed: %v); want a's 2 and none of b's: the process's bound is 2", a.t.Held(), b.t.Held(), closedFile(other))
+	}
+	if lentOnce(t, a, "http://a/3") == nil || a.t.Held() != 2 || !closedFile(one) {
+		t.Fatalf("kept %d; want 2, a/1 (the least recently lent) closed for a/3", a.t.Held())
 	}
 }
 
