@@ -47,5 +47,6 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/tools/godoc v0.1.0-deprecated // indirect
-	google.golang.org/protobuf v1.36.11 // indirect
 )
+
+replace github.com/valllabh/ocsf-schema-golang => ./third_party/ocsf-schema-golang
