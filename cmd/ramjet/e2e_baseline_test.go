@@ -9,6 +9,7 @@ package main_test
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -71,27 +73,45 @@ func TestWAFRuleSetIsBuiltForTheSiteThatTurnsItOn(t *testing.T) {
 }
 
 // TestHTTP3OpensNoUDPSocketUntilTurnedOn: a TLS listener without
-// tls.http3 opens no UDP socket and advertises no HTTP/3; with it, the
-// socket is there and a request over HTTP/3 is answered.
+// tls.http3 opens no UDP socket and advertises no HTTP/3; the upgrade
+// (SIGUSR2) after the config turned it on opens the socket, and a
+// request over HTTP/3 is answered.
 func TestHTTP3OpensNoUDPSocketUntilTurnedOn(t *testing.T) {
-	t.Parallel()
 	o := startOrigin(t)
 	p := newPKI(t)
-	page := "/e/" + nsFor(t) + "/h3-lazy?" + hq("Cache-Control: max-age=60")
+	tlsAddr := fmt.Sprintf("127.0.0.1:%d", testbed.FreePort(t))
+	dir := t.TempDir()
+	cfg := func(h3 bool) string {
+		return fmt.Sprintf("tls:\n  listen: %q\n  cert: %q\n  key: %q\n  http3: %t\n", tlsAddr, p.cert, p.key, h3)
+	}
+	u := startUpgradable(t, "--origin", o.URL, "--config", testbed.WriteConfig(t, dir, cfg(false)))
+	_, port, _ := net.SplitHostPort(tlsAddr)
+	rj := &tlsRamjet{TLSAddr: tlsAddr, Port: port, pki: p}
+	page := rj.HTTPS("localhost", "/e/"+nsFor(t)+"/h3-lazy?"+hq("Cache-Control: max-age=60"))
 
-	off := startTLSRamjet(t, p, o.URL)
-	if r := get(t, off.client(t, "h2"), off.HTTPS("localhost", page)); r.Status != http.StatusOK || r.Header.Get("Alt-Svc") != "" {
+	if r := get(t, rj.client(t, "h2"), page); r.Status != http.StatusOK || r.Header.Get("Alt-Svc") != "" {
 		t.Fatalf("HTTP/3 off: status %d, Alt-Svc %q; want 200 and none", r.Status, r.Header.Get("Alt-Svc"))
 	}
-	if n := udpSockets(t, off.Pid()); n != 0 {
+	if n := udpSockets(t, u.cmd.Process.Pid); n != 0 {
 		t.Errorf("HTTP/3 off: %d UDP sockets open, want 0", n)
 	}
 
-	on := startH3Ramjet(t, p, o.URL)
-	if n := udpSockets(t, on.Pid()); n != 1 {
+	testbed.WriteConfig(t, dir, cfg(true))
+	oldPid := u.cmd.Process.Pid
+	if err := u.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	if !u.exited(15 * time.Second) {
+		t.Fatalf("the old process still runs 15 s after SIGUSR2:\n%s", u.output())
+	}
+	pid := u.healthPid()
+	if pid == 0 || pid == oldPid {
+		t.Fatalf("/healthz answered by pid %d after the upgrade, want a new process (old %d)", pid, oldPid)
+	}
+	if n := udpSockets(t, pid); n != 1 {
 		t.Errorf("HTTP/3 on: %d UDP sockets open, want 1", n)
 	}
-	if r := protoGet(t, on.h3Client(t, nil), 3, on.HTTPS("localhost", page)); r.Status != http.StatusOK {
+	if r := protoGet(t, rj.h3Client(t, nil), 3, page); r.Status != http.StatusOK {
 		t.Fatalf("HTTP/3 on: status %d over h3, want 200", r.Status)
 	}
 }
