@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,13 +20,17 @@ var ErrNoVersion = errors.New("no $wp_version assignment")
 
 // versionLine is WordPress's own line, `$wp_version = '6.4.2';`, at the
 // start of a line (the doc comment above it names $wp_version too).
-var versionLine = regexp.MustCompile(`(?m)^[ \t]*\$wp_version[ \t]*=[ \t]*(['"])([0-9A-Za-z.+-]{1,32})(['"])[ \t]*;`)
+// Compiled on first use: `ramjet serve` never parses a version, and a
+// package-level pattern would be built (and held) by every process.
+var versionLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^[ \t]*\$wp_version[ \t]*=[ \t]*(['"])([0-9A-Za-z.+-]{1,32})(['"])[ \t]*;`)
+})
 
 // ParseVersion returns the WordPress version that version.php's source
 // src assigns. The file is read as text, never run: only a plain quoted
 // version of at most 32 letters, digits, dots, '+' and '-' is taken.
 func ParseVersion(src []byte) (string, error) {
-	for _, m := range versionLine.FindAllSubmatch(src, -1) {
+	for _, m := range versionLine().FindAllSubmatch(src, -1) {
 		if string(m[1]) == string(m[3]) {
 			return string(m[2]), nil
 		}

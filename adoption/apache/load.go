@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ramjet-proxy/ramjet/adoption"
 )
@@ -55,10 +56,11 @@ type Runtime struct {
 	VirtualHosts map[string]bool
 }
 
-var (
-	vhostAt    = regexp.MustCompile(`\((/[^()]*:\d+)\)\s*$`)
-	runtimeVar = regexp.MustCompile(`^(ServerRoot|PidFile): "(.*)"$`)
-)
+// runtimePatterns read `apache2 -S`, compiled on first use: only
+// `ramjet adopt` reads it, and every other process would hold them.
+var runtimePatterns = sync.OnceValues(func() (vhostAt, runtimeVar *regexp.Regexp) {
+	return regexp.MustCompile(`\((/[^()]*:\d+)\)\s*$`), regexp.MustCompile(`^(ServerRoot|PidFile): "(.*)"$`)
+})
 
 // Runtime runs `apache2 -S`: Apache must accept the configuration.
 func (b Binary) Runtime(ctx context.Context) (*Runtime, error) {
@@ -72,6 +74,7 @@ func (b Binary) Runtime(ctx context.Context) (*Runtime, error) {
 // ParseRuntime reads the output of `apache2 -S`.
 func ParseRuntime(out []byte) *Runtime {
 	r := &Runtime{VirtualHosts: map[string]bool{}}
+	vhostAt, runtimeVar := runtimePatterns()
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())

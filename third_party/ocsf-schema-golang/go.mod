@@ -1,0 +1,3 @@
+module github.com/valllabh/ocsf-schema-golang
+
+go 1.22
