@@ -145,54 +145,6 @@ func udpSockets(t testing.TB, pid int) int {
 	return n
 }
 
-// rssBudget bounds what ramjet maps before its first connection with
-// its embedded defaults: 19.8 MiB measured (2026-12-05), 24.3 before
-// Coraza's OCSF audit types stopped linking Google's protobuf runtime.
-// Most of it is the binary's own pages (docs/connections.md).
-const rssBudget = 22 << 20
-
-// TestBaselineRSSBeforeTheFirstConnection reads the resident memory of a
-// ramjet that has answered nothing but its admin API.
-func TestBaselineRSSBeforeTheFirstConnection(t *testing.T) {
-	t.Parallel()
-	rj := startRamjet(t, startOrigin(t).URL)
-	c := newClient(t)
-	if _, ok := metric(t, c, rj, "ramjet_waf_rule_sets"); !ok {
-		t.Fatal("/metrics lacks ramjet_waf_rule_sets")
-	}
-	rss, anon := smapsRollup(t, rj.Pid())
-	t.Logf("RSS %.1f MiB, of which anonymous %.1f MiB", float64(rss)/(1<<20), float64(anon)/(1<<20))
-	if rss > rssBudget {
-		t.Errorf("RSS before the first connection %.1f MiB, over the budget of %.1f MiB", float64(rss)/(1<<20), float64(rssBudget)/(1<<20))
-	}
-}
-
-// smapsRollup is pid's resident and anonymous memory, in bytes.
-func smapsRollup(t testing.TB, pid int) (rss, anon int64) {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 3 || f[2] != "kB" {
-			continue
-		}
-		kb, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
-			t.Fatalf("smaps_rollup line %q: %v", line, err)
-		}
-		switch f[0] {
-		case "Rss:":
-			rss = kb << 10
-		case "Anonymous:":
-			anon = kb << 10
-		}
-	}
-	return rss, anon
-}
-
 // TestBinaryLinksNoProtobuf: Coraza's OCSF audit types come from
 // third_party/ocsf-schema-golang, plain structs; linking the protobuf
 // runtime again costs every process megabytes before its first request.

@@ -14,14 +14,16 @@ import (
 	"time"
 )
 
-// TestWAFInspectsAQuoteHeavyFieldInLinearTime: an 800 KB form field of
-// escaped quotes is inspected and answered in well under a second of
-// work (about 8 s of CPU with the quadratic parser on an idle machine).
+// TestWAFInspectsAQuoteHeavyFieldInLinearTime: a 4 MB form field of
+// escaped quotes is inspected and answered at all. The bound is not a
+// speed target: the quadratic parser took 8.9 s for 800 KB on an idle
+// machine, about 25 times that for this field, and the linear one takes
+// a few seconds at most on a loaded one; a minute tells the two apart.
 func TestWAFInspectsAQuoteHeavyFieldInLinearTime(t *testing.T) {
 	t.Parallel()
 	_, rj, _ := startWAF(t, "block")
 	c, ns := newClient(t), nsFor(t)
-	field := "q='" + strings.Repeat(`\'`, 400_000)
+	field := "q='" + strings.Repeat(`\'`, 2_000_000)
 	start := time.Now()
 	r, err := tryDo(c, http.MethodPost, rj.URL+"/e/"+ns+"/quotes", strings.NewReader(field),
 		"Content-Type: application/x-www-form-urlencoded")
@@ -32,7 +34,8 @@ func TestWAFInspectsAQuoteHeavyFieldInLinearTime(t *testing.T) {
 	if r.Status != http.StatusOK && r.Status != http.StatusForbidden {
 		t.Errorf("status %d, want 200 or 403 (inspected)", r.Status)
 	}
-	if took > 3*time.Second {
-		t.Errorf("a %d-byte field of escaped quotes took %s to inspect and answer, want under 3 s", len(field), took)
+	if took > time.Minute {
+		t.Errorf("a %d-byte field of escaped quotes took %s to inspect and answer, want well under a minute", len(field), took)
 	}
+	t.Logf("%d bytes inspected and answered in %s", len(field), took)
 }
