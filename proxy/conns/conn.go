@@ -37,6 +37,7 @@ type Conn struct {
 	ip       netip.Addr // counted against the per-address limit; zero when not
 	fd       int        // the socket, for the lot's epoll set; -1: never parked
 	state    atomic.Int32
+	wdl      writeDeadline // the write deadline armed, under its own lock (deadline.go)
 
 	// Fields of the serving goroutine (handed over with the connection
 	// by the lot's wake, through a channel).

@@ -1,0 +1,70 @@
+package conns
+
+import (
+	"sync"
+	"time"
+)
+
+// The server sets a write deadline before every response (fasthttp:
+// now + WriteTimeout), and each is a change of a runtime timer, with its
+// locks and heap, and a clock read, for a deadline that almost never
+// fires. A deadline later than the one armed by less than writeSlack
+// keeps the armed one: on a busy connection the timer moves about once
+// per writeSlack instead of once per response, and a write times out at
+// most writeSlack before the deadline the server asked for. An earlier
+// deadline, or none, is armed at once.
+const writeSlack = 250 * time.Millisecond
+
+// writeDeadline is the write deadline armed on a Conn's socket. Its own
+// mutex: HTTP/2's writer and its closer may set it from two goroutines.
+type writeDeadline struct {
+	mu    sync.Mutex
+	armed int64 // unix nanoseconds; 0: none
+}
+
+// SetWriteDeadline arms t on the socket unless the deadline armed is
+// less than writeSlack before it.
+func (c *Conn) SetWriteDeadline(t time.Time) error {
+	d := &c.wdl
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	at := unixNano(t)
+	if keep(d.armed, at) {
+		return nil
+	}
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	d.armed = at
+	return nil
+}
+
+// SetDeadline is the connection's, noting the write deadline it arms.
+func (c *Conn) SetDeadline(t time.Time) error {
+	d := &c.wdl
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := c.Conn.SetDeadline(t); err != nil {
+		return err
+	}
+	d.armed = unixNano(t)
+	return nil
+}
+
+// keep reports whether the deadline armed stands for t: both none, or t
+// no earlier than armed and less than writeSlack after it.
+func keep(armed, t int64) bool {
+	if armed == 0 || t == 0 {
+		return armed == t
+	}
+	late := t - armed
+	return late >= 0 && late < int64(writeSlack)
+}
+
+// unixNano is t in unix nanoseconds, 0 for the zero time (none).
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}

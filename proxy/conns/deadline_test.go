@@ -1,0 +1,127 @@
+package conns
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+)
+
+func TestWriteDeadlineKeepsTheArmedOneOnlyWhenLaterByLessThanTheSlack(t *testing.T) {
+	base := time.Now().UnixNano()
+	for _, tc := range []struct {
+		name        string
+		armed, next int64
+		keep        bool
+	}{
+		{"none, none", 0, 0, true},
+		{"none, then one", 0, base, false},
+		{"one, then none", base, 0, false},
+		{"the same", base, base, true},
+		{"later within the slack", base, base + int64(writeSlack) - 1, true},
+		{"later by the slack", base, base + int64(writeSlack), false},
+		{"earlier", base, base - 1, false},
+	} {
+		if got := keep(tc.armed, tc.next); got != tc.keep {
+			t.Errorf("%s: keep = %v, want %v", tc.name, got, tc.keep)
+		}
+	}
+}
+
+// blockedWrite fills c's socket (its client reads nothing) until a write
+// fails, and returns the error and how long it took.
+func blockedWrite(c *Conn) (time.Duration, error) {
+	chunk := pattern(1 << 20)
+	start := time.Now()
+	for {
+		if _, err := c.Write(chunk); err != nil {
+			return time.Since(start), err
+		}
+		if time.Since(start) > 10*time.Second {
+			return time.Since(start), nil
+		}
+	}
+}
+
+func TestEarlierWriteDeadlineIsArmedAtOnce(t *testing.T) {
+	c, _ := tcpConn(t)
+	if err := c.SetWriteDeadline(time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	took, err := blockedWrite(c)
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("blocked write ended with %v after %v, want the deadline's error", err, took)
+	}
+	if took > 5*time.Second {
+		t.Errorf("the write timed out after %v: the earlier deadline was not armed", took)
+	}
+}
+
+func TestWriteDeadlineAfterAnExpiredOneIsArmed(t *testing.T) {
+	c, client := tcpConn(t)
+	if err := c.SetWriteDeadline(time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("x")); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("write past its deadline: %v, want the deadline's error", err)
+	}
+	// The next response's deadline is far later than the expired one.
+	if err := c.SetWriteDeadline(time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("y")); err != nil {
+		t.Fatalf("write under a new deadline: %v", err)
+	}
+	got := make([]byte, 1)
+	if _, err := client.Read(got); err != nil || got[0] != 'y' {
+		t.Fatalf("client read %q, %v; want y", got, err)
+	}
+}
+
+func TestNoWriteDeadlineClearsTheArmedOne(t *testing.T) {
+	c, _ := tcpConn(t)
+	if err := c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetWriteDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := blockedWrite(c); done <- err }()
+	select {
+	case err := <-done:
+		t.Fatalf("a write without a deadline ended: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	c.Close() // ends the blocked write
+	<-done
+}
+
+func TestSetDeadlineArmsTheWriteDeadlineItNotes(t *testing.T) {
+	c, _ := tcpConn(t)
+	if err := c.SetDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	// Later within the slack of the deadline SetDeadline armed: kept.
+	if err := c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	took, err := blockedWrite(c)
+	if !errors.Is(err, os.ErrDeadlineExceeded) || took > 5*time.Second {
+		t.Fatalf("blocked write ended with %v after %v, want the deadline's error at once", err, took)
+	}
+}
+
+// BenchmarkSetWriteDeadline is the per-response write deadline fasthttp
+// sets (now + WriteTimeout) on a busy connection.
+func BenchmarkSetWriteDeadline(b *testing.B) {
+	c, _ := tcpConn(&testing.T{})
+	for b.Loop() {
+		if err := c.SetWriteDeadline(time.Now().Add(time.Minute)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
