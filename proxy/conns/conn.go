@@ -249,6 +249,7 @@ func (c *Conn) closeSocket() error {
 func (c *Conn) rearm(now time.Time) {
 	c.linger = lingerFor(c.linger, now.Sub(epoch)-c.parkedAt, c.l.cfg)
 	c.idle, c.fresh, c.intercepted, c.parkBy = true, true, false, time.Time{}
+	c.wdl.forget()
 	if c.rc != nil {
 		c.takeSock()
 	}

@@ -1,6 +1,7 @@
 package conns
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -19,8 +20,12 @@ const writeSlack = 250 * time.Millisecond
 // mutex: HTTP/2's writer and its closer may set it from two goroutines.
 type writeDeadline struct {
 	mu    sync.Mutex
-	armed int64 // unix nanoseconds; 0: none
+	armed int64 // unix nanoseconds; 0: none; unknownDeadline
 }
+
+// unknownDeadline: the socket's write deadline is not known (a woken
+// connection's); whatever comes next is armed.
+const unknownDeadline = math.MinInt64
 
 // SetWriteDeadline arms t on the socket unless the deadline armed is
 // less than writeSlack before it.
@@ -39,6 +44,14 @@ func (c *Conn) SetWriteDeadline(t time.Time) error {
 	return nil
 }
 
+// forget makes the next write deadline armed whatever it is: a woken
+// connection's socket may not be the one the deadline was armed on.
+func (d *writeDeadline) forget() {
+	d.mu.Lock()
+	d.armed = unknownDeadline
+	d.mu.Unlock()
+}
+
 // SetDeadline is the connection's, noting the write deadline it arms.
 func (c *Conn) SetDeadline(t time.Time) error {
 	d := &c.wdl
@@ -54,6 +67,9 @@ func (c *Conn) SetDeadline(t time.Time) error {
 // keep reports whether the deadline armed stands for t: both none, or t
 // no earlier than armed and less than writeSlack after it.
 func keep(armed, t int64) bool {
+	if armed == unknownDeadline {
+		return false
+	}
 	if armed == 0 || t == 0 {
 		return armed == t
 	}

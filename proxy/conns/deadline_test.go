@@ -21,6 +21,8 @@ func TestWriteDeadlineKeepsTheArmedOneOnlyWhenLaterByLessThanTheSlack(t *testing
 		{"later within the slack", base, base + int64(writeSlack) - 1, true},
 		{"later by the slack", base, base + int64(writeSlack), false},
 		{"earlier", base, base - 1, false},
+		{"not known", unknownDeadline, base, false},
+		{"not known, then none", unknownDeadline, 0, false},
 	} {
 		if got := keep(tc.armed, tc.next); got != tc.keep {
 			t.Errorf("%s: keep = %v, want %v", tc.name, got, tc.keep)
@@ -29,19 +31,25 @@ func TestWriteDeadlineKeepsTheArmedOneOnlyWhenLaterByLessThanTheSlack(t *testing
 }
 
 // blockedWrite fills c's socket (its client reads nothing) until a write
-// fails, and returns the error and how long it took.
+// fails, and returns the error and how long it took. A write still
+// blocked after 3 s has no deadline: blockedWrite closes c to end it and
+// reports errNoDeadline.
 func blockedWrite(c *Conn) (time.Duration, error) {
 	chunk := pattern(1 << 20)
 	start := time.Now()
+	stop := time.AfterFunc(3*time.Second, func() { c.Close() })
+	defer stop.Stop()
 	for {
 		if _, err := c.Write(chunk); err != nil {
+			if time.Since(start) >= 3*time.Second {
+				return time.Since(start), errNoDeadline
+			}
 			return time.Since(start), err
-		}
-		if time.Since(start) > 10*time.Second {
-			return time.Since(start), nil
 		}
 	}
 }
+
+var errNoDeadline = errors.New("the write blocked past 3 s: no deadline")
 
 func TestEarlierWriteDeadlineIsArmedAtOnce(t *testing.T) {
 	c, _ := tcpConn(t)
@@ -89,15 +97,32 @@ func TestNoWriteDeadlineClearsTheArmedOne(t *testing.T) {
 	if err := c.SetWriteDeadline(time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { _, err := blockedWrite(c); done <- err }()
-	select {
-	case err := <-done:
-		t.Fatalf("a write without a deadline ended: %v", err)
-	case <-time.After(500 * time.Millisecond):
+	if _, err := blockedWrite(c); !errors.Is(err, errNoDeadline) {
+		t.Fatalf("a write without a deadline ended with %v", err)
 	}
-	c.Close() // ends the blocked write
-	<-done
+}
+
+// TestWokenConnectionArmsItsNextWriteDeadline: a connection the lot
+// wakes may have another socket under it than the one its last deadline
+// was armed on (a detached park), so the next deadline is armed even
+// when it is within the slack of the one noted.
+func TestWokenConnectionArmsItsNextWriteDeadline(t *testing.T) {
+	c, _ := tcpConn(t)
+	at := time.Now().Add(100 * time.Millisecond)
+	if err := c.SetWriteDeadline(at); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Conn.SetWriteDeadline(time.Time{}); err != nil { // the socket it wakes with has none
+		t.Fatal(err)
+	}
+	c.rearm(time.Now())
+	if err := c.SetWriteDeadline(at.Add(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	took, err := blockedWrite(c)
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("blocked write ended with %v after %v, want the deadline's error", err, took)
+	}
 }
 
 func TestSetDeadlineArmsTheWriteDeadlineItNotes(t *testing.T) {
