@@ -159,10 +159,11 @@ func ReadTimeouts(header, read time.Duration) (time.Duration, func(*fasthttp.Req
 		body = 100 * 365 * 24 * time.Hour // none; a zero RequestConfig.ReadTimeout would keep the header's
 	}
 	return header, func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-		if h.ContentLength() == 0 {
-			// No body to read (no Content-Length, or 0; chunked is -1):
-			// the header's deadline, left armed, bounds no read, and
-			// moving it would cost a timer change per request.
+		if n := h.ContentLength(); n == 0 || n == -2 {
+			// No body to read (Content-Length 0, or neither it nor
+			// Transfer-Encoding: fasthttp's -2; chunked is -1): the
+			// header's deadline, left armed, bounds no read, and moving
+			// it would cost a timer change per request.
 			return fasthttp.RequestConfig{}
 		}
 		return fasthttp.RequestConfig{ReadTimeout: body}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"strings"
@@ -65,5 +66,31 @@ func TestRequestBodyArrivingAfterTheHeaderTimeoutIsRead(t *testing.T) {
 	}
 	if code, _, err := c.get(); err != nil || code != 200 {
 		t.Fatalf("next request: %d %v", code, err)
+	}
+}
+
+// TestOnlyARequestWithABodyMovesItsReadDeadline: at the header's end the
+// hook gives a request with a body (a length, or chunked) the body's
+// read timeout, and leaves one without a body under its header's.
+func TestOnlyARequestWithABodyMovesItsReadDeadline(t *testing.T) {
+	_, hook := ReadTimeouts(10*time.Second, time.Minute)
+	for _, tc := range []struct {
+		name, head string
+		want       time.Duration
+	}{
+		{"GET", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 0},
+		{"HEAD", "HEAD / HTTP/1.1\r\nHost: x\r\n\r\n", 0},
+		{"POST, empty", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 0},
+		{"POST", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n", time.Minute},
+		{"chunked", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", time.Minute},
+		{"GET with a body", "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n", time.Minute},
+	} {
+		var h fasthttp.RequestHeader
+		if err := h.Read(bufio.NewReader(strings.NewReader(tc.head))); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := hook(&h).ReadTimeout; got != tc.want {
+			t.Errorf("%s: read timeout %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
