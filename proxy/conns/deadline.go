@@ -8,12 +8,13 @@ import (
 
 // The server sets a write deadline before every response (fasthttp:
 // now + WriteTimeout), and each is a change of a runtime timer, with its
-// locks and heap, and a clock read, for a deadline that almost never
-// fires. A deadline later than the one armed by less than writeSlack
-// keeps the armed one: on a busy connection the timer moves about once
-// per writeSlack instead of once per response, and a write times out at
-// most writeSlack before the deadline the server asked for. An earlier
-// deadline, or none, is armed at once.
+// locks and heap, for a deadline that almost never fires. A deadline
+// later than the one armed by less than its slack (an eighth of the time
+// it leaves, at most writeSlack) keeps the armed one: on a busy
+// connection the timer moves about once per writeSlack instead of once
+// per response, and a write times out at most writeSlack, and at most an
+// eighth of the time asked, before the deadline the server asked for. An
+// earlier deadline, or none, is armed at once.
 const writeSlack = 250 * time.Millisecond
 
 // writeDeadline is the write deadline armed on a Conn's socket. Its own
@@ -34,7 +35,7 @@ func (c *Conn) SetWriteDeadline(t time.Time) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	at := unixNano(t)
-	if keep(d.armed, at) {
+	if keep(d.armed, at, slackFor(t)) {
 		return nil
 	}
 	if err := c.Conn.SetWriteDeadline(t); err != nil {
@@ -65,8 +66,8 @@ func (c *Conn) SetDeadline(t time.Time) error {
 }
 
 // keep reports whether the deadline armed stands for t: both none, or t
-// no earlier than armed and less than writeSlack after it.
-func keep(armed, t int64) bool {
+// no earlier than armed and less than slack after it.
+func keep(armed, t, slack int64) bool {
 	if armed == unknownDeadline {
 		return false
 	}
@@ -74,7 +75,16 @@ func keep(armed, t int64) bool {
 		return armed == t
 	}
 	late := t - armed
-	return late >= 0 && late < int64(writeSlack)
+	return late >= 0 && late < slack
+}
+
+// slackFor is how much later than the armed deadline t may be and keep
+// it: an eighth of the time left until t, at most writeSlack.
+func slackFor(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return int64(min(writeSlack, time.Until(t)/8))
 }
 
 // unixNano is t in unix nanoseconds, 0 for the zero time (none).

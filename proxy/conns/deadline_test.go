@@ -8,7 +8,7 @@ import (
 )
 
 func TestWriteDeadlineKeepsTheArmedOneOnlyWhenLaterByLessThanTheSlack(t *testing.T) {
-	base := time.Now().UnixNano()
+	base, slack := time.Now().UnixNano(), int64(writeSlack)
 	for _, tc := range []struct {
 		name        string
 		armed, next int64
@@ -18,15 +18,51 @@ func TestWriteDeadlineKeepsTheArmedOneOnlyWhenLaterByLessThanTheSlack(t *testing
 		{"none, then one", 0, base, false},
 		{"one, then none", base, 0, false},
 		{"the same", base, base, true},
-		{"later within the slack", base, base + int64(writeSlack) - 1, true},
-		{"later by the slack", base, base + int64(writeSlack), false},
+		{"later within the slack", base, base + slack - 1, true},
+		{"later by the slack", base, base + slack, false},
 		{"earlier", base, base - 1, false},
 		{"not known", unknownDeadline, base, false},
 		{"not known, then none", unknownDeadline, 0, false},
 	} {
-		if got := keep(tc.armed, tc.next); got != tc.keep {
+		if got := keep(tc.armed, tc.next, slack); got != tc.keep {
 			t.Errorf("%s: keep = %v, want %v", tc.name, got, tc.keep)
 		}
+	}
+}
+
+func TestWriteSlackIsAnEighthOfTheTimeLeftAtMost(t *testing.T) {
+	if got := slackFor(time.Now().Add(time.Minute)); got != int64(writeSlack) {
+		t.Errorf("slack of a minute's deadline: %v, want %v", time.Duration(got), writeSlack)
+	}
+	if got := slackFor(time.Now().Add(800 * time.Millisecond)); got > int64(100*time.Millisecond) || got < int64(90*time.Millisecond) {
+		t.Errorf("slack of an 800 ms deadline: %v, want about 100 ms", time.Duration(got))
+	}
+	if got := slackFor(time.Now().Add(-time.Second)); got > 0 {
+		t.Errorf("slack of a deadline past: %v, want none", time.Duration(got))
+	}
+	if got := slackFor(time.Time{}); got != 0 {
+		t.Errorf("slack of no deadline: %v, want none", time.Duration(got))
+	}
+}
+
+// TestShortWriteDeadlineIsArmedWhenLater: a deadline a little later than
+// a short one armed is armed, not kept: the write gets about the time it
+// asked for, not what is left of the one before.
+func TestShortWriteDeadlineIsArmedWhenLater(t *testing.T) {
+	c, _ := tcpConn(t)
+	if err := c.SetWriteDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := c.SetWriteDeadline(start.Add(200 * time.Millisecond)); err != nil { // later by less than writeSlack
+		t.Fatal(err)
+	}
+	took, err := blockedWrite(c)
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("blocked write ended with %v after %v, want the deadline's error", err, took)
+	}
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Errorf("the write timed out after %v, want about 200 ms", d)
 	}
 }
 
