@@ -96,6 +96,7 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 		DisablePreParseMultipartForm:  true,
 		NoDefaultServerHeader:         true,
 		NoDefaultContentType:          true,
+		LazyRequestTime:               true, // nothing reads ctx.Time(): no clock read per request for it
 		DisableHeaderNamesNormalizing: false,
 		CloseOnShutdown:               true,
 		Logger:                        fasthttpLogger{log},
@@ -157,7 +158,14 @@ func ReadTimeouts(header, read time.Duration) (time.Duration, func(*fasthttp.Req
 	if body <= 0 {
 		body = 100 * 365 * 24 * time.Hour // none; a zero RequestConfig.ReadTimeout would keep the header's
 	}
-	return header, func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+	return header, func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+		if n := h.ContentLength(); n == 0 || n == -2 {
+			// No body to read (Content-Length 0, or neither it nor
+			// Transfer-Encoding: fasthttp's -2; chunked is -1): the
+			// header's deadline, left armed, bounds no read, and moving
+			// it would cost a timer change per request.
+			return fasthttp.RequestConfig{}
+		}
 		return fasthttp.RequestConfig{ReadTimeout: body}
 	}
 }

@@ -37,6 +37,7 @@ type Conn struct {
 	ip       netip.Addr // counted against the per-address limit; zero when not
 	fd       int        // the socket, for the lot's epoll set; -1: never parked
 	state    atomic.Int32
+	wdl      writeDeadline // the write deadline armed, under its own lock (deadline.go)
 
 	// Fields of the serving goroutine (handed over with the connection
 	// by the lot's wake, through a channel).
@@ -248,6 +249,7 @@ func (c *Conn) closeSocket() error {
 func (c *Conn) rearm(now time.Time) {
 	c.linger = lingerFor(c.linger, now.Sub(epoch)-c.parkedAt, c.l.cfg)
 	c.idle, c.fresh, c.intercepted, c.parkBy = true, true, false, time.Time{}
+	c.wdl.forget()
 	if c.rc != nil {
 		c.takeSock()
 	}
