@@ -30,6 +30,8 @@ type lot struct {
 	byFD   map[int32]*Conn
 	byTime deadlines
 	closed bool
+
+	settler // memory given back after a burst of parks (settle_linux.go)
 }
 
 // never is the deadline of a connection parked without one.
@@ -58,14 +60,17 @@ func newLot(l *Listener) (*lot, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("conns: epoll fd is not pollable: %w", err)
 	}
-	return &lot{l: l, epfd: epfd, file: f, raw: raw, done: make(chan struct{}), byFD: make(map[int32]*Conn)}, nil
+	return &lot{l: l, epfd: epfd, file: f, raw: raw, done: make(chan struct{}), byFD: make(map[int32]*Conn),
+		settler: settler{releaseStep: releaseStep, release: freeMemory}}, nil
 }
 
 func (p *lot) start() { go p.poll() }
 
-// park puts c (moved to stParked by its Close) in the set, or closes it
-// when the lot is closed or the kernel refuses.
+// park puts c (moved to stParked by its Close) in the set, detached
+// from Go's runtime where it can be, or closes it when the lot is closed
+// or the kernel refuses.
 func (p *lot) park(c *Conn) {
+	c.detach(p.epfd)
 	by := never
 	if !c.parkBy.IsZero() {
 		by = c.parkBy.Sub(epoch)
@@ -81,12 +86,18 @@ func (p *lot) park(c *Conn) {
 	c.by, c.parkedAt = by, time.Since(epoch)
 	heap.Push(&p.byTime, c)
 	// One shot: after its event the descriptor stays in the set, disarmed,
-	// until the next park re-arms it (or its close removes it).
+	// until the next park re-arms it (or its close, or a detached one's
+	// wake, removes it).
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(c.fd)}
-	err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev)
+	detached := c.isDetached()
+	var err error = unix.ENOENT // detached: a new descriptor each park, not in the set yet
+	if !detached {
+		err = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev)
+	}
 	if errors.Is(err, unix.ENOENT) {
 		err = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, c.fd, &ev)
 	}
+	c.inSet = c.inSet || err == nil && !detached
 	if err != nil {
 		p.removeLocked(c)
 		p.mu.Unlock()
@@ -135,6 +146,7 @@ func (p *lot) close() {
 	p.mu.Unlock()
 	_ = p.file.SetReadDeadline(time.Now()) // wakes the poller
 	<-p.done
+	p.releases.Wait()
 }
 
 func (p *lot) poll() {
@@ -171,6 +183,7 @@ func (p *lot) poll() {
 			p.wake(events[i].Fd, now)
 		}
 		next := p.expire(now)
+		p.settle(now)
 		_ = p.file.SetReadDeadline(next) // a pollable file: cannot fail
 	}
 }
@@ -193,6 +206,12 @@ func (p *lot) wake(fd int32, now time.Time) {
 	p.mu.Unlock()
 	if !c.state.CompareAndSwap(stParked, stServing) {
 		return // closed meanwhile
+	}
+	if err := c.attach(p.epfd); err != nil {
+		p.l.log.Debug("waking a parked connection failed; closed", "listener", p.l.cfg.Name, "err", err)
+		c.state.Store(stClosed)
+		p.l.release(c)
+		return
 	}
 	c.rearm(now)
 	select {
