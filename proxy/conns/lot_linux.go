@@ -30,8 +30,6 @@ type lot struct {
 	byFD   map[int32]*Conn
 	byTime deadlines
 	closed bool
-
-	settler // memory given back after a burst of parks (settle_linux.go)
 }
 
 // never is the deadline of a connection parked without one.
@@ -60,8 +58,7 @@ func newLot(l *Listener) (*lot, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("conns: epoll fd is not pollable: %w", err)
 	}
-	return &lot{l: l, epfd: epfd, file: f, raw: raw, done: make(chan struct{}), byFD: make(map[int32]*Conn),
-		settler: settler{releaseStep: releaseStep, release: freeMemory}}, nil
+	return &lot{l: l, epfd: epfd, file: f, raw: raw, done: make(chan struct{}), byFD: make(map[int32]*Conn)}, nil
 }
 
 func (p *lot) start() { go p.poll() }
@@ -82,6 +79,7 @@ func (p *lot) park(c *Conn) {
 		return
 	}
 	p.byFD[int32(c.fd)] = c
+	parkedNow.Add(1)
 	p.parks++
 	c.by, c.parkedAt = by, time.Since(epoch)
 	heap.Push(&p.byTime, c)
@@ -121,6 +119,7 @@ func (p *lot) removeLocked(c *Conn) {
 	}
 	if p.byFD[int32(c.fd)] == c {
 		delete(p.byFD, int32(c.fd))
+		parkedNow.Add(-1)
 	}
 }
 
@@ -146,7 +145,6 @@ func (p *lot) close() {
 	p.mu.Unlock()
 	_ = p.file.SetReadDeadline(time.Now()) // wakes the poller
 	<-p.done
-	p.releases.Wait()
 }
 
 func (p *lot) poll() {
@@ -183,7 +181,7 @@ func (p *lot) poll() {
 			p.wake(events[i].Fd, now)
 		}
 		next := p.expire(now)
-		p.settle(now)
+		idleSettler.settle(now)          // memory given back after a burst of parks (settle.go)
 		_ = p.file.SetReadDeadline(next) // a pollable file: cannot fail
 	}
 }
