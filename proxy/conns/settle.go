@@ -17,12 +17,14 @@ import (
 // process's memory.
 type settler struct {
 	idle        func() int // connections idle now
+	goroutines  func() int // runtime.NumGoroutine but in tests
 	releaseStep int        // this many more idle than low starts a release
 	release     func()     // freeMemory but in tests
 
 	mu         sync.Mutex // guards the fields below: every lot's poller calls settle
 	low        int        // idle connections at the last release, or fewer since
 	prev       int        // idle connections at settle's previous look
+	after      int        // goroutines at the last release; 0: none yet
 	nextSettle time.Time
 	releasing  atomic.Bool
 	releases   sync.WaitGroup // for tests
@@ -31,7 +33,7 @@ type settler struct {
 // idleSettler is the process's: one release for every listener's idle
 // connections, parked (every lot's) or waiting in an HTTP/2 connection's
 // goroutine (WaitingIdle).
-var idleSettler = settler{idle: idleNow, releaseStep: releaseStep, release: freeMemory}
+var idleSettler = settler{idle: idleNow, goroutines: runtime.NumGoroutine, releaseStep: releaseStep, release: freeMemory}
 
 var parkedNow, waitingNow atomic.Int64
 
@@ -48,15 +50,21 @@ func WaitingIdle(delta int) { waitingNow.Add(int64(delta)) }
 const settleEvery = time.Second
 
 // releaseStep is how many more connections must be idle than at the last
-// release (or fewer since) for the next one.
+// release (or fewer since) for the next one; a quarter of it fewer
+// goroutines after it, for one more.
 const releaseStep = 1024
 
 // settle starts a release (freeMemory, on a goroutine of its own: its
 // work is that of any GC of the live heap) when releaseStep more
 // connections are idle than at the last one, and the burst is over:
 // fewer than a quarter of that went idle since the previous look, once
-// per settleEvery (a release while connections keep coming would have their
-// garbage come after it).
+// per settleEvery (a release while connections keep coming would have
+// their garbage come after it). After a release, a quarter of
+// releaseStep fewer goroutines starts another: the burst left that many
+// fasthttp workers waiting idle, each on a stack its requests grew, and
+// their stacks are freed by the first collection after the worker pool
+// ends them (10-20 s later). One such release per burst: a load whose
+// goroutines come and go does not start one each time.
 func (s *settler) settle(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -64,14 +72,19 @@ func (s *settler) settle(now time.Time) {
 		return
 	}
 	s.nextSettle = now.Add(settleEvery)
-	n := s.idle()
+	n, g := s.idle(), s.goroutines()
 	s.low = min(s.low, n)
 	growing := n-s.prev >= s.releaseStep/4
 	s.prev = n
-	if n-s.low < s.releaseStep || growing || !s.releasing.CompareAndSwap(false, true) {
+	burst := n-s.low >= s.releaseStep
+	reaped := s.after > 0 && s.after-g >= s.releaseStep/4
+	if !burst && !reaped || growing || !s.releasing.CompareAndSwap(false, true) {
 		return
 	}
-	s.low = n
+	s.low, s.after = n, g
+	if !burst {
+		s.after = 0 // one for the workers of each burst
+	}
 	s.releases.Add(1)
 	go func() {
 		defer s.releases.Done()

@@ -9,7 +9,8 @@ import (
 func TestMemoryIsGivenBackWhenManyMoreConnectionsAreParked(t *testing.T) {
 	var released atomic.Int32
 	var idle int
-	p := &settler{idle: func() int { return idle }, releaseStep: 8, release: func() { released.Add(1) }}
+	p := &settler{idle: func() int { return idle }, goroutines: func() int { return 100 }, releaseStep: 8,
+		release: func() { released.Add(1) }}
 	now := time.Unix(1000, 0)
 	steps := []struct {
 		parked int
@@ -36,6 +37,42 @@ func TestMemoryIsGivenBackWhenManyMoreConnectionsAreParked(t *testing.T) {
 		p.releases.Wait()
 		if got := released.Load(); got != s.want {
 			t.Fatalf("step %d (%d parked): %d releases, want %d", i, s.parked, got, s.want)
+		}
+	}
+}
+
+// TestMemoryIsGivenBackAgainWhenTheBurstsWorkersEnd: after a release,
+// a quarter of releaseStep fewer goroutines (the workers a burst left
+// idle, ended by their pool) is worth another; before any release it is
+// not, nor while connections keep coming.
+func TestMemoryIsGivenBackAgainWhenTheBurstsWorkersEnd(t *testing.T) {
+	var released atomic.Int32
+	idle, goroutines := 0, 0
+	p := &settler{idle: func() int { return idle }, goroutines: func() int { return goroutines }, releaseStep: 8,
+		release: func() { released.Add(1) }}
+	now := time.Unix(1000, 0)
+	steps := []struct {
+		idle, goroutines int
+		want             int32 // releases so far
+	}{
+		{0, 50, 0},
+		{0, 40, 0},  // 10 fewer goroutines, but no release yet to follow
+		{9, 60, 0},  // a burst, still coming
+		{9, 60, 1},  // over
+		{9, 59, 1},  // 1 fewer
+		{9, 58, 2},  // 2 fewer than at the release: its workers ended
+		{9, 57, 2},  // 1 fewer than at the last
+		{9, 40, 2},  // one such release per burst
+		{20, 40, 2}, // a burst coming: goroutines ended meanwhile count after it
+		{20, 40, 3},
+	}
+	for i, s := range steps {
+		idle, goroutines = s.idle, s.goroutines
+		now = now.Add(settleEvery)
+		p.settle(now)
+		p.releases.Wait()
+		if got := released.Load(); got != s.want {
+			t.Fatalf("step %d (%d idle, %d goroutines): %d releases, want %d", i, s.idle, s.goroutines, got, s.want)
 		}
 	}
 }
