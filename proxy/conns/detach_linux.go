@@ -50,6 +50,14 @@ func (c *Conn) attach(epfd int) error {
 	// while any descriptor of the socket is open, and would report the
 	// closed number.
 	_ = unix.EpollCtl(epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+	// net.FileConn turns TCP keep-alive probes on (Go's default for a new
+	// connection); a listener that had them off (ListenTCP with an idle
+	// timeout) keeps them off.
+	probes, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE)
+	if err != nil {
+		_ = unix.Close(c.fd)
+		return err
+	}
 	f := os.NewFile(uintptr(c.fd), "parked")
 	nc, err := net.FileConn(f) // a descriptor of its own
 	_ = f.Close()
@@ -60,6 +68,12 @@ func (c *Conn) attach(epfd int) error {
 	if !ok {
 		_ = nc.Close()
 		return errors.New("conns: a parked socket is not TCP")
+	}
+	if probes == 0 {
+		if err := tc.SetKeepAlive(false); err != nil {
+			_ = nc.Close()
+			return err
+		}
 	}
 	rc, err := tc.SyscallConn()
 	if err != nil {

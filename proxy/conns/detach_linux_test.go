@@ -2,6 +2,7 @@ package conns
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestAParkedConnectionIsDetachedAndAWokenOneIsTheSameConnection: while
@@ -251,4 +254,57 @@ func openFDs(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(ents)
+}
+
+// TestAWokenConnectionKeepsItsListenersKeepAlive: waking a detached
+// connection makes a new net.Conn on its socket, to which Go gives TCP
+// keep-alive probes; a connection accepted without them (ramjet's
+// listener with an idle timeout) has none after a park and a wake
+// either, and one accepted with them keeps them.
+func TestAWokenConnectionKeepsItsListenersKeepAlive(t *testing.T) {
+	for _, probes := range []bool{false, true} {
+		lc := net.ListenConfig{KeepAlive: -1}
+		if probes {
+			lc.KeepAlive = 0 // Go's default: on
+		}
+		inner, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := NewListener(inner, Config{Name: "test", Park: true, Linger: time.Millisecond},
+			slog.New(slog.NewTextHandler(io.Discard, nil)))
+		defer l.Close()
+		client, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer client.Close()
+		nc, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := nc.(*Conn)
+		c.Idle()
+		if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+			t.Fatalf("idle Read past the linger: %v, want io.EOF (park)", err)
+		}
+		c.Close() // parks, detached
+		if _, err := client.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if woken, err := l.Accept(); err != nil || woken != c {
+			t.Fatalf("Accept: %v, %v; want the parked connection", woken, err)
+		}
+		var on int
+		var gerr error
+		if err := c.rc.Control(func(fd uintptr) {
+			on, gerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_KEEPALIVE)
+		}); err != nil || gerr != nil {
+			t.Fatal(err, gerr)
+		}
+		if (on != 0) != probes {
+			t.Errorf("accepted with keep-alive probes %v, woken with SO_KEEPALIVE %d", probes, on)
+		}
+		c.Close()
+	}
 }
