@@ -198,3 +198,47 @@ func socketsInTwoPollSets(t *testing.T, pid int) int {
 	}
 	return twice
 }
+
+// TestTheWorkersABurstLeftIdleEndWithinSeconds: a burst of connections
+// that go idle leaves as many fasthttp workers waiting, each on a stack
+// its requests grew; they end within a few seconds (conns.WorkerIdle),
+// not fasthttp's 10-20, so that the release after them gives their
+// stacks back while the connections are still idle.
+func TestTheWorkersABurstLeftIdleEndWithinSeconds(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=600")
+		io.WriteString(w, "page "+r.URL.Path)
+	}))
+	defer origin.Close()
+	rj := startRamjet(t, origin.URL)
+	goroutines := func() float64 { return metricValue(t, rj.AdminURL, "go_goroutines") }
+	before := goroutines()
+	const n = 300
+	clients := make([]*rawConn, n)
+	for i := range clients {
+		clients[i] = dialRaw(t, rj.Addr)
+	}
+	errs := make(chan error, n)
+	for i, c := range clients { // all at once: each request on a worker of its own
+		go func() {
+			resp, err := c.getBody("/own/" + strconv.Itoa(i%10))
+			if err == nil && resp.status != 200 {
+				err = fmt.Errorf("status %d", resp.status)
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitParked(t, rj, n)
+	peak := goroutines()
+	start := time.Now()
+	if !testbed.Poll(5*time.Second, func() bool { return goroutines() < before+32 }) {
+		t.Fatalf("goroutines: %v before the burst, %v with its %d connections parked, %v after 5 s: its workers still wait",
+			before, peak, n, goroutines())
+	}
+	t.Logf("goroutines %v -> %v -> %v within %v", before, peak, goroutines(), time.Since(start).Round(100*time.Millisecond))
+}

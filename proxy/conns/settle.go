@@ -103,3 +103,11 @@ func freeMemory() {
 
 // Waiting is how many connections wait idle through WaitingIdle now.
 func Waiting() int { return int(waitingNow.Load()) }
+
+// WorkerIdle is how long a server keeps a worker goroutine that has no
+// connection to serve (fasthttp's MaxIdleWorkerDuration; its default is
+// 10 s). A burst of connections that go idle leaves hundreds of workers
+// waiting, each on a stack its requests grew (3-5 MB at 10,000), and
+// only their end and the release after it (settle) give that back; a
+// busy server's workers are never idle that long.
+const WorkerIdle = time.Second
