@@ -91,6 +91,7 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 		MaxRequestBodySize:            cfg.BufferBody,
 		ReadBufferSize:                cfg.MaxHeaderBytes,
 		WriteBufferSize:               WriteBufferSize,
+		MaxIdleWorkerDuration:         conns.WorkerIdle,
 		Concurrency:                   cfg.MaxConns, // served at once: at most the open ones
 		StreamRequestBody:             true,
 		DisablePreParseMultipartForm:  true,

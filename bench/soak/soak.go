@@ -713,6 +713,9 @@ func medianOf(v []int64) int64 {
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
+// rssReads is how many times sample reads each node's RSS.
+const rssReads = 5
+
 // sample is what the end is compared with.
 type sample struct {
 	rss, fds, goroutines [2]int64
@@ -720,12 +723,23 @@ type sample struct {
 
 // sample waits for the load to settle (no requests for 2 s, the idle
 // connections still open) and reads each node's RSS, descriptors and
-// goroutines.
+// goroutines. RSS is the highest of rssReads reads a second apart: a
+// node gives memory back right after a burst of parked connections
+// (the idle ones opened just before the baseline) and its heap grows
+// back to its usual size under load within seconds; one read in that
+// dip made a baseline the end was then wrongly judged against.
 func (s *soak) sample(when string) sample {
 	time.Sleep(3 * time.Second)
 	var out sample
+	for r := range rssReads {
+		if r > 0 {
+			time.Sleep(time.Second)
+		}
+		for i, n := range s.nodes {
+			out.rss[i] = max(out.rss[i], rss(n.p.pid()))
+		}
+	}
 	for i, n := range s.nodes {
-		out.rss[i] = rss(n.p.pid())
 		out.fds[i] = int64(fds(n.p.pid()))
 		out.goroutines[i] = int64(s.metric(n, "go_goroutines"))
 	}

@@ -35,7 +35,7 @@ type Conn struct {
 	rc       syscall.RawConn // a plain TCP socket's, for the Sock it takes again when woken; nil when not raw
 	l        *Listener
 	ip       netip.Addr // counted against the per-address limit; zero when not
-	fd       int        // the socket, for the lot's epoll set; -1: never parked
+	fd       int        // the socket, for the lot's epoll set; -1: never parked. Detached: the lot's dup of it
 	state    atomic.Int32
 	wdl      writeDeadline // the write deadline armed, under its own lock (deadline.go)
 
@@ -44,6 +44,7 @@ type Conn struct {
 	idle        bool          // the server waits for the next request: the next Read may park
 	fresh       bool          // no request served since accept or wake
 	intercepted bool          // the server set a read deadline while idle
+	inSet       bool          // parked attached once: its descriptor is in the lot's epoll set (detach_linux.go)
 	parkBy      time.Time     // that deadline: a parked connection is closed then; zero: never
 	linger      time.Duration // this connection's own wait before parking (lingerFor)
 	vec         vectored      // a response's writes held back to go out with its body (vectored.go)
@@ -238,7 +239,12 @@ func (c *Conn) Close() error {
 // closeSocket closes the connection for good and gives back its place
 // under the limits. Only the goroutine that moved c to stClosed calls it.
 func (c *Conn) closeSocket() error {
-	err := c.Conn.Close()
+	var err error
+	if c.isDetached() {
+		err = c.closeDetached()
+	} else {
+		err = c.Conn.Close()
+	}
 	c.l.release(c)
 	return err
 }

@@ -5,7 +5,8 @@
 // plain listener, counted), and the parking of idle keep-alive
 // connections.
 //
-// A parked connection costs neither a goroutine nor buffers: its socket
+// A parked connection costs neither a goroutine nor buffers, and on a
+// plain TCP socket no net.Conn either (detach_linux.go): its socket
 // sits in an epoll set that one poller goroutine (the Listener's) waits
 // on through Go's own netpoller, and when it becomes readable the
 // Listener's Accept hands it out again, to be served by the same server

@@ -73,7 +73,11 @@ func TestAClientThatPausesALittleStopsBeingParked(t *testing.T) {
 // serveEcho serves l as an HTTP server would for parking: idle between
 // one-byte requests, each answered with one byte; an io.EOF from an
 // idle Read ends the connection's goroutine through Close (which parks).
-func serveEcho(l *Listener) {
+func serveEcho(l *Listener) { serveBytes(l, time.Minute, func(b byte) byte { return b }) }
+
+// serveBytes is serveEcho with idle as the idle timeout and each byte
+// answered with answer's.
+func serveBytes(l *Listener, idle time.Duration, answer func(byte) byte) {
 	for {
 		nc, err := l.Accept()
 		if err != nil {
@@ -84,13 +88,14 @@ func serveEcho(l *Listener) {
 			buf := make([]byte, 1)
 			for {
 				c.Idle()
-				if err := c.SetReadDeadline(time.Now().Add(time.Minute)); err != nil {
+				if err := c.SetReadDeadline(time.Now().Add(idle)); err != nil {
 					return
 				}
 				if _, err := c.Read(buf); err != nil {
 					return
 				}
 				c.Busy()
+				buf[0] = answer(buf[0])
 				if _, err := c.Write(buf); err != nil {
 					return
 				}

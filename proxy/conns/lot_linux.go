@@ -63,9 +63,11 @@ func newLot(l *Listener) (*lot, error) {
 
 func (p *lot) start() { go p.poll() }
 
-// park puts c (moved to stParked by its Close) in the set, or closes it
-// when the lot is closed or the kernel refuses.
+// park puts c (moved to stParked by its Close) in the set, detached
+// from Go's runtime where it can be, or closes it when the lot is closed
+// or the kernel refuses.
 func (p *lot) park(c *Conn) {
+	c.detach(p.epfd)
 	by := never
 	if !c.parkBy.IsZero() {
 		by = c.parkBy.Sub(epoch)
@@ -77,16 +79,23 @@ func (p *lot) park(c *Conn) {
 		return
 	}
 	p.byFD[int32(c.fd)] = c
+	parkedNow.Add(1)
 	p.parks++
 	c.by, c.parkedAt = by, time.Since(epoch)
 	heap.Push(&p.byTime, c)
 	// One shot: after its event the descriptor stays in the set, disarmed,
-	// until the next park re-arms it (or its close removes it).
+	// until the next park re-arms it (or its close, or a detached one's
+	// wake, removes it).
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(c.fd)}
-	err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev)
+	detached := c.isDetached()
+	var err error = unix.ENOENT // detached: a new descriptor each park, not in the set yet
+	if !detached {
+		err = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev)
+	}
 	if errors.Is(err, unix.ENOENT) {
 		err = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, c.fd, &ev)
 	}
+	c.inSet = c.inSet || err == nil && !detached
 	if err != nil {
 		p.removeLocked(c)
 		p.mu.Unlock()
@@ -110,6 +119,7 @@ func (p *lot) removeLocked(c *Conn) {
 	}
 	if p.byFD[int32(c.fd)] == c {
 		delete(p.byFD, int32(c.fd))
+		parkedNow.Add(-1)
 	}
 }
 
@@ -171,6 +181,7 @@ func (p *lot) poll() {
 			p.wake(events[i].Fd, now)
 		}
 		next := p.expire(now)
+		idleSettler.settle(now)          // memory given back after a burst of parks (settle.go)
 		_ = p.file.SetReadDeadline(next) // a pollable file: cannot fail
 	}
 }
@@ -193,6 +204,12 @@ func (p *lot) wake(fd int32, now time.Time) {
 	p.mu.Unlock()
 	if !c.state.CompareAndSwap(stParked, stServing) {
 		return // closed meanwhile
+	}
+	if err := c.attach(p.epfd); err != nil {
+		p.l.log.Debug("waking a parked connection failed; closed", "listener", p.l.cfg.Name, "err", err)
+		c.state.Store(stClosed)
+		p.l.release(c)
+		return
 	}
 	c.rearm(now)
 	select {

@@ -3,6 +3,8 @@ package h2
 import (
 	"net"
 	"time"
+
+	"github.com/ramjet-proxy/ramjet/proxy/conns"
 )
 
 // An idle connection's goroutine waits for the client on the socket
@@ -26,7 +28,10 @@ func (c *conn) readFirst() (int, error) {
 		if n > 0 || !isTimeout(err) {
 			return n, err
 		}
-		if err := waitReadable(c.sock); err != nil {
+		conns.WaitingIdle(1) // a burst of idle connections is settled (conns/settle.go)
+		err = waitReadable(c.sock)
+		conns.WaitingIdle(-1)
+		if err != nil {
 			return 0, err
 		}
 	}

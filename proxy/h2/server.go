@@ -176,6 +176,7 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 		MaxRequestBodySize:           cfg.BufferBody,
 		ReadBufferSize:               cfg.MaxHeaderBytes,
 		WriteBufferSize:              cfg.WriteBufferSize,
+		MaxIdleWorkerDuration:        conns.WorkerIdle,
 		Concurrency:                  cfg.MaxConns,
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
