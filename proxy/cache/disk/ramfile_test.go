@@ -115,3 +115,24 @@ func TestCopyLoadedAtStartIsLentFromItsFile(t *testing.T) {
 		t.Errorf("body %q", got)
 	}
 }
+
+// A RAM hit sent from its kept file allocates nothing.
+func TestRAMCopysFileLendAllocatesNothing(t *testing.T) {
+	n := start(t, t.TempDir(), Config{})
+	e := entry("", strings.Repeat("b", 20000))
+	store(n, "http://s/1", cache.VarySpec{}, e)
+	written(t, n, 1)
+	key := []byte("http://s/1")
+	if f := n.c.FileOf(key, e); f == nil {
+		t.Fatal("not lent")
+	} else {
+		f.Close()
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		f := n.c.FileOf(key, e)
+		f.Open(f.Body, nil).Close()
+	})
+	if allocs != 0 {
+		t.Fatalf("%.1f allocations per hit", allocs)
+	}
+}
