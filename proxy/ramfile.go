@@ -20,7 +20,9 @@ const ramFileMin = 16 << 10
 // findFile lends the disk tier's file of e, a fresh copy in RAM the
 // answer may send from a file (find), when its chosen body is large.
 func (r *request) findFile(e *cache.Entry, how found) {
-	if how != foundFresh || e.File != nil || e.Doc != nil {
+	// A compressed copy is stored only when smaller than the identity
+	// body: a small one rules the hit out before the Accept-Encoding.
+	if how != foundFresh || len(e.Body) < ramFileMin || e.File != nil || e.Doc != nil {
 		return
 	}
 	body, _, _ := pickEncoding(peekCanonical(&r.req.Header, "Accept-Encoding"), e)
