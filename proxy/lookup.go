@@ -77,9 +77,8 @@ func (l *lookupPart) reset() {
 	l.lent = nil       // find hands it on or closes its file
 	if l.file != nil { // not served (bodyFile): given back
 		l.file.Close()
-		l.file = nil
+		l.file, l.filed = nil, nil
 	}
-	l.filed = nil
 }
 
 // found is what lookup found of the request's copy.

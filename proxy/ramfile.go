@@ -29,7 +29,9 @@ func (r *request) findFile(e *cache.Entry, how found) {
 	if len(body) < ramFileMin {
 		return
 	}
-	r.file, r.filed = r.s.cache.FileOf(r.key, e), e
+	if f := r.s.cache.FileOf(r.key, e); f != nil {
+		r.file, r.filed = f, e
+	}
 }
 
 // bodyFile is the file e's body is sent from: a lent copy's own, or the
@@ -42,6 +44,6 @@ func (r *request) bodyFile(e *cache.Entry) *cache.BodyFile {
 	if f == nil || r.filed != e {
 		return nil // lent for another copy: given back at reset
 	}
-	r.file = nil
+	r.file, r.filed = nil, nil
 	return f
 }
