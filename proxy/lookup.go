@@ -47,7 +47,9 @@ type lookupPart struct {
 	variant []byte // the values the entry's vary spec selects
 	pkey    []byte // private cache key
 	handoff handoff
-	lent    *cache.Object // the disk tier's copy lent to look, its bodies in a file
+	lent    *cache.Object   // the disk tier's copy lent to look, its bodies in a file
+	file    *cache.BodyFile // the disk tier's file of filed, the copy in RAM found (ramfile.go)
+	filed   *cache.Entry
 }
 
 // handoff is what lookup leaves fill (toFill), the one hand-off between
@@ -72,7 +74,11 @@ func (l *lookupPart) reset() {
 	l.variant = l.variant[:0]
 	l.pkey = l.pkey[:0]
 	l.handoff.stale, l.handoff.fwd, l.handoff.coalesce, l.handoff.passUntil = nil, "", false, 0
-	l.lent = nil // find hands it on or closes its file
+	l.lent = nil       // find hands it on or closes its file
+	if l.file != nil { // not served (bodyFile): given back
+		l.file.Close()
+		l.file, l.filed = nil, nil
+	}
 }
 
 // found is what lookup found of the request's copy.

@@ -43,6 +43,7 @@ func (r *request) find(disk bool) (*cache.Entry, found) {
 	e, how := r.look(true, true)
 	lent := r.lent
 	if lent == nil {
+		r.findFile(e, how)
 		return e, how
 	}
 	r.lent = nil

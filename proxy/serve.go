@@ -40,7 +40,7 @@ var (
 func (r *request) serve(e *cache.Entry, now int64, status []byte) {
 	doc, ok := e.Doc.(*esi.Document)
 	if !ok {
-		serveEntry(r.ctx, r.s, e, now, status)
+		serveEntryFrom(r.ctx, r.s, e, r.bodyFile(e), now, status)
 		return
 	}
 	r.serveAssembled(e, doc, now, status)
@@ -49,6 +49,12 @@ func (r *request) serve(e *cache.Entry, now int64, status []byte) {
 // serveEntry writes a stored response. It allocates nothing: headers are
 // pre-serialised, the body is written from the entry without a copy.
 func serveEntry(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int64, status []byte) {
+	serveEntryFrom(ctx, s, e, e.File, now, status)
+}
+
+// serveEntryFrom is serveEntry with e's bodies sent from file when it is
+// not nil (ramfile.go, sendfile.go): only the body's bytes come from there.
+func serveEntryFrom(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, file *cache.BodyFile, now int64, status []byte) {
 	resp := &ctx.Response
 	h := &resp.Header
 	// First: copying the stored head replaces the whole header (head.go).
@@ -59,13 +65,13 @@ func serveEntry(ctx *fasthttp.RequestCtx, s *site, e *cache.Entry, now int64, st
 	body, etag, enc := pickEncoding(peekCanonical(&ctx.Request.Header, "Accept-Encoding"), e)
 	if notModified(&ctx.Request.Header, e, etag) {
 		resp.SetStatusCode(fasthttp.StatusNotModified)
-		if e.File != nil {
-			e.File.Close()
+		if file != nil {
+			file.Close()
 		}
 	} else {
 		resp.SetStatusCode(e.Status)
-		if e.File != nil {
-			sendFile(ctx, e.File, enc)
+		if file != nil {
+			sendFile(ctx, file, enc)
 		} else if start, n, ok := answerRange(&ctx.Request.Header, resp, etag, e.LastModified, int64(len(body))); ok {
 			resp.SetBodyRaw(body[start : start+n])
 		} else {

@@ -161,3 +161,24 @@ func (c *Cache) Lend(key []byte) *Object {
 // tag): a Lender does it once for each entry it lends, before any answer
 // may read it.
 func (c *Cache) InternTags(e *Entry) { c.internTags(e) }
+
+// FileKeeper is a lower tier that may hold, in a file, the very copy RAM
+// holds (it wrote the file from that entry, or built the entry from it):
+// a large body of a hit in RAM is then sent from the file (sendfile) as
+// a lent one is, rather than copied from the heap into the socket.
+type FileKeeper interface {
+	// FileOf returns e's bodies in the tier's file of key, lent as
+	// Lend's are, when that file holds e's own copy; nil otherwise (a
+	// file written from an older or newer copy, none, or none it can
+	// open). The caller gives it back once (BodyFile.Close).
+	FileOf(key []byte, e *Entry) *BodyFile
+}
+
+// FileOf is the lower tier's file holding e, a copy in RAM of key, or nil
+// (see FileKeeper).
+func (c *Cache) FileOf(key []byte, e *Entry) *BodyFile {
+	if k, ok := c.lower.(FileKeeper); ok {
+		return k.FileOf(key, e)
+	}
+	return nil
+}

@@ -49,9 +49,12 @@ func (t *Tier) Lend(key []byte) *cache.Object {
 	if f == nil || f.key != string(key) {
 		return nil
 	}
+	if f.checked.Load() == nil {
+		return nil // a kept file FileOf opened is not lent before a whole read checked it
+	}
 	h := t.held(f)
 	if h == nil {
-		if h = t.open(f, name[:]); h == nil {
+		if h = t.open(f, name[:], f.checked.Load()); h == nil {
 			return nil
 		}
 	}
@@ -72,11 +75,10 @@ func (t *Tier) Lend(key []byte) *cache.Object {
 	return &h.obj
 }
 
-// open opens f's file, parses its head and keeps it (held.go); it
-// returns it with a reference for the caller, or nil when it cannot be
-// lent.
-func (t *Tier) open(f *file, name []byte) *held {
-	checked := f.checked.Load()
+// open opens f's file if it is still checked (as a whole read or its
+// write found it), parses its head and keeps it (held.go); it returns it
+// with a reference for the caller, or nil when it cannot be lent.
+func (t *Tier) open(f *file, name []byte, checked *ident) *held {
 	if checked == nil || checked.size != f.size {
 		return nil
 	}

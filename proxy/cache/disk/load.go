@@ -224,6 +224,7 @@ func (t *Tier) read(name string, ram *atomic.Int64, buf *[]byte) (*file, int, in
 	for i := len(o.variants) - 1; i >= 0; i-- { // the newest last, first again
 		t.c.Insert(h, o.key, o.vary, o.variants[i])
 	}
+	f.tie(o.variants, &id) // RAM's copies are the file's (ramfile.go)
 	return f, len(o.variants), readOK
 }
 

@@ -95,6 +95,7 @@ type file struct {
 	// checked is the file a whole read last found sound (lend.go).
 	checked atomic.Pointer[ident]
 	held    atomic.Pointer[held] // kept open to be lent (held.go)
+	from    *tied                // the RAM copies it holds (ramfile.go)
 }
 
 // put is one object to copy, stored after the purge numbered seq.
@@ -339,14 +340,17 @@ func (t *Tier) write(p put) {
 	}
 	name := nameOf(o.key)
 	t.buf = encode(t.buf[:0], o)
-	if err := t.writeFile(name, t.buf); err != nil {
+	var id ident
+	if err := t.writeFile(name, t.buf, &id); err != nil {
 		t.fail(err, now)
 		return
 	}
 	t.stats.degraded.Store(false)
 	t.stats.written.Add(1)
+	f := newFile(name, o, int64(len(t.buf)))
+	f.tie(o.variants, &id) // RAM's copies may be sent from it (ramfile.go)
 	t.gate.Lock()
-	t.index(newFile(name, o, int64(len(t.buf))))
+	t.index(f)
 	gone := t.evict()
 	t.gate.Unlock()
 	t.delete(gone)
@@ -362,18 +366,23 @@ func (t *Tier) fail(err error, now int64) {
 }
 
 // writeFile writes b under name through a temporary file and a rename,
-// so a reader never sees half of it.
-func (t *Tier) writeFile(name string, b []byte) error {
+// so a reader never sees half of it; id says which file it wrote (zero
+// when it cannot tell: ramfile.go).
+func (t *Tier) writeFile(name string, b []byte, id *ident) error {
 	tmp, err := os.CreateTemp(filepath.Join(t.cfg.Path, tmpDir), name+".*")
 	if err != nil {
 		return fmt.Errorf("disk: create: %w", err)
 	}
 	_, err = tmp.Write(b)
+	pre := fstatIdent(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), t.pathOf(name))
+	}
+	if err == nil {
+		*id = renamedIdent(t.pathOf(name), pre)
 	}
 	if err != nil {
 		_ = os.Remove(tmp.Name()) // best effort: load clears the directory anyway
