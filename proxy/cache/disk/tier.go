@@ -28,8 +28,8 @@ type Config struct {
 	// RAM bounds the bytes of entries loaded into the cache at start (its
 	// size): the newest files first. 0: no bound.
 	RAM int64
-	// Queue is how many copies may wait for the writer; more are dropped
-	// and counted. 0 means 1024.
+	// Queue is how many keys' copies may wait for the writer (queue.go);
+	// more are dropped and counted. 0 means 1024.
 	Queue int
 	// Retry is how long the tier stays RAM-only after a write failed
 	// (disk full); 0 means 30s.
@@ -49,10 +49,10 @@ var ErrBadConfig = errors.New("disk: path and a positive size are required")
 // Tier is the disk tier of one cache. Stored, Purged and Fetch are safe
 // for concurrent use; only the writer goroutine changes the index.
 type Tier struct {
-	cfg  Config
-	c    *cache.Cache
-	log  *slog.Logger
-	puts chan put
+	cfg Config
+	c   *cache.Cache
+	log *slog.Logger
+	q   *queue
 	// gate guards purge, files and order. A fetch holds it shared from
 	// its look in the index to its copy's store in RAM, so a purge is
 	// either queued before (and the fetch sees it) or after (and the
@@ -107,7 +107,7 @@ type numbered struct {
 type Stats struct {
 	files, bytes                              atomic.Int64
 	written, dropped, failed, evicted, purged atomic.Uint64
-	hits, corrupt, sent                       atomic.Uint64
+	hits, corrupt, sent, queued               atomic.Uint64
 	degraded                                  atomic.Bool
 }
 
@@ -123,7 +123,7 @@ func Open(cfg Config, c *cache.Cache) (*Tier, error) {
 	if cfg.Retry <= 0 {
 		cfg.Retry = 30 * time.Second
 	}
-	t := &Tier{cfg: cfg, c: c, log: cfg.Log, puts: make(chan put, cfg.Queue), wake: make(chan struct{}, 1),
+	t := &Tier{cfg: cfg, c: c, log: cfg.Log, q: newQueue(cfg.Queue), wake: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{}), files: map[string]*file{}, flush: make(chan chan struct{})}
 	if t.log == nil {
 		t.log = slog.Default()
@@ -168,18 +168,17 @@ func (t *Tier) close(mark bool) error {
 	return err
 }
 
-// Stored queues a copy of o; when the queue is full it is dropped.
+// Stored queues a copy of o in place of the one of its key still
+// waiting; when the queue is full it is dropped.
 func (t *Tier) Stored(h uint64, o *cache.Object, seq uint64) {
-	select {
-	case t.puts <- put{h, o, seq}:
-	default:
+	if !t.q.push(put{h, o, seq}) {
 		t.stats.dropped.Add(1)
 	}
 }
 
 // Backlogged reports whether more than half the queue waits for the
 // writer (cache.Backlogger).
-func (t *Tier) Backlogged() bool { return len(t.puts) > cap(t.puts)/2 }
+func (t *Tier) Backlogged() bool { return t.q.waiting() > t.cfg.Queue/2 }
 
 // Seq is the number of the last purge queued.
 func (t *Tier) Seq() uint64 { return t.seq.Load() }
@@ -201,9 +200,8 @@ func (t *Tier) run(ctx context.Context) {
 	for {
 		t.applyPurges()
 		select {
-		case p := <-t.puts:
-			t.applyPurges() // a purge queued before the copy was taken goes first
-			t.write(p)
+		case <-t.q.ready:
+			t.writeNext()
 		case <-t.wake:
 		case done := <-t.flush:
 			t.drain()
@@ -218,16 +216,22 @@ func (t *Tier) run(ctx context.Context) {
 
 // drain writes what is left once the writer stopped.
 func (t *Tier) drain() {
-	for {
-		t.applyPurges()
-		select {
-		case p := <-t.puts:
-			t.write(p)
-		default:
-			t.applyPurges()
-			return
-		}
+	for t.writeNext() {
 	}
+	t.applyPurges()
+}
+
+// writeNext writes the oldest copy waiting, if there is one, and
+// reports whether there was.
+func (t *Tier) writeNext() bool {
+	p, ok := t.q.pop()
+	if !ok {
+		return false
+	}
+	t.applyPurges() // a purge queued before the copy was taken goes first
+	t.write(p)
+	t.q.done(p) // after the index has its file, if it was written
+	return true
 }
 
 // applyPurges takes the queued purges out of the index and the queue in
