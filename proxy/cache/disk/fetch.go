@@ -35,7 +35,7 @@ func (t *Tier) Fetch(h uint64, key []byte) *cache.Object {
 func (t *Tier) fetch(h uint64, name, key []byte) (*cache.Object, error) {
 	t.gate.RLock()
 	defer t.gate.RUnlock()
-	if o := t.queued(key); o != nil {
+	if o, waiting := t.queued(key); waiting {
 		return o, nil
 	}
 	f := t.files[string(name)]

@@ -63,23 +63,22 @@ func (q *queue) push(p put) bool {
 	return true
 }
 
-// pop takes the oldest waiting copy for the writer, which calls done
-// once it is indexed (or not written).
-func (q *queue) pop() (put, bool) {
+// pop appends up to most of the oldest copies waiting to batch, for the
+// writer, which calls done for each once it is indexed (or not written).
+func (q *queue) pop(batch []put, most int) []put {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.n == 0 {
-		return put{}, false
+	for ; q.n > 0 && len(batch) < most; q.n-- {
+		s := q.ring[q.head]
+		q.ring[q.head] = nil
+		q.head = (q.head + 1) % len(q.ring)
+		s.waiting = false
+		batch = append(batch, s.p)
 	}
-	s := q.ring[q.head]
-	q.ring[q.head] = nil
-	q.head = (q.head + 1) % len(q.ring)
-	q.n--
-	s.waiting = false
 	if q.n > 0 {
 		q.signal()
 	}
-	return s.p, true
+	return batch
 }
 
 // done forgets p, popped, unless a newer copy of its key waits.
@@ -125,14 +124,16 @@ func (q *queue) signal() {
 }
 
 // queued gives back the copy of key waiting for the writer (or being
-// written), with the variants still servable, or nil: none waits, or no
-// variant is left (see servable). The caller holds the gate, so the
-// purges it checks are all those queued so far, and a copy the writer
-// indexes meanwhile is found in the files instead.
-func (t *Tier) queued(key []byte) *cache.Object {
+// written), with the variants still servable (see servable), and whether
+// one waits: nil then means none may be served, and the file, which the
+// copy replaces (it may be being renamed over already), is not looked at.
+// The caller holds the gate, so the purges it checks are all those queued
+// so far, and a copy the writer indexes meanwhile is found in the files
+// instead.
+func (t *Tier) queued(key []byte) (*cache.Object, bool) {
 	p, ok := t.q.find(key)
 	if !ok {
-		return nil
+		return nil, false
 	}
 	now := t.c.Now()
 	var kept []*cache.Entry
@@ -142,11 +143,11 @@ func (t *Tier) queued(key []byte) *cache.Object {
 		}
 	}
 	if len(kept) == 0 {
-		return nil
+		return nil, true
 	}
 	t.stats.hits.Add(1)
 	t.stats.queued.Add(1)
-	return &cache.Object{Key: p.o.Key, Vary: p.o.Vary, Variants: kept}
+	return &cache.Object{Key: p.o.Key, Vary: p.o.Vary, Variants: kept}, true
 }
 
 // servable reports whether e, a variant of p's copy, may be served: not

@@ -165,8 +165,8 @@ func TestCopyBeingWrittenStaysFindableUntilIndexed(t *testing.T) {
 	p1 := put{o: &cache.Object{Key: "k"}}
 	p2 := put{o: &cache.Object{Key: "k"}}
 	q.push(p1)
-	got, _ := q.pop()
-	if f, ok := q.find([]byte("k")); !ok || f.o != p1.o || got.o != p1.o {
+	got := q.pop(nil, 8)
+	if f, ok := q.find([]byte("k")); !ok || f.o != p1.o || len(got) != 1 || got[0].o != p1.o {
 		t.Fatal("the copy being written is not findable")
 	}
 	q.push(p2)
@@ -174,8 +174,8 @@ func TestCopyBeingWrittenStaysFindableUntilIndexed(t *testing.T) {
 	if f, ok := q.find([]byte("k")); !ok || f.o != p2.o || q.waiting() != 1 {
 		t.Fatal("the newer copy stored while the last was written is lost")
 	}
-	got, _ = q.pop()
-	q.done(got)
+	got = q.pop(nil, 8)
+	q.done(got[0])
 	if _, ok := q.find([]byte("k")); ok || q.waiting() != 0 {
 		t.Fatal("a copy indexed is still in the queue")
 	}

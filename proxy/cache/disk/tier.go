@@ -74,6 +74,9 @@ type Tier struct {
 	degraded int64      // until when writes are skipped, unix nanos
 	left     []string   // files unindexed but not deleted yet (retried)
 	recent   []numbered // the last purges applied, oldest first (evicted)
+	applied  uint64     // the last purge's number when they were applied
+	batch    []put      // the copies being written
+	made     []*file    // their files, to index
 	stats    Stats
 	loaded   Loaded
 	gaps     gaps
@@ -221,23 +224,44 @@ func (t *Tier) drain() {
 	t.applyPurges()
 }
 
-// writeNext writes the oldest copy waiting, if there is one, and
-// reports whether there was.
+// writeNext writes the oldest copies waiting, up to writeBatch, if there
+// are any, and reports whether there were. The batch's files are indexed
+// together: the gate, which every read from disk holds shared, is taken
+// once for them, not once each (under load each wait for it costs the
+// writer a trip through the scheduler).
 func (t *Tier) writeNext() bool {
-	p, ok := t.q.pop()
-	if !ok {
+	t.batch = t.q.pop(t.batch[:0], writeBatch)
+	if len(t.batch) == 0 {
 		return false
 	}
-	t.applyPurges() // a purge queued before the copy was taken goes first
-	t.write(p)
-	t.q.done(p) // after the index has its file, if it was written
+	t.applyPurges() // a purge queued before the copies were taken goes first
+	made := t.made[:0]
+	for _, p := range t.batch {
+		if f := t.write(p); f != nil {
+			made = append(made, f)
+		}
+	}
+	t.indexAll(made)
+	for i, p := range t.batch {
+		t.q.done(p) // after the index has its file, if it was written
+		t.batch[i] = put{}
+	}
+	clear(made)
+	t.made = made
 	return true
 }
+
+// writeBatch bounds the copies written between two looks at the purges.
+const writeBatch = 32
 
 // applyPurges takes the queued purges out of the index and the queue in
 // one step, then deletes their files.
 func (t *Tier) applyPurges() {
+	if t.seq.Load() == t.applied && len(t.left) == 0 {
+		return // none queued: the gate is not taken for nothing
+	}
 	t.gate.Lock()
+	t.applied = t.seq.Load() // every purge numbered so far is on the list
 	var gone []*file
 	for _, n := range t.purge {
 		gone = t.apply(gone, n.p)
@@ -300,8 +324,9 @@ func (t *Tier) forget(key string) {
 }
 
 // write copies p's object, if it is still what the cache stores, with the
-// variants no purge reached; an object left with none is deleted.
-func (t *Tier) write(p put) {
+// variants no purge reached, and returns its file, to index; an object
+// left with none is deleted.
+func (t *Tier) write(p put) *file {
 	now := t.c.Now()
 	if !t.c.Holds(p.h, p.o) {
 		// Replaced (its successor has its own copy), purged (the purge
@@ -311,15 +336,15 @@ func (t *Tier) write(p put) {
 		// for room is copied still: the disk holds more than RAM.
 		if !t.anyServable(p.o, now) {
 			t.forget(p.o.Key)
-			return
+			return nil
 		}
 		if !t.evicted(p) {
-			return
+			return nil
 		}
 	}
 	if now < t.degraded {
 		t.stats.dropped.Add(1)
-		return
+		return nil
 	}
 	o := &object{key: p.o.Key, vary: p.o.Vary}
 	for _, e := range p.o.Variants {
@@ -331,18 +356,29 @@ func (t *Tier) write(p put) {
 	}
 	if len(o.variants) == 0 {
 		t.forget(o.key)
-		return
+		return nil
 	}
 	name := nameOf(o.key)
 	t.buf = encode(t.buf[:0], o)
 	if err := t.writeFile(name, t.buf); err != nil {
 		t.fail(err, now)
-		return
+		return nil
 	}
 	t.stats.degraded.Store(false)
 	t.stats.written.Add(1)
+	return newFile(name, o, int64(len(t.buf)))
+}
+
+// indexAll indexes the files written, then deletes the oldest while the
+// tier is over its size.
+func (t *Tier) indexAll(made []*file) {
+	if len(made) == 0 {
+		return
+	}
 	t.gate.Lock()
-	t.index(newFile(name, o, int64(len(t.buf))))
+	for _, f := range made {
+		t.index(f)
+	}
 	gone := t.evict()
 	t.gate.Unlock()
 	t.delete(gone)
