@@ -137,3 +137,40 @@ func TestPageRAMEvictedBeforeItsFileIsWrittenIsStillAHit(t *testing.T) {
 		t.Fatalf("ramjet_disk_objects = %v, want the %d pages written once the writer caught up", n.metric(t, "ramjet_disk_objects"), len(paths))
 	}
 }
+
+// Two fan-out gaps within one grace (the soak's two Redis restarts 9 s
+// apart): a page only on disk that the first gap's warm-up refreshed
+// may have missed only the second gap's purges, so it keeps the second
+// gap's grace. Before, the second gap gave every page the first one's
+// deadline: the refreshed copy was deleted then with the rest, and its
+// next visitor got 502 while the origin was down.
+func TestPageRefreshedBetweenTwoGapsOutlivesTheFirstGrace(t *testing.T) {
+	t.Parallel()
+	const grace = 8 * time.Second
+	n, redis := startDiskRedisNode(t, grace)
+	ns := nsFor(t)
+	first, marked := gapOverDiskOnly(t, n, redis, ns, []string{"page"})
+	u := page30K(ns, "page", ns+"-page")
+	n.web(t).Up(t)
+	mustRefreshed(t, n.c, n.rj.URL+u, first["page"].ID(), "the page, only on disk, during the first gap", "Host: disk.test")
+	refreshed := n.get(t, u)
+	mustFreshHit(t, refreshed, "the page refreshed during the first gap")
+	n.web(t).Down()                                     // the second gap's warm-up must not refresh it again
+	time.Sleep(time.Until(marked.Add(3 * time.Second))) // the second gap's grace ends 3 s after the first one's
+	redis.Restart(t)
+	if !testbed.Poll(10*time.Second, func() bool {
+		v, _ := metric(t, n.c, n.rj, `ramjet_purge_fanout_gaps_total{reason="epoch"}`)
+		return v >= 2
+	}) {
+		t.Fatal("no second gap within 10 s of the second Redis restart")
+	}
+	if time.Now().After(marked.Add(grace - 2*time.Second)) {
+		t.Fatalf("the second gap came %v after the first: too late for its grace to outlast the first one's", time.Since(marked))
+	}
+	time.Sleep(time.Until(marked.Add(grace + 500*time.Millisecond))) // past the first grace, within the second
+	r := n.get(t, u)
+	if cs := r.CacheStatus(); r.Status != 200 || !cs.Hit || r.ID() != refreshed.ID() {
+		t.Fatalf("the page refreshed between the gaps, after the first grace, the origin down: status %d, Cache-Status %q, id %q; want the refreshed copy %q as a hit",
+			r.Status, cs.Raw, r.ID(), refreshed.ID())
+	}
+}
