@@ -11,10 +11,11 @@ import (
 
 // Fetch gives back the copy of key on disk when RAM has none (it
 // implements cache.Fetcher): the copy waiting for the writer, if one
-// does, as it is (queue.go: RAM evicted it already); else a file whose length, checksum and key hold,
-// without the variants that expired, that their owner cannot revive, or
-// that a purge not yet applied to the files covers, stored in RAM. A
-// damaged file is deleted and never served.
+// does, as it is (queue.go: RAM evicted it already); else a file whose
+// length, checksum and key hold, without the variants that expired,
+// that their owner cannot revive, or that a purge not yet applied to the
+// files covers, stored in RAM. A damaged file is deleted and never
+// served.
 func (t *Tier) Fetch(h uint64, key []byte) *cache.Object {
 	var name [nameLen]byte
 	nameInto(&name, key)
