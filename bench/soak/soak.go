@@ -820,6 +820,8 @@ func (s *soak) report(base, end sample) bool {
 		if s.cfg.disk { // the last process's: a restart or an upgrade starts them again
 			s.counts["node "+n.name+" disk hits"] = int(max(s.metric(n, "ramjet_disk_hits_total"), 0))
 			s.counts["node "+n.name+" disk files"] = int(max(s.metric(n, "ramjet_disk_objects"), 0))
+			s.counts["node "+n.name+" disk hits from the write queue"] = int(max(s.metric(n, "ramjet_disk_queued_hits_total"), 0))
+			s.counts["node "+n.name+" disk copies dropped"] = int(max(s.metric(n, "ramjet_disk_dropped_total"), 0))
 		}
 		s.mu.Unlock()
 	}

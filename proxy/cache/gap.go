@@ -13,27 +13,33 @@ import (
 // after a soft purge of everything), and not at all once the grace has
 // run out: a missed purge is never honoured later than that.
 
-// gapMark is one gap: entries whose fill began at or before at are
-// stale until until, then gone.
-type gapMark struct{ at, until int64 }
+// gapMark is the last gap: entries whose fill began at or before at are
+// stale until until, then gone. An earlier gap still in its grace when
+// it came is kept beside it (prevAt, prevUntil; 0: none): its entries
+// keep its deadline, while those filled since (its warm-up's refreshes)
+// may have missed only the purges of the last one, and get its grace.
+// More earlier gaps merge into one (the later at, the earlier until).
+type gapMark struct{ at, until, prevAt, prevUntil int64 }
+
+// deadline is when an entry whose fill began at born, up to g.at, is gone.
+func (g *gapMark) deadline(born int64) int64 {
+	if g.prevAt >= born {
+		return min(g.until, g.prevUntil)
+	}
+	return g.until
+}
 
 // MarkGap marks every entry filled up to now stale for grace, then gone.
 // A gap while an earlier one is still in its grace keeps the earlier
-// deadline for all of them: nothing is served stale past the first
-// missed purge's bound. It reports how many objects the cache held.
+// deadline for the entries filled up to it: nothing is served stale past
+// the first missed purge's bound. It reports how many objects the cache
+// held.
 func (c *Cache) MarkGap(grace time.Duration) int {
 	now := c.Now()
 	c.gapMu.Lock()
 	defer c.gapMu.Unlock()
 	until := now + int64(grace)
-	if old := c.gap.Load(); old != nil {
-		if old.until <= now {
-			raise(&c.allHard, old.at) // its grace is over: its entries stay gone
-		} else {
-			until = min(until, old.until)
-		}
-	}
-	c.gap.Store(&gapMark{at: now, until: until})
+	c.gap.Store(c.withGap(c.gap.Load(), now, until, now))
 	c.lowerGap(now, until)
 	return c.Len()
 }
@@ -49,10 +55,47 @@ func (c *Cache) RestoreGap(at, until int64) {
 		raise(&c.allHard, at)
 		return
 	}
-	if old := c.gap.Load(); old != nil {
-		at, until = max(at, old.at), min(until, old.until)
+	c.gap.Store(c.withGap(c.gap.Load(), at, until, c.Now()))
+}
+
+// withGap is g with the gap (at, until) added: the last gap and the
+// earlier ones still in their grace, merged. A gap whose grace is over
+// raises allHard instead: its entries stay gone. The caller holds gapMu.
+func (c *Cache) withGap(g *gapMark, at, until, now int64) *gapMark {
+	marks := [][2]int64{{at, until}}
+	if g != nil {
+		marks = append(marks, [2]int64{g.at, g.until})
+		if g.prevAt != 0 {
+			marks = append(marks, [2]int64{g.prevAt, g.prevUntil})
+		}
 	}
-	c.gap.Store(&gapMark{at: at, until: until})
+	var n *gapMark
+	for _, m := range marks {
+		switch {
+		case m[1] <= now:
+			raise(&c.allHard, m[0])
+		case n == nil:
+			n = &gapMark{at: m[0], until: m[1]}
+		case m[0] > n.at: // a later gap: the one kept so far is earlier
+			later := &gapMark{at: m[0], until: m[1], prevAt: n.at, prevUntil: n.until}
+			n = later.merge(n.prevAt, n.prevUntil)
+		default:
+			n = n.merge(m[0], m[1])
+		}
+	}
+	return n
+}
+
+// merge is g with an earlier gap (at, until) merged into its earlier one.
+func (g *gapMark) merge(at, until int64) *gapMark {
+	switch {
+	case at == 0:
+	case g.prevAt == 0:
+		g.prevAt, g.prevUntil = at, until
+	default:
+		g.prevAt, g.prevUntil = max(g.prevAt, at), min(g.prevUntil, until)
+	}
+	return g
 }
 
 // Gapped reports whether e is served only because of a gap's grace: a

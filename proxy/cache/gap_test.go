@@ -80,3 +80,63 @@ func TestAGapWhoseGraceEndedStaysHardAfterTheNextOne(t *testing.T) {
 		t.Fatalf("entry of the second gap within its grace: %v, want Stale", got)
 	}
 }
+
+// A page filled between two gaps (the first one's warm-up refreshed it)
+// may have missed only the second one's purges: it gets the second
+// one's grace, not what is left of the first one's.
+func TestAPageRefreshedBetweenTwoGapsGetsTheSecondGrace(t *testing.T) {
+	for _, restored := range []bool{false, true} {
+		clk := newFakeClock()
+		c := newTestCache(t, Config{Size: 1 << 20, Clock: clk.Now})
+		old := clk.entry(time.Hour)
+		clk.Advance(time.Millisecond)
+		at1 := c.Now()
+		if !restored {
+			c.MarkGap(10 * time.Second)
+		}
+		clk.Advance(9 * time.Second)
+		mid := clk.entry(time.Hour) // the refresh
+		clk.Advance(time.Millisecond)
+		at2 := c.Now()
+		if restored { // as a restart reads them back, the later first
+			c.RestoreGap(at2, at2+int64(10*time.Second))
+			c.RestoreGap(at1, at1+int64(10*time.Second))
+		} else {
+			c.MarkGap(10 * time.Second)
+		}
+		clk.Advance(time.Second)
+		if got := c.Status(old, c.Now()); got != Purged {
+			t.Fatalf("restored %v: the first gap's page after its grace: %v, want Purged", restored, got)
+		}
+		if got := c.Status(mid, c.Now()); got != Stale {
+			t.Fatalf("restored %v: the page refreshed between the gaps, after the first grace: %v, want Stale", restored, got)
+		}
+		clk.Advance(9 * time.Second)
+		if got := c.Status(mid, c.Now()); got != Purged {
+			t.Fatalf("restored %v: the page refreshed between the gaps after the second grace: %v, want Purged", restored, got)
+		}
+	}
+}
+
+// Three gaps within one grace: the two earlier ones merge (the later
+// mark, the earlier deadline), never loosening a deadline.
+func TestThreeGapsNeverLoosenADeadline(t *testing.T) {
+	clk := newFakeClock()
+	c := newTestCache(t, Config{Size: 1 << 20, Clock: clk.Now})
+	var pages []*Entry
+	for range 3 {
+		pages = append(pages, clk.entry(time.Hour))
+		clk.Advance(time.Millisecond)
+		c.MarkGap(10 * time.Second)
+		clk.Advance(3 * time.Second)
+	}
+	clk.Advance(time.Second) // 10 s after the first gap
+	for i, e := range pages[:2] {
+		if got := c.Status(e, c.Now()); got != Purged {
+			t.Fatalf("page %d after the first grace: %v, want Purged", i, got)
+		}
+	}
+	if got := c.Status(pages[2], c.Now()); got != Stale {
+		t.Fatalf("the last gap's page: %v, want Stale", got)
+	}
+}

@@ -82,7 +82,9 @@ func (c *Cache) LowerBacklogged() bool {
 type Fetcher interface {
 	// Fetch stores in the cache (Promote) the copy of key (hashed h) the
 	// tier holds, unless a purge covers it, and returns the object
-	// stored; nil when it has none. It may block on the disk.
+	// stored; nil when it has none. A copy RAM evicted before the tier
+	// wrote it is returned as it is, not stored again. It may block on
+	// the disk.
 	Fetch(h uint64, key []byte) *Object
 }
 

@@ -58,7 +58,7 @@ func (c *Cache) purged(e *Entry, now int64) (hard, soft bool) {
 		return true, false
 	}
 	if g := c.gap.Load(); g != nil && g.at >= born {
-		if now >= g.until {
+		if now >= g.deadline(born) {
 			return true, false
 		}
 		soft = true

@@ -7,7 +7,9 @@
 // the writer got to it is copied still, one a purge took is not.
 //
 // Copies are written off the request path by one writer goroutine from a
-// bounded queue (dropped and counted when the disk falls behind); purges
+// bounded queue that holds the newest copy of each key once (dropped and
+// counted when the disk falls behind) and answers for it until its file
+// is indexed (queue.go: a write-behind index); purges
 // go to the same writer through a list that never drops, and delete the
 // files they cover; a fetch checks the copy it read against the purges
 // still on that list. A file is written to a temporary name and renamed, and

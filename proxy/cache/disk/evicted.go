@@ -28,20 +28,28 @@ func (t *Tier) evicted(p put) bool {
 	if t.c.Lookup(p.h, key) != nil {
 		return false // replaced: the successor is copied on its own
 	}
-	if len(t.recent) > 0 && t.recent[0].seq > p.seq+1 {
-		return false // purges since it was stored were forgotten
-	}
-	for _, n := range t.recent {
-		if n.seq <= p.seq {
-			continue
-		}
-		for _, e := range p.o.Variants {
-			if covers(n.p, p.o.Key, e.Tags, bornOf(e)) {
-				return false
-			}
+	for _, e := range p.o.Variants {
+		if t.purgedSince(p, e) {
+			return false
 		}
 	}
 	return true
+}
+
+// purgedSince reports whether a purge applied since p's object was
+// stored covers e, one of its variants, or may have: purges since then
+// were forgotten. The caller holds the gate or is the writer.
+func (t *Tier) purgedSince(p put, e *cache.Entry) bool {
+	if len(t.recent) > 0 && t.recent[0].seq > p.seq+1 {
+		return true
+	}
+	born := bornOf(e)
+	for _, n := range t.recent {
+		if n.seq > p.seq && covers(n.p, p.o.Key, e.Tags, born) {
+			return true
+		}
+	}
+	return false
 }
 
 func bornOf(e *cache.Entry) int64 {

@@ -10,10 +10,12 @@ import (
 )
 
 // Fetch gives back the copy of key on disk when RAM has none (it
-// implements cache.Fetcher): a file whose length, checksum and key hold,
-// without the variants that expired, that their owner cannot revive, or
-// that a purge not yet applied to the files covers, stored in RAM. A
-// damaged file is deleted and never served.
+// implements cache.Fetcher): the copy waiting for the writer, if one
+// does, as it is (queue.go: RAM evicted it already); else a file whose
+// length, checksum and key hold, without the variants that expired,
+// that their owner cannot revive, or that a purge not yet applied to the
+// files covers, stored in RAM. A damaged file is deleted and never
+// served.
 func (t *Tier) Fetch(h uint64, key []byte) *cache.Object {
 	var name [nameLen]byte
 	nameInto(&name, key)
@@ -34,6 +36,9 @@ func (t *Tier) Fetch(h uint64, key []byte) *cache.Object {
 func (t *Tier) fetch(h uint64, name, key []byte) (*cache.Object, error) {
 	t.gate.RLock()
 	defer t.gate.RUnlock()
+	if o, waiting := t.queued(key); waiting {
+		return o, nil
+	}
 	f := t.files[string(name)]
 	if f == nil || f.key != string(key) {
 		return nil, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +40,7 @@ type gaps struct {
 
 // Gap keeps the files filled up to at until until (cache.GapKeeper).
 func (t *Tier) Gap(at, until int64) {
-	if err := t.saveGap(at, until); err != nil {
+	if err := t.saveGap(append(t.running(), [2]int64{at, until})); err != nil {
 		t.log.Warn("disk tier: cannot keep a fan-out gap's mark; deleting what it left stale now", "err", err)
 		t.Purged(cache.Purge{Key: cache.Everything, At: at})
 		return
@@ -69,6 +70,20 @@ func (t *Tier) endGaps() {
 		t.Purged(cache.Purge{Key: cache.Everything, At: m[0]})
 	}
 	t.gaps.marks = left
+}
+
+// running is the marks whose grace has not run out.
+func (t *Tier) running() [][2]int64 {
+	now := t.c.Now()
+	t.gaps.mu.Lock()
+	defer t.gaps.mu.Unlock()
+	var out [][2]int64
+	for _, m := range t.gaps.marks {
+		if m[1] > now {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // EachGapped calls fn with the key of every file filled up to a gap
@@ -110,16 +125,20 @@ func (t *Tier) stopGaps() {
 	}
 }
 
-// saveGap writes the mark durably, replacing the last one: the cache
-// merges a gap into the one still in its grace (the later at, the earlier
-// until), so the last mark covers every earlier one not yet ended, and the
-// ended ones' files are deleted or will be by this one.
-func (t *Tier) saveGap(at, until int64) error {
+// saveGap writes the marks durably, one a line, replacing the last ones:
+// those still in their grace (each keeps its own deadline: the cache
+// keeps the files filled between two gaps for the second one's grace).
+func (t *Tier) saveGap(marks [][2]int64) error {
 	tmp, err := os.CreateTemp(filepath.Join(t.cfg.Path, tmpDir), gapFile+".*")
 	if err != nil {
 		return fmt.Errorf("disk: gap mark: %w", err)
 	}
-	_, err = fmt.Fprintf(tmp, "%d %d\n", at, until)
+	for _, m := range marks {
+		if _, werr := fmt.Fprintf(tmp, "%d %d\n", m[0], m[1]); werr != nil {
+			err = werr
+			break
+		}
+	}
 	err = errors.Join(err, tmp.Sync(), tmp.Close())
 	if err == nil {
 		err = os.Rename(tmp.Name(), filepath.Join(t.cfg.Path, gapFile))
@@ -134,10 +153,11 @@ func (t *Tier) saveGap(at, until int64) error {
 	return nil
 }
 
-// loadGap restores the last run's gap into the cache, before the files
-// are read: in its grace they load stale, after it they load purged and
-// the purge queued here deletes them before anything is served. A mark unreadable
-// leaves every file suspect: they are all treated as filled before it.
+// loadGap restores the last run's gaps into the cache, before the files
+// are read: in a grace its files load stale, after it they load purged
+// and the purge queued here deletes them before anything is served. A
+// mark unreadable leaves every file suspect: they are all treated as
+// filled before it.
 func (t *Tier) loadGap() error {
 	b, err := os.ReadFile(filepath.Join(t.cfg.Path, gapFile))
 	if errors.Is(err, os.ErrNotExist) {
@@ -146,18 +166,36 @@ func (t *Tier) loadGap() error {
 	if err != nil {
 		return fmt.Errorf("disk: gap mark: %w", err)
 	}
-	var at, until int64
-	if _, err := fmt.Sscanf(string(b), "%d %d\n", &at, &until); err != nil {
+	marks, err := parseGaps(string(b))
+	if err != nil {
 		t.log.Warn("disk tier: unreadable fan-out gap mark; deleting every file", "err", err)
-		at, until = t.c.Now(), 0
+		marks = [][2]int64{{t.c.Now(), 0}}
 	}
-	t.c.RestoreGap(at, until)
-	if until <= t.c.Now() {
-		t.Purged(cache.Purge{Key: cache.Everything, At: at})
-		return nil
+	for _, m := range marks {
+		t.c.RestoreGap(m[0], m[1])
+		if m[1] <= t.c.Now() {
+			t.Purged(cache.Purge{Key: cache.Everything, At: m[0]})
+			continue
+		}
+		t.keepGap(m[0], m[1])
 	}
-	t.keepGap(at, until)
 	return nil
+}
+
+// parseGaps reads the lines "at until" of a gap file.
+func parseGaps(s string) ([][2]int64, error) {
+	var marks [][2]int64
+	for line := range strings.Lines(s) {
+		var at, until int64
+		if _, err := fmt.Sscanf(line, "%d %d\n", &at, &until); err != nil {
+			return nil, fmt.Errorf("line %d: %w", len(marks)+1, err)
+		}
+		marks = append(marks, [2]int64{at, until})
+	}
+	if len(marks) == 0 {
+		return nil, errors.New("no mark")
+	}
+	return marks, nil
 }
 
 var _ cache.GapKeeper = (*Tier)(nil)

@@ -1,6 +1,9 @@
 package disk
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,4 +156,52 @@ func TestGapListsThePagesOnDiskOnlyItKeepsStale(t *testing.T) {
 			t.Errorf("%s: on disk only and stale from the gap, not listed (%v)", k, listed)
 		}
 	}
+}
+
+// A page refreshed between two gaps keeps the second one's grace, across
+// a restart too: the tier keeps each gap's mark with its deadline, and
+// deletes the files of each when its grace runs out.
+func TestPageRefreshedBetweenTwoGapsOutlivesTheFirstGraceAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	onDiskOnly(t, dir, gapKeys...)
+	a := start(t, dir, Config{})
+	a.c.MarkGap(time.Second)
+	until1 := time.Now().Add(time.Second)
+	e := entry("", "refreshed")
+	e.Born = a.c.Now() + 1 // the refresh's fill began after the first gap
+	store(a, gapKeys[0], cache.VarySpec{}, e)
+	a.c.MarkGap(3 * time.Second)
+	a.stop(t)
+
+	b := open(t, dir, 64<<20, Config{RAM: 1}, true)
+	time.Sleep(time.Until(until1)) // the grace is wall-clock time: let the first run out
+	// polls the directory: the timer's purge has no event to wait on
+	if !testbed.Poll(10*time.Second, func() bool { return len(files(t, dir)) == 1 }) {
+		t.Fatalf("after the first grace: files %v, want the refreshed one alone", files(t, dir))
+	}
+	notServed(t, b, gapKeys[1:]...)
+	if got := fetch(b, gapKeys[0], ""); got == nil || string(got.Body) != "refreshed" || b.c.Status(got, b.c.Now()) != cache.Stale {
+		t.Fatalf("the page refreshed between the gaps after the first grace: %+v, want it stale", got)
+	}
+	noFiles(t, dir) // the second grace
+}
+
+func FuzzParseGaps(f *testing.F) {
+	for _, s := range []string{"1 2\n", "1 2\n3 4\n", "", "x", "1\n", "1 2 3\n", "-1 -2\n", "1 2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		marks, err := parseGaps(s)
+		if err != nil {
+			return
+		}
+		var b strings.Builder
+		for _, m := range marks {
+			fmt.Fprintf(&b, "%d %d\n", m[0], m[1])
+		}
+		again, err := parseGaps(b.String())
+		if err != nil || !slices.Equal(again, marks) {
+			t.Fatalf("%q: %v, written back and read %v (%v)", s, marks, again, err)
+		}
+	})
 }

@@ -38,15 +38,16 @@ func identOf(st *unix.Stat_t) ident {
 // cache.Lender): its entries with their bodies left in the open file
 // (Entry.File), nothing read into or stored in RAM. Nil when the file was
 // not checked whole yet, changed since, holds an ESI page (whose parse
-// needs the body), a variant of it expired, or a purge not yet applied to
-// the files covers it: the caller then fetches it (Fetch).
+// needs the body), a variant of it expired, a purge not yet applied to
+// the files covers it, or a newer copy waits for the writer: the caller
+// then fetches it (Fetch).
 func (t *Tier) Lend(key []byte) *cache.Object {
 	var name [nameLen]byte
 	nameInto(&name, key)
 	t.gate.RLock()
 	defer t.gate.RUnlock()
 	f := t.files[string(name[:])]
-	if f == nil || f.key != string(key) {
+	if f == nil || f.key != string(key) || t.q.has(key) {
 		return nil
 	}
 	if f.checked.Load() == nil {

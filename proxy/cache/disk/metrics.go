@@ -19,6 +19,7 @@ func (t *Tier) Register(set *metrics.Set) {
 		"ramjet_disk_hits_total":            func() float64 { return float64(s.hits.Load()) },
 		"ramjet_disk_sendfile_total":        func() float64 { return float64(s.sent.Load()) },
 		"ramjet_disk_open_files":            func() float64 { return float64(heldOpen.Load()) }, // every tier's: the process's bound
+		"ramjet_disk_queued_hits_total":     func() float64 { return float64(s.queued.Load()) },
 	}
 	for name, f := range gauges {
 		set.NewGauge(name, f)
@@ -37,10 +38,11 @@ type Snapshot struct {
 	Files, Bytes                              int64
 	Written, Dropped, Failed, Evicted, Purged uint64
 	// Hits are the misses in RAM the disk answered; Sent those of them it
-	// lent to be sent from their file (Lend); Corrupt the damaged files a
-	// fetch found (and deleted).
-	Hits, Sent, Corrupt uint64
-	Degraded            bool
+	// lent to be sent from their file (Lend), Queued those a copy waiting
+	// for the writer answered; Corrupt the damaged files a fetch found
+	// (and deleted).
+	Hits, Sent, Queued, Corrupt uint64
+	Degraded                    bool
 }
 
 // Snapshot reads the counters.
@@ -48,5 +50,5 @@ func (t *Tier) Snapshot() Snapshot {
 	s := &t.stats
 	return Snapshot{Files: s.files.Load(), Bytes: s.bytes.Load(), Written: s.written.Load(),
 		Dropped: s.dropped.Load(), Failed: s.failed.Load(), Evicted: s.evicted.Load(),
-		Purged: s.purged.Load(), Hits: s.hits.Load(), Sent: s.sent.Load(), Corrupt: s.corrupt.Load(), Degraded: s.degraded.Load()}
+		Purged: s.purged.Load(), Hits: s.hits.Load(), Sent: s.sent.Load(), Queued: s.queued.Load(), Corrupt: s.corrupt.Load(), Degraded: s.degraded.Load()}
 }

@@ -28,8 +28,8 @@ type Config struct {
 	// RAM bounds the bytes of entries loaded into the cache at start (its
 	// size): the newest files first. 0: no bound.
 	RAM int64
-	// Queue is how many copies may wait for the writer; more are dropped
-	// and counted. 0 means 1024.
+	// Queue is how many keys' copies may wait for the writer (queue.go);
+	// more are dropped and counted. 0 means 1024.
 	Queue int
 	// Retry is how long the tier stays RAM-only after a write failed
 	// (disk full); 0 means 30s.
@@ -54,10 +54,10 @@ var ErrBadConfig = errors.New("disk: path and a positive size are required")
 // Tier is the disk tier of one cache. Stored, Purged and Fetch are safe
 // for concurrent use; only the writer goroutine changes the index.
 type Tier struct {
-	cfg  Config
-	c    *cache.Cache
-	log  *slog.Logger
-	puts chan put
+	cfg Config
+	c   *cache.Cache
+	log *slog.Logger
+	q   *queue
 	// gate guards purge, files and order. A fetch holds it shared from
 	// its look in the index to its copy's store in RAM, so a purge is
 	// either queued before (and the fetch sees it) or after (and the
@@ -79,6 +79,9 @@ type Tier struct {
 	degraded int64      // until when writes are skipped, unix nanos
 	left     []string   // files unindexed but not deleted yet (retried)
 	recent   []numbered // the last purges applied, oldest first (evicted)
+	applied  uint64     // the last purge's number when they were applied
+	batch    []put      // the copies being written
+	made     []*file    // their files, to index
 	stats    Stats
 	loaded   Loaded
 	gaps     gaps
@@ -115,7 +118,7 @@ type numbered struct {
 type Stats struct {
 	files, bytes                              atomic.Int64
 	written, dropped, failed, evicted, purged atomic.Uint64
-	hits, corrupt, sent                       atomic.Uint64
+	hits, corrupt, sent, queued               atomic.Uint64
 	degraded                                  atomic.Bool
 }
 
@@ -131,7 +134,7 @@ func Open(cfg Config, c *cache.Cache) (*Tier, error) {
 	if cfg.Retry <= 0 {
 		cfg.Retry = 30 * time.Second
 	}
-	t := &Tier{cfg: cfg, c: c, log: cfg.Log, puts: make(chan put, cfg.Queue), wake: make(chan struct{}, 1),
+	t := &Tier{cfg: cfg, c: c, log: cfg.Log, q: newQueue(cfg.Queue), wake: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{}), files: map[string]*file{}, flush: make(chan chan struct{})}
 	if t.log == nil {
 		t.log = slog.Default()
@@ -177,18 +180,17 @@ func (t *Tier) close(mark bool) error {
 	return err
 }
 
-// Stored queues a copy of o; when the queue is full it is dropped.
+// Stored queues a copy of o in place of the one of its key still
+// waiting; when the queue is full it is dropped.
 func (t *Tier) Stored(h uint64, o *cache.Object, seq uint64) {
-	select {
-	case t.puts <- put{h, o, seq}:
-	default:
+	if !t.q.push(put{h, o, seq}) {
 		t.stats.dropped.Add(1)
 	}
 }
 
 // Backlogged reports whether more than half the queue waits for the
 // writer (cache.Backlogger).
-func (t *Tier) Backlogged() bool { return len(t.puts) > cap(t.puts)/2 }
+func (t *Tier) Backlogged() bool { return t.q.waiting() > t.cfg.Queue/2 }
 
 // Seq is the number of the last purge queued.
 func (t *Tier) Seq() uint64 { return t.seq.Load() }
@@ -210,9 +212,8 @@ func (t *Tier) run(ctx context.Context) {
 	for {
 		t.applyPurges()
 		select {
-		case p := <-t.puts:
-			t.applyPurges() // a purge queued before the copy was taken goes first
-			t.write(p)
+		case <-t.q.ready:
+			t.writeNext()
 		case <-t.wake:
 		case done := <-t.flush:
 			t.drain()
@@ -227,22 +228,49 @@ func (t *Tier) run(ctx context.Context) {
 
 // drain writes what is left once the writer stopped.
 func (t *Tier) drain() {
-	for {
-		t.applyPurges()
-		select {
-		case p := <-t.puts:
-			t.write(p)
-		default:
-			t.applyPurges()
-			return
+	for t.writeNext() {
+	}
+	t.applyPurges()
+}
+
+// writeNext writes the oldest copies waiting, up to writeBatch, if there
+// are any, and reports whether there were. The batch's files are indexed
+// together: the gate, which every read from disk holds shared, is taken
+// once for them, not once each (under load each wait for it costs the
+// writer a trip through the scheduler).
+func (t *Tier) writeNext() bool {
+	t.batch = t.q.pop(t.batch[:0], writeBatch)
+	if len(t.batch) == 0 {
+		return false
+	}
+	t.applyPurges() // a purge queued before the copies were taken goes first
+	made := t.made[:0]
+	for _, p := range t.batch {
+		if f := t.write(p); f != nil {
+			made = append(made, f)
 		}
 	}
+	t.indexAll(made)
+	for i, p := range t.batch {
+		t.q.done(p) // after the index has its file, if it was written
+		t.batch[i] = put{}
+	}
+	clear(made)
+	t.made = made
+	return true
 }
+
+// writeBatch bounds the copies written between two looks at the purges.
+const writeBatch = 32
 
 // applyPurges takes the queued purges out of the index and the queue in
 // one step, then deletes their files.
 func (t *Tier) applyPurges() {
+	if t.seq.Load() == t.applied && len(t.left) == 0 {
+		return // none queued: the gate is not taken for nothing
+	}
 	t.gate.Lock()
+	t.applied = t.seq.Load() // every purge numbered so far is on the list
 	var gone []*file
 	for _, n := range t.purge {
 		gone = t.apply(gone, n.p)
@@ -305,8 +333,9 @@ func (t *Tier) forget(key string) {
 }
 
 // write copies p's object, if it is still what the cache stores, with the
-// variants no purge reached; an object left with none is deleted.
-func (t *Tier) write(p put) {
+// variants no purge reached, and returns its file, to index; an object
+// left with none is deleted.
+func (t *Tier) write(p put) *file {
 	now := t.c.Now()
 	if !t.c.Holds(p.h, p.o) {
 		// Replaced (its successor has its own copy), purged (the purge
@@ -316,15 +345,15 @@ func (t *Tier) write(p put) {
 		// for room is copied still: the disk holds more than RAM.
 		if !t.anyServable(p.o, now) {
 			t.forget(p.o.Key)
-			return
+			return nil
 		}
 		if !t.evicted(p) {
-			return
+			return nil
 		}
 	}
 	if now < t.degraded {
 		t.stats.dropped.Add(1)
-		return
+		return nil
 	}
 	o := &object{key: p.o.Key, vary: p.o.Vary}
 	for _, e := range p.o.Variants {
@@ -336,21 +365,32 @@ func (t *Tier) write(p put) {
 	}
 	if len(o.variants) == 0 {
 		t.forget(o.key)
-		return
+		return nil
 	}
 	name := nameOf(o.key)
 	t.buf = encode(t.buf[:0], o)
 	var id ident
 	if err := t.writeFile(name, t.buf, &id); err != nil {
 		t.fail(err, now)
-		return
+		return nil
 	}
 	t.stats.degraded.Store(false)
 	t.stats.written.Add(1)
 	f := newFile(name, o, int64(len(t.buf)))
 	f.tie(o.variants, &id) // RAM's copies may be sent from it (ramfile.go)
+	return f
+}
+
+// indexAll indexes the files written, then deletes the oldest while the
+// tier is over its size.
+func (t *Tier) indexAll(made []*file) {
+	if len(made) == 0 {
+		return
+	}
 	t.gate.Lock()
-	t.index(f)
+	for _, f := range made {
+		t.index(f)
+	}
 	gone := t.evict()
 	t.gate.Unlock()
 	t.delete(gone)
