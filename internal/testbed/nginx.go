@@ -130,9 +130,14 @@ func (n *Nginx) Stop() {
 // after Stop.
 func (n *Nginx) Down() { n.p.stop(syscall.SIGTERM) }
 
-// Up starts nginx again after Down.
+// Up starts nginx again after Down; a running nginx is left as it is
+// (starting another on its port would fail and lose the running one's
+// handle, which would then outlive the test).
 func (n *Nginx) Up(t testing.TB) {
 	t.Helper()
+	if !n.p.exited() {
+		return
+	}
 	_, ps, _ := net.SplitHostPort(n.Addr) // our own loopback(port)
 	port, _ := strconv.Atoi(ps)
 	var err error
