@@ -177,6 +177,7 @@ func NewServer(cfg Config, h fasthttp.RequestHandler, log *slog.Logger) (*Server
 		ReadBufferSize:               cfg.MaxHeaderBytes,
 		WriteBufferSize:              cfg.WriteBufferSize,
 		MaxIdleWorkerDuration:        conns.WorkerIdle,
+		LazyRequestTime:              true, // as the plain listener's: nothing reads ctx.Time()
 		Concurrency:                  cfg.MaxConns,
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
