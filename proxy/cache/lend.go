@@ -148,13 +148,7 @@ func (c *Cache) Lend(key []byte) *Object {
 	if !ok {
 		return nil
 	}
-	o := l.Lend(key)
-	if o != nil {
-		for _, e := range o.Variants {
-			c.internTags(e) // Status sees the purges by tag, as for a copy in RAM (a no-op once interned)
-		}
-	}
-	return o
+	return l.Lend(key) // its entries' tags interned by the tier (Lender)
 }
 
 // InternTags gives e its tags' states, which Status reads (a purge by

@@ -90,14 +90,9 @@ func (t *Tier) running() [][2]int64 {
 // whose grace still runs (cache.GapLister), until fn returns false.
 func (t *Tier) EachGapped(fn func(key string) bool) {
 	var at int64
-	now := t.c.Now()
-	t.gaps.mu.Lock()
-	for _, m := range t.gaps.marks {
-		if m[1] > now {
-			at = max(at, m[0])
-		}
+	for _, m := range t.running() {
+		at = max(at, m[0])
 	}
-	t.gaps.mu.Unlock()
 	if at == 0 {
 		return
 	}
