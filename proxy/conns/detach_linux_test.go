@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/ramjet-proxy/ramjet/internal/testbed"
 	"io"
 	"log/slog"
 	"net"
@@ -238,12 +239,8 @@ func expectEOF(t *testing.T, c net.Conn) {
 
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
+	if !testbed.Poll(5*time.Second, ok) {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 
