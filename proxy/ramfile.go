@@ -35,15 +35,12 @@ func (r *request) findFile(e *cache.Entry, how found) {
 }
 
 // bodyFile is the file e's body is sent from: a lent copy's own, or the
-// one findFile lent for e (the answer owns it from here); nil: from RAM.
+// one findFile lent for e (the answer owns it from here; one lent for
+// another copy is given back at reset); nil: from RAM.
 func (r *request) bodyFile(e *cache.Entry) *cache.BodyFile {
-	if e.File != nil {
-		return e.File
+	if f := r.file; f != nil && r.filed == e {
+		r.file, r.filed = nil, nil
+		return f
 	}
-	f := r.file
-	if f == nil || r.filed != e {
-		return nil // lent for another copy: given back at reset
-	}
-	r.file, r.filed = nil, nil
-	return f
+	return e.File // nil but for a lent copy (its file: r.file until served)
 }

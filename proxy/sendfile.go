@@ -48,7 +48,10 @@ func (r *request) find(disk bool) (*cache.Entry, found) {
 	}
 	r.lent = nil
 	if how == foundFresh && e.File != nil {
-		return e, how // the answer sends from the file and closes it
+		// The answer sends from the file and closes it (bodyFile); one
+		// that never reaches serve gives it back at reset.
+		r.file, r.filed = e.File, e
+		return e, how
 	}
 	lent.Variants[0].File.Close()
 	// Not a fresh hit on the copy lent: as before, from RAM.
