@@ -48,6 +48,7 @@ func (r *request) find(disk bool) (*cache.Entry, found) {
 	}
 	r.lent = nil
 	if how == foundFresh && e.File != nil {
+		e.File.Answered() // a hit from disk: the one lend that answers (cache.LendCounter)
 		// The answer sends from the file and closes it (bodyFile); one
 		// that never reaches serve gives it back at reset.
 		r.file, r.filed = e.File, e

@@ -22,8 +22,26 @@ type Lender interface {
 	// none it can lend (the caller then fetches it: Fetcher). The copy
 	// is shared and read-only; its entries' tags are interned already
 	// (InternTags). The caller gives it back once, by closing one of its
-	// entries' File.
+	// entries' File, after Answered when the copy answers the request.
 	Lend(key []byte) *Object
+}
+
+// LendCounter is a lend's Owner that counts what its lends did, as an
+// operator reads them: a copy lent is a hit only once it answers its
+// request (a lend refused, say a stale copy fetched instead, is none),
+// and a body counts as sent from the file only when the socket's
+// sendfile sends it (a 304 sends none).
+type LendCounter interface {
+	Answered() // a lent copy answers its request: a hit from the lender
+	Sending()  // a lent body is sent with sendfile
+}
+
+// Answered tells b's lender that its lent copy answers the request, with
+// its body or a 304 (LendCounter): once per lend, before it is given back.
+func (b *BodyFile) Answered() {
+	if c, ok := b.Owner.(LendCounter); ok {
+		c.Answered()
+	}
 }
 
 // Span is where one body is in a file; Len 0: none there.
@@ -76,6 +94,9 @@ var sections = sync.Pool{New: func() any { return new(Section) }}
 func (b *BodyFile) Open(s Span, to FileSender) *Section {
 	sec := sections.Get().(*Section)
 	sec.f, sec.off, sec.left, sec.to = b, s.Off, s.Len, to
+	if c, ok := b.Owner.(LendCounter); ok && to != nil && s.Len > 0 {
+		c.Sending()
+	}
 	return sec
 }
 

@@ -61,6 +61,7 @@ type held struct {
 	refs    atomic.Int32
 	checked atomic.Int64 // when fstat last found it unchanged (the cache's clock)
 	owner   *file
+	stats   *Stats // its tier's
 	// The tier's list of held files, the most recently lent first; under
 	// heldFiles.mu.
 	prev, next *held
@@ -86,12 +87,21 @@ func (h *held) Release() {
 	}
 }
 
+// Answered counts a hit: a copy lent answers its request
+// (cache.LendCounter).
+func (h *held) Answered() { h.stats.hits.Add(1) }
+
+// Sending counts a body sent from the file with sendfile
+// (cache.LendCounter).
+func (h *held) Sending() { h.stats.sendfiles.Add(1) }
+
 // heldFiles is a tier's held files.
 type heldFiles struct {
 	mu         sync.Mutex
 	head, tail *held
 	n          int
-	closed     bool // Close dropped them all: none is kept any more
+	open       atomic.Int64 // n, for the metrics: this tier's
+	closed     bool         // Close dropped them all: none is kept any more
 }
 
 func (l *heldFiles) push(h *held) {
@@ -103,6 +113,7 @@ func (l *heldFiles) push(h *held) {
 	}
 	l.head = h
 	l.n++
+	l.open.Add(1)
 	heldOpen.Add(1)
 }
 
@@ -119,17 +130,24 @@ func (l *heldFiles) unlist(h *held) {
 	}
 	h.prev, h.next = nil, nil
 	l.n--
+	l.open.Add(-1)
 	heldOpen.Add(-1)
 }
 
-// held is f's held file with a reference for the caller, when it has one
-// that is still the file checked; nil otherwise.
-func (t *Tier) held(f *file) *held {
+// held is f's held file for FileOf (heldAs): the one the tier wrote or
+// loaded into RAM's copy (f.from).
+func (t *Tier) held(f *file) *held { return t.heldAs(f, &f.from.id) }
+
+// heldAs is f's held file with a reference for the caller, when it has
+// one that is the file want says (a descriptor kept from another file of
+// the same name, say one another process replaced, is dropped) and still
+// unchanged; nil otherwise.
+func (t *Tier) heldAs(f *file, want *ident) *held {
 	h := f.held.Load()
 	if h == nil || !h.acquire() {
 		return nil
 	}
-	if !t.unchanged(h) {
+	if h.id != *want || !t.unchanged(h) {
 		h.Release()
 		t.unhold(f, h)
 		return nil
@@ -151,8 +169,7 @@ func (t *Tier) unchanged(h *held) bool {
 	if now-h.checked.Load() < int64(t.recheck()) {
 		return true
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(h.file.Fd()), &st); err != nil || identOf(&st) != h.id {
+	if id, err := fstatID(int(h.file.Fd())); err != nil || id != h.id {
 		return false
 	}
 	h.checked.Store(now)
@@ -231,8 +248,6 @@ func (t *Tier) unholdAll() {
 }
 
 // Held is how many files the tier keeps open.
-func (t *Tier) Held() int {
-	t.kept.mu.Lock()
-	defer t.kept.mu.Unlock()
-	return t.kept.n
-}
+func (t *Tier) Held() int { return int(t.kept.open.Load()) }
+
+var _ cache.LendCounter = (*held)(nil)

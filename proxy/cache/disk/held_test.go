@@ -60,8 +60,8 @@ func TestLentFileIsKeptOpenAndLentAgainWithoutOpeningIt(t *testing.T) {
 	if got := string(bodyOf(t, again.Variants[0].File, again.Variants[0].File.Body)); got != "body of http://s/1" {
 		t.Fatalf("body %q", got)
 	}
-	if s := b.t.Snapshot(); s.Sent != 2 {
-		t.Fatalf("sent %d, want 2", s.Sent)
+	if s := b.t.Snapshot(); s.Lent != 2 {
+		t.Fatalf("lent %d, want 2", s.Lent)
 	}
 }
 

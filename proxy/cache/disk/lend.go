@@ -34,6 +34,15 @@ func identOf(st *unix.Stat_t) ident {
 	return ident{ino: int64(st.Ino), size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
 
+// fstatID is what fstat says of the open file fd.
+func fstatID(fd int) (ident, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return ident{}, err
+	}
+	return identOf(&st), nil
+}
+
 // Lend gives back the copy of key on disk for one answer (it implements
 // cache.Lender): its entries with their bodies left in the open file
 // (Entry.File), nothing read into or stored in RAM. Nil when the file was
@@ -50,12 +59,13 @@ func (t *Tier) Lend(key []byte) *cache.Object {
 	if f == nil || f.key != string(key) || t.q.has(key) {
 		return nil
 	}
-	if f.checked.Load() == nil {
+	checked := f.checked.Load()
+	if checked == nil {
 		return nil // a kept file FileOf opened is not lent before a whole read checked it
 	}
-	h := t.held(f)
+	h := t.heldAs(f, checked) // the very file checked, not one kept before it
 	if h == nil {
-		if h = t.open(f, name[:], f.checked.Load()); h == nil {
+		if h = t.open(f, name[:], checked); h == nil {
 			return nil
 		}
 	}
@@ -71,8 +81,7 @@ func (t *Tier) Lend(key []byte) *cache.Object {
 			return nil // fetched without it; the purge drops the file soon
 		}
 	}
-	t.stats.hits.Add(1)
-	t.stats.sent.Add(1)
+	t.stats.sent.Add(1) // a hit only once it answers (held.Answered)
 	return &h.obj
 }
 
@@ -99,7 +108,7 @@ func (t *Tier) open(f *file, name []byte, checked *ident) *held {
 		file.Close() //nolint:errcheck // read-only
 		return nil
 	}
-	h := &held{file: file, id: *checked, owner: f}
+	h := &held{file: file, id: *checked, owner: f, stats: &t.stats}
 	h.obj = cache.Object{Key: o.key, Vary: o.vary, Variants: o.variants}
 	for _, e := range o.variants {
 		e.File.FD, e.File.Owner = fd, h
@@ -113,19 +122,12 @@ func (t *Tier) open(f *file, name []byte, checked *ident) *held {
 
 // openChecked opens the file name if it is still the one checked.
 func (t *Tier) openChecked(name []byte, checked *ident) (int, error) {
-	var path [512]byte
-	p := append(path[:0], t.cfg.Path...)
-	p = append(p, "/"+objectsDir+"/"...)
-	p = append(p, name[:2]...)
-	p = append(p, '/')
-	p = append(p, name...)
-	p = append(p, 0)
-	fd, err := openNoAtime(&p[0])
+	var path [pathRoom]byte
+	fd, err := openNoAtime(&cpath(&path, t.cfg.Path, name)[0])
 	if err != nil {
 		return -1, err
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || identOf(&st) != *checked {
+	if id, err := fstatID(fd); err != nil || id != *checked {
 		unix.Close(fd) //nolint:errcheck // read-only
 		return -1, fmt.Errorf("%w: changed since it was checked", ErrCorrupt)
 	}

@@ -241,18 +241,18 @@ func readFileInto(path string, buf []byte, id *ident) ([]byte, error) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd) //nolint:errcheck // read-only: nothing to lose
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	got, err := fstatID(fd)
+	if err != nil {
 		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	if id != nil {
-		*id = identOf(&st)
+		*id = got
 	}
 	b := buf[:0]
-	if int64(cap(b)) >= st.Size {
-		b = b[:st.Size]
+	if int64(cap(b)) >= got.size {
+		b = b[:got.size]
 	} else {
-		b = make([]byte, st.Size)
+		b = make([]byte, got.size)
 	}
 	n, err := readFull(fd, b, -1)
 	if err != nil {

@@ -17,8 +17,8 @@ func (t *Tier) Register(set *metrics.Set) {
 		"ramjet_disk_loaded_objects":        func() float64 { return float64(t.loaded.Objects) },
 		"ramjet_disk_corrupt_dropped_total": func() float64 { return float64(uint64(t.loaded.Corrupt) + s.corrupt.Load()) },
 		"ramjet_disk_hits_total":            func() float64 { return float64(s.hits.Load()) },
-		"ramjet_disk_sendfile_total":        func() float64 { return float64(s.sent.Load()) },
-		"ramjet_disk_open_files":            func() float64 { return float64(heldOpen.Load()) }, // every tier's: the process's bound
+		"ramjet_disk_sendfile_total":        func() float64 { return float64(s.sendfiles.Load()) },
+		"ramjet_disk_open_files":            func() float64 { return float64(t.kept.open.Load()) }, // this tier's: the series add up
 		"ramjet_disk_queued_hits_total":     func() float64 { return float64(s.queued.Load()) },
 	}
 	for name, f := range gauges {
@@ -37,12 +37,15 @@ func b2f(b bool) float64 {
 type Snapshot struct {
 	Files, Bytes                              int64
 	Written, Dropped, Failed, Evicted, Purged uint64
-	// Hits are the misses in RAM the disk answered; Sent those of them it
-	// lent to be sent from their file (Lend), Queued those a copy waiting
-	// for the writer answered; Corrupt the damaged files a fetch found
-	// (and deleted).
-	Hits, Sent, Queued, Corrupt uint64
-	Degraded                    bool
+	// Hits are the misses in RAM the disk answered, each once: a copy
+	// brought back into RAM (Fetch), or lent (Lend) and answering its
+	// request (cache.LendCounter); Queued those a copy waiting for the
+	// writer answered; Corrupt the damaged files a fetch found (and
+	// deleted). Lent is the files lent to answers (Lend, FileOf), Sent
+	// the bodies sendfile sent from them (none for a lend refused or a
+	// 304).
+	Hits, Lent, Sent, Queued, Corrupt uint64
+	Degraded                          bool
 }
 
 // Snapshot reads the counters.
@@ -50,5 +53,5 @@ func (t *Tier) Snapshot() Snapshot {
 	s := &t.stats
 	return Snapshot{Files: s.files.Load(), Bytes: s.bytes.Load(), Written: s.written.Load(),
 		Dropped: s.dropped.Load(), Failed: s.failed.Load(), Evicted: s.evicted.Load(),
-		Purged: s.purged.Load(), Hits: s.hits.Load(), Sent: s.sent.Load(), Queued: s.queued.Load(), Corrupt: s.corrupt.Load(), Degraded: s.degraded.Load()}
+		Purged: s.purged.Load(), Hits: s.hits.Load(), Lent: s.sent.Load(), Sent: s.sendfiles.Load(), Queued: s.queued.Load(), Corrupt: s.corrupt.Load(), Degraded: s.degraded.Load()}
 }

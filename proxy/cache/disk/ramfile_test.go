@@ -31,8 +31,8 @@ func TestRAMCopyTheTierWroteIsLentFromItsFile(t *testing.T) {
 		}
 		f.Close()
 	}
-	if s := n.t.Snapshot(); s.Sent != 2 {
-		t.Errorf("%d sent from files, want 2", s.Sent)
+	if s := n.t.Snapshot(); s.Lent != 2 {
+		t.Errorf("%d lent from files, want 2", s.Lent)
 	}
 	if o := lend(n, "http://s/1"); o != nil {
 		t.Error("Lend lent a file no whole read checked") // FileOf's opening changes nothing for Lend

@@ -31,25 +31,15 @@ func nameInto(dst *[nameLen]byte, key []byte) {
 // readIndexed reads the file name, expected to hold size bytes, and
 // says into id which file it read (zero when it does not know).
 func (t *Tier) readIndexed(name []byte, size int64, id *ident) ([]byte, error) {
-	var path [512]byte
-	p := path[:0]
-	p = append(p, t.cfg.Path...)
-	p = append(p, "/"+objectsDir+"/"...)
-	p = append(p, name[:2]...)
-	p = append(p, '/')
-	p = append(p, name...)
-	if len(p) >= len(path) { // a root too long for the stack buffer
-		return readFile(t.pathOf(string(name)))
-	}
-	p = append(p, 0)
+	var path [pathRoom]byte
+	p := cpath(&path, t.cfg.Path, name)
 	fd, err := openNoAtime(&p[0])
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: string(p[:len(p)-1]), Err: err}
 	}
 	defer unix.Close(fd) //nolint:errcheck // read-only: nothing to lose
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) == nil {
-		*id = identOf(&st)
+	if got, err := fstatID(fd); err == nil {
+		*id = got
 	}
 	b := make([]byte, size+slack)
 	n, err := readFull(fd, b, -1)

@@ -118,8 +118,12 @@ type numbered struct {
 type Stats struct {
 	files, bytes                              atomic.Int64
 	written, dropped, failed, evicted, purged atomic.Uint64
-	hits, corrupt, sent, queued               atomic.Uint64
-	degraded                                  atomic.Bool
+	hits, corrupt, queued                     atomic.Uint64
+	// sent counts the lends of files to answers (Lend, FileOf), whether
+	// an answer then sends from them or not; sendfiles the bodies the
+	// socket's sendfile sent from them (cache.LendCounter).
+	sent, sendfiles atomic.Uint64
+	degraded        atomic.Bool
 }
 
 // Open loads the files under cfg.Path into c (Loaded says what it found)
@@ -128,6 +132,7 @@ func Open(cfg Config, c *cache.Cache) (*Tier, error) {
 	if cfg.Path == "" || cfg.Size <= 0 {
 		return nil, ErrBadConfig
 	}
+	cfg.Path = filepath.Clean(cfg.Path) // the files' paths are built from it (cpath)
 	if cfg.Queue <= 0 {
 		cfg.Queue = 1024
 	}
@@ -517,7 +522,23 @@ func nameOf(key string) string {
 }
 
 func (t *Tier) pathOf(name string) string {
-	return filepath.Join(t.cfg.Path, objectsDir, name[:2], name)
+	var path [pathRoom]byte
+	p := cpath(&path, t.cfg.Path, name)
+	return string(p[:len(p)-1])
+}
+
+// pathRoom is the room on the stack for a file's path (cpath).
+const pathRoom = 512
+
+// cpath is the path of the file name under root, NUL-terminated for a
+// system call: in buf, unless root is too long for it.
+func cpath[N string | []byte](buf *[pathRoom]byte, root string, name N) []byte {
+	p := append(buf[:0], root...)
+	p = append(p, "/"+objectsDir+"/"...)
+	p = append(p, name[:2]...)
+	p = append(p, '/')
+	p = append(p, name...)
+	return append(p, 0)
 }
 
 var _ cache.Lower = (*Tier)(nil)
