@@ -52,11 +52,7 @@ func (r *rawConn) get(t *testing.T, path string) *http.Response {
 // server.header_timeout though idle_timeout is a minute; past
 // max_conns_per_ip a client gets 429.
 func TestIdleConnectionsAreParkedAndSlowClientsCutOff(t *testing.T) {
-	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age=600")
-		io.WriteString(w, "page "+r.URL.Path)
-	}))
-	defer origin.Close()
+	origin := cachedOrigin(t)
 	cfg := testbed.WriteConfig(t, "", "server:\n  header_timeout: 500ms\n  idle_timeout: 60s\n  max_conns_per_ip: 12\n")
 	rj := startRamjet(t, origin.URL, "--config", cfg)
 	const n = 10
@@ -70,25 +66,7 @@ func TestIdleConnectionsAreParkedAndSlowClientsCutOff(t *testing.T) {
 	if !testbed.Poll(5*time.Second, func() bool { return metricValue(t, rj.AdminURL, conns) == n }) {
 		t.Fatalf("%s = %v after the slow client was cut off, want %d", conns, metricValue(t, rj.AdminURL, conns), n)
 	}
-	// 11 and 12 open with the first ten, each answered once so that it
-	// stays open as an idle keep-alive connection (a silent one would be
-	// closed at header_timeout, freeing its place before 13 arrives on a
-	// slow machine).
-	for range 2 {
-		if resp := dialRaw(t, rj.Addr).get(t, "/p"); resp.StatusCode != 200 {
-			t.Fatalf("connection under max_conns_per_ip: %d", resp.StatusCode)
-		}
-	}
-	over := dialRaw(t, rj.Addr) // 13: over max_conns_per_ip
-	_ = over.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	resp, err := http.ReadResponse(over.br, nil)
-	if err != nil || resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("connection over max_conns_per_ip: %v %v, want 429", resp, err)
-	}
-	refused := `ramjet_client_connections_refused_total{listener="main",reason="per_ip"}`
-	if v := metricValue(t, rj.AdminURL, refused); v != 1 {
-		t.Errorf("%s = %v, want 1", refused, v)
-	}
+	mustRefuseOverPerIP(t, rj, rj.Addr, "main") // 11 and 12 open with the first ten, 13 over
 }
 
 // TestSaturatedOriginKeepsServingHits: with the origin's one connection
@@ -233,6 +211,30 @@ func parkThenHit(t *testing.T, rj *testbed.Ramjet, addr, listener string, n int)
 		if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Cache-Status"), "hit") {
 			t.Fatalf("client %d after parking: %d %q", i, resp.StatusCode, resp.Header.Get("Cache-Status"))
 		}
+	}
+}
+
+// mustRefuseOverPerIP opens two connections to addr, each answered once
+// so that it stays open as an idle keep-alive connection (a silent one
+// would be closed at header_timeout, freeing its place before the next
+// arrives on a slow machine), then one more, over max_conns_per_ip: it
+// gets 429, counted on the listener named listener.
+func mustRefuseOverPerIP(t *testing.T, rj *testbed.Ramjet, addr, listener string) {
+	t.Helper()
+	for range 2 {
+		if resp := dialRaw(t, addr).get(t, "/p"); resp.StatusCode != 200 {
+			t.Fatalf("connection under max_conns_per_ip: %d", resp.StatusCode)
+		}
+	}
+	over := dialRaw(t, addr)
+	_ = over.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(over.br, nil)
+	if err != nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("connection over max_conns_per_ip: %v %v, want 429", resp, err)
+	}
+	refused := `ramjet_client_connections_refused_total{listener="` + listener + `",reason="per_ip"}`
+	if v := metricValue(t, rj.AdminURL, refused); v != 1 {
+		t.Errorf("%s = %v, want 1", refused, v)
 	}
 }
 

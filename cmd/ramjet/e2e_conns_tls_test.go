@@ -5,7 +5,6 @@ package main_test
 // HTTPS, HTTP/2 and h2c alike.
 
 import (
-	"bufio"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -213,21 +212,7 @@ func TestH2CListenerLimitsPerClientAddress(t *testing.T) {
 		io.WriteString(c, http2.ClientPreface)
 		http2.NewFramer(c, c).WriteSettings()
 	}
-	for range 2 {
-		if resp := dialRaw(t, addr).get(t, "/p"); resp.StatusCode != 200 {
-			t.Fatalf("HTTP/1.1 under the limit: %d", resp.StatusCode)
-		}
-	}
-	over := dialRaw(t, addr)
-	_ = over.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(over.c), nil)
-	if err != nil || resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("connection over max_conns_per_ip: %v %v, want 429", resp, err)
-	}
-	refused := `ramjet_client_connections_refused_total{listener="h2c",reason="per_ip"}`
-	if v := metricValue(t, rj.AdminURL, refused); v != 1 {
-		t.Errorf("%s = %v, want 1", refused, v)
-	}
+	mustRefuseOverPerIP(t, rj, addr, "h2c") // two HTTP/1.1 under the limit, one over
 }
 
 // TestH2CListenerParksIdleHTTP1Connections: a TLS terminator's pooled
