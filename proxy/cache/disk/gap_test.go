@@ -54,8 +54,8 @@ func TestGapServesPagesOnDiskOnlyStaleThenDeletesThem(t *testing.T) {
 		t.Fatal("loaded into RAM: the test needs files on disk only")
 	}
 	grace := time.Second
+	until := time.Now().Add(grace) // no later than the gap's own deadline
 	n.c.MarkGap(grace)
-	until := time.Now().Add(grace)
 	gappedFromDisk(t, n, gapKeys...)
 	if fs := files(t, dir); len(fs) != len(gapKeys) {
 		t.Fatalf("within the grace %d files are left, want %d", len(fs), len(gapKeys))
