@@ -135,8 +135,13 @@ func (l *heldFiles) unlist(h *held) {
 }
 
 // held is f's held file for FileOf (heldAs): the one the tier wrote or
-// loaded into RAM's copy (f.from).
-func (t *Tier) held(f *file) *held { return t.heldAs(f, &f.from.id) }
+// loaded into RAM's copy (f.from); nil when f holds none.
+func (t *Tier) held(f *file) *held {
+	if f.from == nil {
+		return nil
+	}
+	return t.heldAs(f, &f.from.id)
+}
 
 // heldAs is f's held file with a reference for the caller, when it has
 // one that is the file want says (a descriptor kept from another file of
