@@ -72,7 +72,7 @@ func (t *Tier) load() error {
 	}
 	t.readAll(found)
 	t.applyPurges() // a gap whose grace ran out: its files go
-	t.delete(t.evict())
+	t.delete(t.evict(0))
 	t.loaded.Took = time.Since(began)
 	return nil
 }

@@ -249,10 +249,19 @@ func (t *Tier) writeNext() bool {
 		return false
 	}
 	t.applyPurges() // a purge queued before the copies were taken goes first
+	t.makeRoom(t.batch)
 	made := t.made[:0]
+	room := t.cfg.Size - t.stats.bytes.Load()
 	for _, p := range t.batch {
-		if f := t.write(p); f != nil {
-			made = append(made, f)
+		f := t.write(p)
+		if f == nil {
+			continue
+		}
+		made = append(made, f)
+		if room -= f.size; room < 0 { // a file past the bound: the oldest go now, not a batch later
+			t.indexAll(made)
+			made = made[:0]
+			room = t.cfg.Size - t.stats.bytes.Load()
 		}
 	}
 	t.indexAll(made)
@@ -263,6 +272,33 @@ func (t *Tier) writeNext() bool {
 	clear(made)
 	t.made = made
 	return true
+}
+
+// makeRoom deletes the oldest files ahead of a batch that would take the
+// tier past its size: its files are on disk before the index counts them
+// (indexAll), so evicting only then would leave the directory up to a
+// batch over its bound (32 copies of up to max_object_size); writeNext
+// indexes early what still does not fit, so the directory holds at most
+// one file past it, and the gate is taken once a batch when there is
+// room. A copy is counted as RAM counts it, a little more than its file;
+// one that replaces a file, as what it adds.
+func (t *Tier) makeRoom(batch []put) {
+	var need int64
+	for _, p := range batch {
+		for _, e := range p.o.Variants {
+			need += int64(e.Size())
+		}
+		if old := t.files[nameOf(p.o.Key)]; old != nil { // the writer alone changes the index
+			need -= old.size
+		}
+	}
+	if t.stats.bytes.Load()+need <= t.cfg.Size {
+		return
+	}
+	t.gate.Lock()
+	gone := t.evict(need)
+	t.gate.Unlock()
+	t.delete(gone)
 }
 
 // writeBatch bounds the copies written between two looks at the purges.
@@ -396,7 +432,7 @@ func (t *Tier) indexAll(made []*file) {
 	for _, f := range made {
 		t.index(f)
 	}
-	gone := t.evict()
+	gone := t.evict(0)
 	t.gate.Unlock()
 	t.delete(gone)
 }
@@ -476,11 +512,11 @@ func (t *Tier) delete(gone []*file) {
 	}
 }
 
-// evict unindexes the oldest written files while over the size bound and
-// returns them, to delete.
-func (t *Tier) evict() []*file {
+// evict unindexes the oldest written files while over the size bound
+// less room and returns them, to delete.
+func (t *Tier) evict(room int64) []*file {
 	var gone []*file
-	for t.stats.bytes.Load() > t.cfg.Size && t.order.Len() > 0 {
+	for t.stats.bytes.Load() > t.cfg.Size-room && t.order.Len() > 0 {
 		f := t.order.Front().Value.(*file)
 		t.unindex(f)
 		gone = append(gone, f)
