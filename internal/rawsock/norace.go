@@ -28,3 +28,18 @@ func sysWritev(fd uintptr, iov *[2]syscall.Iovec, a, b []byte) (int, syscall.Err
 }
 
 const raceEnabled = false
+
+// sysSendMore writes b with MSG_MORE: the bytes wait in the socket for
+// what the next call sends (sendto; MSG_NOSIGNAL as Go's own writes
+// never raise SIGPIPE).
+func sysSendMore(fd uintptr, b []byte) (int, syscall.Errno) {
+	r, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
+		syscall.MSG_MORE|syscall.MSG_NOSIGNAL, 0, 0)
+	return int(r), e
+}
+
+// sysSendfile sends n bytes of the file in from *off, advancing *off.
+func sysSendfile(fd uintptr, in int, off *int64, n int64) (int, syscall.Errno) {
+	r, _, e := syscall.RawSyscall6(syscall.SYS_SENDFILE, fd, uintptr(in), uintptr(unsafe.Pointer(off)), uintptr(n), 0, 0)
+	return int(r), e
+}

@@ -5,6 +5,7 @@ package rawsock
 import (
 	"errors"
 	"syscall"
+	"unsafe"
 )
 
 // Under the race detector the calls go through package syscall, whose
@@ -40,3 +41,16 @@ func errnoOf(err error) syscall.Errno {
 
 // raceEnabled: the race detector allocates on its own; allocation tests skip.
 const raceEnabled = true
+
+// sysSendMore is sendto with MSG_MORE; the sendfile after it tells the
+// detector of the I/O.
+func sysSendMore(fd uintptr, b []byte) (int, syscall.Errno) {
+	r, _, e := syscall.Syscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
+		syscall.MSG_MORE|syscall.MSG_NOSIGNAL, 0, 0)
+	return int(r), e
+}
+
+func sysSendfile(fd uintptr, in int, off *int64, n int64) (int, syscall.Errno) {
+	r, err := syscall.Sendfile(int(fd), in, off, int(n))
+	return r, errnoOf(err)
+}

@@ -23,6 +23,7 @@ type Sock struct {
 	wb      []byte // what the current write has still to send
 	wb2     []byte // and after it (WriteTwo), in the same system call
 	wdone   int
+	file    fileSpan // and after both, from a file (SendFile)
 	werrno  syscall.Errno
 	writeFn func(fd uintptr) bool
 	iov     [2]syscall.Iovec // writev's vector, here so that it does not escape per call
@@ -119,22 +120,17 @@ func (s *Sock) WriteTwo(a, b []byte) (int, error) {
 	return done, nil
 }
 
-// write is Write's callback: false asks the netpoller to wait.
+// write is the callback of every write (Write, WriteTwo, SendFile), the
+// one loop that makes their system calls: false asks the netpoller to
+// wait.
 func (s *Sock) write(fd uintptr) bool {
-	for s.wdone < len(s.wb)+len(s.wb2) {
-		var r int
-		var e syscall.Errno
-		switch {
-		case s.wdone >= len(s.wb):
-			r, e = sysWrite(fd, s.wb2[s.wdone-len(s.wb):])
-		case len(s.wb2) == 0:
-			r, e = sysWrite(fd, s.wb[s.wdone:])
-		default:
-			r, e = sysWritev(fd, &s.iov, s.wb[s.wdone:], s.wb2)
-		}
+	for s.wdone < len(s.wb)+len(s.wb2) || s.file.left > 0 {
+		r, e := s.writeOnce(fd)
 		switch e {
 		case 0:
-			s.wdone += r
+			if !s.wrote(r) {
+				return true // the file ends early: truncated underneath
+			}
 		case syscall.EINTR:
 		case syscall.EAGAIN:
 			return false // wait until writable
@@ -144,6 +140,34 @@ func (s *Sock) write(fd uintptr) bool {
 		}
 	}
 	return true
+}
+
+// writeOnce makes the write's next system call: its bytes (those before a
+// file held back to leave with the file's first), then the file's.
+func (s *Sock) writeOnce(fd uintptr) (int, syscall.Errno) {
+	switch {
+	case s.wdone >= len(s.wb)+len(s.wb2):
+		return sysSendfile(fd, s.file.fd, &s.file.off, min(s.file.left, maxSendfile))
+	case s.file.left > 0:
+		return sysSendMore(fd, s.wb[s.wdone:])
+	case s.wdone >= len(s.wb):
+		return sysWrite(fd, s.wb2[s.wdone-len(s.wb):])
+	case len(s.wb2) == 0:
+		return sysWrite(fd, s.wb[s.wdone:])
+	default:
+		return sysWritev(fd, &s.iov, s.wb[s.wdone:], s.wb2)
+	}
+}
+
+// wrote counts r bytes the last call wrote; false when a sendfile sent
+// none, the file ending before its span.
+func (s *Sock) wrote(r int) bool {
+	if s.wdone < len(s.wb)+len(s.wb2) {
+		s.wdone += r
+		return true
+	}
+	s.file.left -= int64(r)
+	return r > 0
 }
 
 var (

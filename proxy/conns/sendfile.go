@@ -3,11 +3,6 @@ package conns
 import (
 	"errors"
 	"fmt"
-	"sync"
-	"syscall"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // A hit the disk tier sends from its file (proxy/sendfile.go) is the
@@ -38,82 +33,20 @@ func (c *Conn) WriteFile() {
 // error wrapping errors.ErrUnsupported. Call it from the serving
 // goroutine.
 func (c *Conn) SendFile(fd int, off, n int64) (int64, error) {
-	if c.raw == nil || c.rc == nil {
+	if c.raw == nil {
 		if err := c.sendHeld(); err != nil {
 			return 0, err
 		}
 		return 0, fmt.Errorf("conns: sendfile: %w", errors.ErrUnsupported)
 	}
-	s := senders.Get().(*fileSender)
-	defer senders.Put(s)
-	s.in, s.off, s.left, s.errno = fd, off, n, 0
+	var head []byte
 	if c.vec.held != nil {
-		s.head = *c.vec.held
+		head = *c.vec.held
 	}
 	c.vec.body = nil
-	err := c.rc.Write(s.fn)
-	sent := n - s.left
-	errno := s.errno
-	s.head = nil
+	sent, err := c.raw.SendFile(head, fd, off, n) // the socket's one write loop
 	if c.vec.held != nil {
 		c.releaseHeld()
 	}
-	switch {
-	case err != nil:
-		return sent, err
-	case errno != 0:
-		return sent, fmt.Errorf("conns: sendfile: %w", errno)
-	}
-	return sent, nil
-}
-
-// fileSender is one SendFile's state, for its callback (a method value
-// made once, so that a send allocates nothing).
-type fileSender struct {
-	head      []byte // the held head, sent first with MSG_MORE
-	in        int
-	off, left int64
-	errno     syscall.Errno
-	fn        func(fd uintptr) bool
-}
-
-var senders = sync.Pool{New: func() any {
-	s := &fileSender{}
-	s.fn = s.send
-	return s
-}}
-
-// send is SendFile's callback: false asks the netpoller to wait.
-func (s *fileSender) send(fd uintptr) bool {
-	for len(s.head) > 0 {
-		r, _, e := syscall.Syscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&s.head[0])), uintptr(len(s.head)),
-			unix.MSG_MORE|unix.MSG_NOSIGNAL, 0, 0)
-		switch e {
-		case 0:
-			s.head = s.head[r:]
-		case syscall.EINTR:
-		case syscall.EAGAIN:
-			return false
-		default:
-			s.errno = e
-			return true
-		}
-	}
-	for s.left > 0 {
-		r, err := unix.Sendfile(int(fd), s.in, &s.off, int(min(s.left, 1<<30)))
-		switch err {
-		case nil:
-			if r == 0 {
-				return true // the file ends early: truncated underneath
-			}
-			s.left -= int64(r)
-		case syscall.EINTR:
-		case syscall.EAGAIN:
-			return false
-		default:
-			s.errno = err.(syscall.Errno)
-			return true
-		}
-	}
-	return true
+	return sent, err
 }
