@@ -29,12 +29,14 @@ type node struct {
 	cfgPath                string
 	p                      *process
 	pid                    atomic.Int64 // p's, for the RSS reads of another goroutine
+	since                  atomic.Int64 // unix nanos when p was started or adopted
 }
 
 // run makes p the node's process.
 func (n *node) run(p *process) {
 	n.p = p
 	n.pid.Store(int64(p.pid()))
+	n.since.Store(time.Now().UnixNano())
 }
 
 type soak struct {
@@ -492,17 +494,21 @@ func (s *soak) purge(ctx context.Context, r *rand.Rand) {
 	time.Sleep(200 * time.Millisecond)
 }
 
-// nodeBState says whether node B was being upgraded or restarted, for a
-// lost purge's message: an upgrade runs two processes of the node for a
-// moment (the old one answers the connections it kept).
+// nodeBState says whether node B was being upgraded or restarted, and
+// how long its process has run, for a lost purge's message: an upgrade
+// runs two processes of the node for a moment (the old one answers the
+// connections it kept), and a restarted node that could not replay the
+// stream within 5 s serves what it loaded stale (fwd=stale) while it
+// refreshes it.
 func (s *soak) nodeBState() string {
+	state := fmt.Sprintf(", node B's process up %v", time.Since(time.Unix(0, s.nodes[1].since.Load())).Round(time.Millisecond))
 	switch {
 	case within(&s.upgrading):
-		return ", node B upgrading"
+		state += ", node B upgrading"
 	case within(&s.nodeDown):
-		return ", node B restarting"
+		state += ", node B restarting"
 	}
-	return ""
+	return state
 }
 
 // slowReader reads a 2 MiB page at about 256 KiB/s.
