@@ -26,9 +26,10 @@ type FanoutConfig struct {
 	// master_name=NAME it names Redis Sentinels instead (host and addr=
 	// parameters), which find the master and follow its failover.
 	URL string
-	// Node names this node in every entry it publishes, so that it can
-	// ignore its own echo. Unique per node; the caller computes the default
-	// (hostname:port).
+	// Node names this node in every entry it publishes. Unique per node;
+	// the caller computes the default (hostname:port). Its echo is told
+	// by the process too (Fanout.proc): the two processes of an upgrade
+	// share the name and must apply each other's purges.
 	Node string
 	// Stream is the stream key. Default "ramjet:purge". The epoch key is
 	// Stream + ":epoch".
@@ -109,6 +110,9 @@ type Fanout struct {
 	local Invalidator
 	log   *slog.Logger
 	epKey string
+	// proc tells this Fanout's entries from those of another process of
+	// the node (echo).
+	proc string
 
 	pub *redis.Client // publisher's connections
 	sub *redis.Client // subscriber's; closed by Close to end a blocked XREAD
@@ -203,6 +207,7 @@ func NewFanout(cfg FanoutConfig, local Invalidator, log *slog.Logger, m *metrics
 		sub:    client(2),
 		wake:   make(chan struct{}, 1),
 		caught: newCaughtUp(),
+		proc:   newProc(),
 	}
 	if cfg.Resume != nil {
 		if err := f.resumeAt(cfg.Resume); err != nil {

@@ -62,7 +62,7 @@ func (f *Fanout) SetKeys(keys []string) { f.keys.Store(newKeyring(keys)) }
 // are keys.
 func (f *Fanout) entryValues(dst []any, p pending, cmd []byte) []any {
 	ts := strconv.FormatInt(p.ts, 10)
-	dst = append(dst[:0], "node", f.cfg.Node, "cmd", cmd, "ts", ts)
+	dst = append(dst[:0], "node", f.cfg.Node, "cmd", cmd, "ts", ts, procField, f.proc)
 	if k := *f.keys.Load(); len(k) > 0 {
 		dst = append(dst, macField, hex.EncodeToString(mac(k[0], f.cfg.Stream, f.cfg.Node, ts, cmd)))
 	}

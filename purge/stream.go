@@ -272,7 +272,7 @@ func (f *Fanout) apply(msg redis.XMessage) {
 		f.reject(msg, err) // passed, not a gap: nothing was lost
 		return
 	}
-	if node, _ := msg.Values["node"].(string); node == f.cfg.Node {
+	if f.echo(msg.Values) {
 		return
 	}
 	raw, _ := msg.Values["cmd"].(string)

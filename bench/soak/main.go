@@ -22,11 +22,13 @@
 // It fails (exit 1) on: a failed request that is not a 502/503/504 while
 // the component behind it was down or just killed (each counted by
 // cause), a lost purge (a node serving a page's old version once its purge
-// had time to reach it), RSS growth of a node past 10 % from the end of
-// warm-up to the end, or goroutines or file descriptors left over at the
-// end: counted with the load stopped and the idle connections still open,
-// they may not exceed (with a little slack) those counted under load after
-// warm-up.
+// had time to reach it), a node's RSS growing past 10 % under load (its
+// peak in each round of disruptions, read every second: the median of the
+// last three rounds' against that of the first three after the warm-up
+// round; rss.go says why), or goroutines or file descriptors left over at
+// the end: counted with the load stopped and the idle connections still
+// open, they may not exceed (with a little slack) those counted under load
+// after warm-up.
 //
 //	go run ./bench/soak --duration 60s
 package main
