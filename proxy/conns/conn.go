@@ -162,6 +162,9 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	n, err := c.sock.Read(p)
 	if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) && (c.parkBy.IsZero() || time.Now().Before(c.parkBy)) {
+		if n, err = c.readLate(p); n > 0 || err != nil {
+			return n, err
+		}
 		if c.state.CompareAndSwap(stServing, stParkPending) {
 			return 0, io.EOF
 		}
