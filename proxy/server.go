@@ -184,6 +184,7 @@ func RegisterConnMetrics(set *metrics.Set, name string, l *conns.Listener) {
 	gauge("ramjet_client_connections"+lbl, func(s conns.Stats) float64 { return float64(s.Open) })
 	gauge("ramjet_client_connections_parked"+lbl, func(s conns.Stats) float64 { return float64(s.Parked) })
 	gauge("ramjet_client_connection_parks_total"+lbl, func(s conns.Stats) float64 { return float64(s.Parks) })
+	gauge("ramjet_client_connection_late_reads_total"+lbl, func(s conns.Stats) float64 { return float64(s.LateReads) })
 	gauge(`ramjet_client_connections_refused_total{listener="`+name+`",reason="max_conns"}`,
 		func(s conns.Stats) float64 { return float64(s.RefusedMax) })
 	gauge(`ramjet_client_connections_refused_total{listener="`+name+`",reason="per_ip"}`,

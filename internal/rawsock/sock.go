@@ -19,6 +19,7 @@ type Sock struct {
 	rn     int
 	rerrno syscall.Errno
 	readFn func(fd uintptr) bool
+	nowFn  func(fd uintptr) // ReadNow's callback (now.go)
 
 	wb      []byte // what the current write has still to send
 	wb2     []byte // and after it (WriteTwo), in the same system call
@@ -45,7 +46,7 @@ func New(nc net.Conn) (*Sock, bool) {
 // Of returns a Sock on rc, the socket a net.Conn's SyscallConn gives.
 func Of(rc syscall.RawConn) *Sock {
 	s := &Sock{rc: rc}
-	s.readFn, s.writeFn = s.read, s.write
+	s.readFn, s.writeFn, s.nowFn = s.read, s.write, s.readNow
 	return s
 }
 

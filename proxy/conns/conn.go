@@ -162,6 +162,9 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	n, err := c.sock.Read(p)
 	if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) && (c.parkBy.IsZero() || time.Now().Before(c.parkBy)) {
+		if n, err = c.readLate(p); n > 0 || err != nil {
+			return n, err
+		}
 		if c.state.CompareAndSwap(stServing, stParkPending) {
 			return 0, io.EOF
 		}
@@ -290,14 +293,17 @@ func (c *Conn) dropSock() {
 }
 
 // lingerFor is a woken connection's next linger after a park of slept:
-// doubled (up to MaxLinger) when it slept less than MaxLinger — its
-// client pauses a little longer than it lingered, and parking costs it
-// more than waiting would — and back to Linger after a longer sleep.
+// when it slept less than MaxLinger — its client pauses a little longer
+// than it lingered, and parking costs it more than waiting would — twice
+// the whole pause (linger and sleep; up to MaxLinger), so that one park
+// is enough for a client that pauses 100 ms (a core shared with others
+// makes 1,000 clients wait that long for their turn); back to Linger
+// after a longer sleep.
 func lingerFor(linger, slept time.Duration, cfg Config) time.Duration {
 	if slept >= cfg.MaxLinger {
 		return cfg.Linger
 	}
-	return min(2*linger, cfg.MaxLinger)
+	return min(2*(linger+slept), cfg.MaxLinger)
 }
 
 var (

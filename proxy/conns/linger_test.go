@@ -12,13 +12,15 @@ import (
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
-func TestLingerDoublesAfterAShortParkAndResetsAfterALongOne(t *testing.T) {
+func TestLingerCoversTwiceThePauseAfterAShortParkAndResetsAfterALongOne(t *testing.T) {
 	cfg := Config{Linger: 20 * time.Millisecond, MaxLinger: time.Second}
 	cases := []struct {
 		linger, slept, want time.Duration
 	}{
-		{20 * time.Millisecond, 30 * time.Millisecond, 40 * time.Millisecond},
-		{640 * time.Millisecond, 700 * time.Millisecond, time.Second}, // capped
+		{20 * time.Millisecond, 0, 40 * time.Millisecond},                       // woken at once: doubled
+		{20 * time.Millisecond, 30 * time.Millisecond, 100 * time.Millisecond},  // a 50 ms pause
+		{20 * time.Millisecond, 100 * time.Millisecond, 240 * time.Millisecond}, // one park covers a 120 ms pause
+		{640 * time.Millisecond, 700 * time.Millisecond, time.Second},           // capped
 		{time.Second, 900 * time.Millisecond, time.Second},
 		{time.Second, 5 * time.Second, 20 * time.Millisecond}, // idle for long: parks early again
 		{40 * time.Millisecond, time.Second, 20 * time.Millisecond},
@@ -67,6 +69,46 @@ func TestAClientThatPausesALittleStopsBeingParked(t *testing.T) {
 	parks := l.Stats().Parks
 	if parks == 0 || parks > requests-4 {
 		t.Fatalf("%d parks over %d pauses of 30 ms, want a few (5, 10, 20 ms lingers) and then none", parks, requests)
+	}
+}
+
+// TestAClientThatPausesLongerThanTheLingerIsParkedOnce: a client
+// pausing 60 ms between requests, against a 5 ms linger, is parked once:
+// the linger its wake gives covers twice the pause it saw (it took five
+// parks while the linger only doubled: at 5, 10, 20 and 40 ms).
+func TestAClientThatPausesLongerThanTheLingerIsParkedOnce(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewListener(inner, Config{Name: "test", Park: true, Linger: 5 * time.Millisecond, MaxLinger: time.Second},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if l.lot == nil {
+		if runtime.GOOS == "linux" {
+			t.Fatal("no lot on Linux: parking should work here")
+		}
+		testbed.Skip(t, "parking needs epoll (Linux)")
+	}
+	defer l.Close()
+	go serveEcho(l)
+	client, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	br := bufio.NewReader(client)
+	const requests = 8
+	for i := range requests {
+		if _, err := client.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := br.ReadByte(); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		time.Sleep(60 * time.Millisecond) // the client's pause is what is tested
+	}
+	if parks := l.Stats().Parks; parks != 1 {
+		t.Fatalf("%d parks over %d pauses of 60 ms, want 1", parks, requests)
 	}
 }
 

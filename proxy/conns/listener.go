@@ -48,6 +48,7 @@ type Config struct {
 type Stats struct {
 	Open, Parked                int64
 	Parks                       uint64 // connections parked so far
+	LateReads                   uint64 // requests found as a linger deadline fired (late.go): parks saved
 	RefusedMax, RefusedPerIP    uint64
 	AcceptErrors, AcceptBackoff uint64
 }
@@ -71,6 +72,7 @@ type Listener struct {
 	open                        atomic.Int64
 	refusedMax, refusedPerIP    atomic.Uint64
 	acceptErrors, acceptBackoff atomic.Uint64
+	lateReads                   atomic.Uint64
 	refusers                    chan struct{} // bounds the goroutines answering refused connections
 
 	mu    sync.Mutex // guards perIP
@@ -137,7 +139,7 @@ func (l *Listener) Close() error {
 // Stats reads the counters.
 func (l *Listener) Stats() Stats {
 	s := Stats{Open: l.open.Load(), RefusedMax: l.refusedMax.Load(), RefusedPerIP: l.refusedPerIP.Load(),
-		AcceptErrors: l.acceptErrors.Load(), AcceptBackoff: l.acceptBackoff.Load()}
+		AcceptErrors: l.acceptErrors.Load(), AcceptBackoff: l.acceptBackoff.Load(), LateReads: l.lateReads.Load()}
 	if l.lot != nil {
 		s.Parked, s.Parks = l.lot.count()
 	}
