@@ -44,7 +44,6 @@ type Conn struct {
 	idle        bool          // the server waits for the next request: the next Read may park
 	fresh       bool          // no request served since accept or wake
 	intercepted bool          // the server set a read deadline while idle
-	inSet       bool          // parked attached once: its descriptor is in the lot's epoll set (detach_linux.go)
 	parkBy      time.Time     // that deadline: a parked connection is closed then; zero: never
 	linger      time.Duration // this connection's own wait before parking (lingerFor)
 	vec         vectored      // a response's writes held back to go out with its body (vectored.go)
