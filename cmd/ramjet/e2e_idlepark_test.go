@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,11 +24,7 @@ import (
 // page, a hit; parked again, a client that hangs up frees its
 // connection, descriptor and place under the limits.
 func TestParkedConnectionsAreDetachedAndAnswerTheirOwnClientsAcrossAReload(t *testing.T) {
-	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age=600")
-		io.WriteString(w, "page "+r.URL.Path)
-	}))
-	defer origin.Close()
+	origin := ownPagesOrigin(t)
 	dir := t.TempDir()
 	conf := func(ttl string) string {
 		return "server:\n  idle_timeout: 60s\ndefaults:\n  default_ttl: " + ttl + "\n"
@@ -205,11 +200,7 @@ func socketsInTwoPollSets(t *testing.T, pid int) int {
 // not fasthttp's 10-20, so that the release after them gives their
 // stacks back while the connections are still idle.
 func TestTheWorkersABurstLeftIdleEndWithinSeconds(t *testing.T) {
-	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age=600")
-		io.WriteString(w, "page "+r.URL.Path)
-	}))
-	defer origin.Close()
+	origin := ownPagesOrigin(t)
 	rj := startRamjet(t, origin.URL)
 	goroutines := func() float64 { return metricValue(t, rj.AdminURL, "go_goroutines") }
 	before := goroutines()

@@ -18,6 +18,7 @@ type Sock struct {
 	rb     []byte // the current read's buffer
 	rn     int
 	rerrno syscall.Errno
+	rnow   bool // the current read does not wait (ReadNow)
 	readFn func(fd uintptr) bool
 
 	wb      []byte // what the current write has still to send
@@ -75,6 +76,15 @@ func (s *Sock) Read(b []byte) (int, error) {
 	return n, nil
 }
 
+// ReadNow is Read without the wait: what the socket holds now, or an
+// error that is syscall.EAGAIN when it holds nothing.
+func (s *Sock) ReadNow(b []byte) (int, error) {
+	s.rnow = true
+	n, err := s.Read(b)
+	s.rnow = false
+	return n, err
+}
+
 // read is Read's callback: false asks the netpoller to wait.
 func (s *Sock) read(fd uintptr) bool {
 	for {
@@ -83,7 +93,9 @@ func (s *Sock) read(fd uintptr) bool {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
-			return false // wait until readable
+			if !s.rnow {
+				return false // wait until readable
+			}
 		}
 		s.rn, s.rerrno = r, e
 		return true

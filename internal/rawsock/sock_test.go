@@ -228,3 +228,40 @@ func TestAResetSockServesTheOtherSocket(t *testing.T) {
 		t.Fatalf("the first socket's peer read %d bytes (%v), want none", n, err)
 	}
 }
+
+// TestReadNowDoesNotWait: ReadNow on a socket with nothing to read
+// returns syscall.EAGAIN at once, even without a deadline, and what the
+// socket holds when it holds something.
+func TestReadNowDoesNotWait(t *testing.T) {
+	client, server := tcpPair(t)
+	s, ok := New(server)
+	if !ok {
+		t.Fatal("a TCP connection has a descriptor")
+	}
+	buf := make([]byte, 8)
+	if n, err := s.ReadNow(buf); n > 0 || !errors.Is(err, syscall.EAGAIN) {
+		t.Fatalf("ReadNow on an empty socket: %d, %v; want EAGAIN", n, err)
+	}
+	if _, err := client.Write([]byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, err := s.ReadNow(buf)
+		if err == nil {
+			if string(buf[:n]) != "hi" {
+				t.Fatalf("ReadNow: %q, want hi", buf[:n])
+			}
+			break
+		}
+		if !errors.Is(err, syscall.EAGAIN) || time.Now().After(deadline) {
+			t.Fatalf("ReadNow after the client wrote: %v", err)
+		}
+		runtime.Gosched()
+	}
+	client.Close()
+	// A read that waits still waits, and sees the end.
+	if _, err := s.Read(buf); err != io.EOF {
+		t.Fatalf("Read after the client closed: %v, want io.EOF", err)
+	}
+}

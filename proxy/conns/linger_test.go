@@ -22,6 +22,8 @@ func TestLingerDoublesAfterAShortParkAndResetsAfterALongOne(t *testing.T) {
 		{time.Second, 900 * time.Millisecond, time.Second},
 		{time.Second, 5 * time.Second, 20 * time.Millisecond}, // idle for long: parks early again
 		{40 * time.Millisecond, time.Second, 20 * time.Millisecond},
+		{0, time.Millisecond, 20 * time.Millisecond}, // parked at once after its first answer: lingers from then on
+		{0, 5 * time.Second, 20 * time.Millisecond},
 	}
 	for _, c := range cases {
 		if got := lingerFor(c.linger, c.slept, cfg); got != c.want {
