@@ -13,7 +13,6 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/ramjet-proxy/ramjet/internal/rawsock"
-	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
 // Protocol limits this server announces and keeps.
@@ -68,7 +67,6 @@ type conn struct {
 	outBox        *[]byte    // the pooled buffer out came from
 	readBy        time.Time  // nc's read deadline, as waitForFrame or wakeIfDone last set it
 	hb            headerBuf
-	fields        streamctx.Fields // the header being encoded, as the fields enc takes
 	enc           *hpack.Encoder
 	names, values map[string]string // interned header strings for enc
 

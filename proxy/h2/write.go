@@ -217,16 +217,23 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 func (c *conn) writeHeaders(st *stream, resp *fasthttp.Response, status int, head, end bool) {
 	c.hb.b = c.hb.b[:0]
 	c.field(":status", statusText(status))
-	c.fields.Response(resp, status, head)
-	c.writeFields()
+	f := fieldsPool.Get().(*streamctx.Fields)
+	f.Response(resp, status, head)
+	c.writeFields(f)
+	fieldsPool.Put(f)
 	c.appendHeaderBlock(st.id, end)
 }
 
-// writeFields HPACK-encodes c.fields into c.hb. mu must be held. The
-// Date of this second is the shared string, not interned: it changes
-// every second.
-func (c *conn) writeFields() {
-	for name, v := range c.fields.All() {
+// fieldsPool lends the fields of the header being encoded: a connection
+// holds none between its responses (an idle one kept its last
+// response's, about 1 KiB).
+var fieldsPool = sync.Pool{New: func() any { return new(streamctx.Fields) }}
+
+// writeFields HPACK-encodes f into c.hb; nothing keeps f after it. mu
+// must be held. The Date of this second is the shared string, not
+// interned: it changes every second.
+func (c *conn) writeFields(f *streamctx.Fields) {
+	for name, v := range f.All() {
 		n, value := c.intern(c.names, name), ""
 		if n == "date" {
 			if d := streamctx.Date(); string(v) == d {
