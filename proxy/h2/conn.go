@@ -68,7 +68,7 @@ type conn struct {
 	readBy        time.Time  // nc's read deadline, as waitForFrame or wakeIfDone last set it
 	hb            headerBuf
 	enc           *hpack.Encoder
-	names, values map[string]string // interned header strings for enc
+	names, values map[string]string // interned header strings for enc; names only past commonNames, nil until one
 
 	writing    bool  // a goroutine is in flush, writing without mu
 	readerBusy bool  // serve has frames to process and will flush after them
@@ -90,7 +90,6 @@ func newConn(s *Server, nc, standin net.Conn) *conn {
 		nc:           nc,
 		standin:      standin,
 		streams:      make(map[uint32]*stream),
-		names:        make(map[string]string),
 		values:       make(map[string]string),
 		sendWindow:   initialWindow,
 		recvWindow:   connWindow,

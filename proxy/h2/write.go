@@ -234,7 +234,7 @@ var fieldsPool = sync.Pool{New: func() any { return new(streamctx.Fields) }}
 // interned: it changes every second.
 func (c *conn) writeFields(f *streamctx.Fields) {
 	for name, v := range f.All() {
-		n, value := c.intern(c.names, name), ""
+		n, value := c.internName(name), ""
 		if n == "date" {
 			if d := streamctx.Date(); string(v) == d {
 				value = d
@@ -288,6 +288,33 @@ func (c *conn) intern(m map[string]string, v []byte) string {
 	m[s] = s
 	return s
 }
+
+// internName is intern for a header name: the names most responses
+// carry are the process's (commonNames), so that a connection keeps a map
+// of its own only for others.
+func (c *conn) internName(v []byte) string {
+	if s, ok := commonNames[string(v)]; ok {
+		return s
+	}
+	if c.names == nil {
+		c.names = make(map[string]string)
+	}
+	return c.intern(c.names, v)
+}
+
+// commonNames are response header names, lower case as HTTP/2 sends
+// them, that every connection shares: read only after init.
+var commonNames = func() map[string]string {
+	m := make(map[string]string)
+	for _, n := range []string{"accept-ranges", "age", "alt-svc", "cache-control", "cache-status", "content-disposition",
+		"content-encoding", "content-language", "content-length", "content-location", "content-range",
+		"content-security-policy", "content-type", "date", "etag", "expires", "last-modified", "link", "location",
+		"permissions-policy", "referrer-policy", "retry-after", "server", "set-cookie", "strict-transport-security",
+		"vary", "www-authenticate", "x-content-type-options", "x-frame-options", "x-powered-by", "x-xss-protection"} {
+		m[n] = n
+	}
+	return m
+}()
 
 // statusText is the :status value of a code.
 func statusText(code int) string {
