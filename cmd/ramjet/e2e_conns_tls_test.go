@@ -24,6 +24,9 @@ import (
 // so that a connection cut within seconds was cut by header_timeout.
 const connsConfig = "server:\n  header_timeout: 500ms\n  read_timeout: 60s\n  idle_timeout: 60s\n  max_conns_per_ip: 4\n"
 
+// cachedOrigin answers every path with "page PATH", cacheable for 10
+// minutes: a client that gets its own page got no other connection's
+// answer.
 func cachedOrigin(t *testing.T) *httptest.Server {
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=600")

@@ -44,9 +44,8 @@ type Conn struct {
 	idle        bool          // the server waits for the next request: the next Read may park
 	fresh       bool          // no request served since accept or wake
 	intercepted bool          // the server set a read deadline while idle
-	inSet       bool          // parked attached once: its descriptor is in the lot's epoll set (detach_linux.go)
 	parkBy      time.Time     // that deadline: a parked connection is closed then; zero: never
-	linger      time.Duration // this connection's own wait before parking (lingerFor)
+	linger      time.Duration // this connection's own wait before parking (lingerFor); 0: none yet (parksAtOnce)
 	vec         vectored      // a response's writes held back to go out with its body (vectored.go)
 
 	// Fields of the lot, under its mutex.
@@ -65,6 +64,7 @@ func newConn(l *Listener, c net.Conn, ip netip.Addr) *Conn {
 		if rc, err := tc.SyscallConn(); err == nil {
 			pc.rc = rc
 			pc.takeSock()
+			pc.linger = 0 // parks at once after its first answer (parksAtOnce)
 		}
 	}
 	if l.lot != nil {
@@ -125,11 +125,36 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 		return c.Conn.SetReadDeadline(t)
 	}
 	c.intercepted, c.parkBy = true, t
-	wait := time.Now().Add(c.linger)
+	if c.parksAtOnce() {
+		return c.Conn.SetReadDeadline(t) // no wait: the request's bytes get the server's deadline
+	}
+	wait := time.Now().Add(c.wait())
 	if !t.IsZero() && t.Before(wait) {
 		wait = t
 	}
 	return c.Conn.SetReadDeadline(wait)
+}
+
+// wait is how long c's next idle Read waits for a request before it
+// parks the connection: its linger, and at least the listener's for a
+// connection's first request (its bytes may be on the way as it is
+// accepted) or a woken one's.
+func (c *Conn) wait() time.Duration {
+	if c.fresh {
+		return max(c.linger, c.l.cfg.Linger)
+	}
+	return c.linger
+}
+
+// parksAtOnce reports whether c's next idle Read parks c unless the next
+// request is already there: a connection after its first answer, never
+// parked yet (linger 0, newConn). A client that sends one request and
+// keeps the connection idle, as most do, then holds neither a goroutine
+// nor buffers while it lingers (at a burst of new connections, hundreds
+// of them at once, each with 30 KiB of buffers and stack); one that goes
+// on costs one park and wake, after which it lingers as before.
+func (c *Conn) parksAtOnce() bool {
+	return c.linger == 0 && !c.fresh && c.raw != nil
 }
 
 // Read is the connection's: while c waits for a request, a Read that
@@ -154,21 +179,31 @@ func (c *Conn) Read(p []byte) (int, error) {
 		}
 		return c.sock.Read(p)
 	}
+	now := c.parksAtOnce()
 	if !intercepted { // the server set no deadline: time the linger ourselves
 		c.parkBy = time.Time{}
-		if err := c.Conn.SetReadDeadline(time.Now().Add(c.linger)); err != nil {
+		until := time.Time{}
+		if !now {
+			until = time.Now().Add(c.wait())
+		}
+		if err := c.Conn.SetReadDeadline(until); err != nil {
 			return 0, err
 		}
 	}
-	n, err := c.sock.Read(p)
+	var n int
+	var err error
+	if now {
+		if n, err = c.raw.ReadNow(p); n == 0 && err == nil {
+			return c.parkPending() // nothing yet
+		}
+	} else {
+		n, err = c.sock.Read(p)
+	}
 	if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) && (c.parkBy.IsZero() || time.Now().Before(c.parkBy)) {
 		if n, err = c.readLate(p); n > 0 || err != nil {
 			return n, err
 		}
-		if c.state.CompareAndSwap(stServing, stParkPending) {
-			return 0, io.EOF
-		}
-		return 0, net.ErrClosed
+		return c.parkPending()
 	}
 	// A server re-arms the read deadline at a keep-alive request's first
 	// byte (fasthttp does), but not at a connection's first request, nor
@@ -292,18 +327,29 @@ func (c *Conn) dropSock() {
 	c.sock, c.raw = c.Conn, nil
 }
 
+// parkPending has the server let go of c (io.EOF) for the listener to
+// park it, unless c was closed meanwhile.
+func (c *Conn) parkPending() (int, error) {
+	if c.state.CompareAndSwap(stServing, stParkPending) {
+		return 0, io.EOF
+	}
+	return 0, net.ErrClosed
+}
+
 // lingerFor is a woken connection's next linger after a park of slept:
 // when it slept less than MaxLinger — its client pauses a little longer
 // than it lingered, and parking costs it more than waiting would — twice
-// the whole pause (linger and sleep; up to MaxLinger), so that one park
-// is enough for a client that pauses 100 ms (a core shared with others
-// makes 1,000 clients wait that long for their turn); back to Linger
+// the whole pause (linger and sleep; from Linger at least, up to
+// MaxLinger: a connection parked right after its first answer lingered
+// none), so that one park is enough for a client that pauses 100 ms (a
+// core shared with others makes 1,000 clients wait that long for their
+// turn); back to Linger
 // after a longer sleep.
 func lingerFor(linger, slept time.Duration, cfg Config) time.Duration {
 	if slept >= cfg.MaxLinger {
 		return cfg.Linger
 	}
-	return min(2*(linger+slept), cfg.MaxLinger)
+	return min(max(2*(linger+slept), cfg.Linger), cfg.MaxLinger)
 }
 
 var (

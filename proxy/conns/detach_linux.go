@@ -21,8 +21,9 @@ import (
 
 // detach closes c's net.Conn and keeps a descriptor of its socket for
 // the lot; on failure (out of descriptors) c stays attached. c is
-// parking: nothing else reads or writes it.
-func (c *Conn) detach(epfd int) {
+// parking: nothing else reads or writes it, and its socket is in no
+// epoll set (the lot's wake takes a woken one out).
+func (c *Conn) detach() {
 	if c.rc == nil {
 		return
 	}
@@ -30,26 +31,17 @@ func (c *Conn) detach(epfd int) {
 	if err != nil {
 		return
 	}
-	if c.inSet {
-		// Parked attached once: the set would keep that entry while the
-		// dup holds the socket open, and report its number after a reuse.
-		_ = unix.EpollCtl(epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
-		c.inSet = false
-	}
 	_ = c.Conn.Close() // the socket lives on in fd
 	c.Conn, c.sock, c.rc, c.fd = detached{}, detached{}, nil, fd
 }
 
 // attach makes a detached c a net.Conn on its socket again as the lot
-// wakes it; on failure the socket is closed.
-func (c *Conn) attach(epfd int) error {
+// wakes it (after taking it out of the set); on failure the socket is
+// closed.
+func (c *Conn) attach() error {
 	if !c.isDetached() {
 		return nil
 	}
-	// Out of the set before the descriptor closes: the set keeps an entry
-	// while any descriptor of the socket is open, and would report the
-	// closed number.
-	_ = unix.EpollCtl(epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
 	// net.FileConn turns TCP keep-alive probes on (Go's default for a new
 	// connection); a listener that had them off (ListenTCP with an idle
 	// timeout) keeps them off.

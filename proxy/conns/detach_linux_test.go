@@ -305,3 +305,57 @@ func TestAWokenConnectionKeepsItsListenersKeepAlive(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestAWokenConnectionIsOutOfTheLotsEpollSet: a connection is in the
+// lot's epoll set exactly while parked. One parked attached (no RawConn
+// to detach it by, as under a PROXY header's wrapper, or no descriptor
+// left for the dup) is out of it once woken, so that parking it detached
+// later leaves no entry behind under its old descriptor's number; and it
+// still answers its own client after each wake.
+func TestAWokenConnectionIsOutOfTheLotsEpollSet(t *testing.T) {
+	l, addr := parkingListener(t)
+	client, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	nc, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := nc.(*Conn)
+	defer c.Close()
+	rc := c.rc
+	for i, attached := range []bool{true, false} {
+		if attached {
+			c.rc = nil // detach cannot: parked attached
+		}
+		c.Idle()
+		if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+			t.Fatalf("park %d: idle Read past the linger: %v, want io.EOF (park)", i, err)
+		}
+		_ = c.Close() // parks
+		if _, err := client.Write([]byte{'a' + byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+		if woken, err := l.Accept(); err != nil || woken != c {
+			t.Fatalf("park %d: Accept: %v, %v; want the parked connection", i, woken, err)
+		}
+		if c.isDetached() {
+			t.Fatalf("park %d: woken but detached", i)
+		}
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)}
+		if err := unix.EpollCtl(l.lot.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev); err != unix.ENOENT {
+			t.Fatalf("park %d (attached %v): the woken connection's descriptor in the lot's set: %v, want ENOENT", i, attached, err)
+		}
+		if attached {
+			c.rc = rc
+			c.takeSock()
+		}
+		buf := make([]byte, 1)
+		if _, err := io.ReadFull(c, buf); err != nil || buf[0] != 'a'+byte(i) {
+			t.Fatalf("park %d: woken Read: %q, %v", i, buf, err)
+		}
+		c.Busy()
+	}
+}

@@ -13,8 +13,8 @@ import (
 	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
-// lateConn is a parking listener's connection whose linger is over as
-// soon as it is armed (1 ns), and the client side: its next idle Read
+// lateConn is a parking listener's connection, woken once, whose linger
+// is over as soon as it is armed (1 ns), and the client side: its next idle Read
 // finds the linger deadline fired, as a busy core's scheduler lets it
 // fire before it polls the network.
 func lateConn(t *testing.T) (*Conn, *Listener, net.Conn) {
@@ -42,7 +42,9 @@ func lateConn(t *testing.T) (*Conn, *Listener, net.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nc.Close() })
-	return nc.(*Conn), l, client
+	c := nc.(*Conn)
+	c.linger = l.cfg.Linger // woken once: it lingers (a first answer's park waits for nothing)
+	return c, l, client
 }
 
 // sent waits until the bytes the client sent are in c's socket.

@@ -24,6 +24,8 @@ func TestLingerCoversTwiceThePauseAfterAShortParkAndResetsAfterALongOne(t *testi
 		{time.Second, 900 * time.Millisecond, time.Second},
 		{time.Second, 5 * time.Second, 20 * time.Millisecond}, // idle for long: parks early again
 		{40 * time.Millisecond, time.Second, 20 * time.Millisecond},
+		{0, time.Millisecond, 20 * time.Millisecond}, // parked at once after its first answer: lingers from then on
+		{0, 5 * time.Second, 20 * time.Millisecond},
 	}
 	for _, c := range cases {
 		if got := lingerFor(c.linger, c.slept, cfg); got != c.want {
@@ -128,8 +130,10 @@ func serveBytes(l *Listener, idle time.Duration, answer func(byte) byte) {
 		go func(c *Conn) {
 			defer c.Close()
 			buf := make([]byte, 1)
-			for {
-				c.Idle()
+			for first := true; ; first = false {
+				if !first { // as fasthttp: idle after an answer (StateIdle), not at accept
+					c.Idle()
+				}
 				if err := c.SetReadDeadline(time.Now().Add(idle)); err != nil {
 					return
 				}

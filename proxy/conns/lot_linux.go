@@ -25,6 +25,9 @@ type lot struct {
 	raw  syscall.RawConn
 	done chan struct{} // the poller's end
 
+	settler  *settler       // lotSettler's as the lot was made
+	releases sync.WaitGroup // the release the poller started (settler.run), if one runs
+
 	mu     sync.Mutex // guards byFD, byTime, closed, parks
 	parks  uint64
 	byFD   map[int32]*Conn
@@ -58,7 +61,8 @@ func newLot(l *Listener) (*lot, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("conns: epoll fd is not pollable: %w", err)
 	}
-	return &lot{l: l, epfd: epfd, file: f, raw: raw, done: make(chan struct{}), byFD: make(map[int32]*Conn)}, nil
+	return &lot{l: l, epfd: epfd, file: f, raw: raw, done: make(chan struct{}), byFD: make(map[int32]*Conn),
+		settler: lotSettler}, nil
 }
 
 func (p *lot) start() { go p.poll() }
@@ -67,7 +71,7 @@ func (p *lot) start() { go p.poll() }
 // from Go's runtime where it can be, or closes it when the lot is closed
 // or the kernel refuses.
 func (p *lot) park(c *Conn) {
-	c.detach(p.epfd)
+	c.detach()
 	by := never
 	if !c.parkBy.IsZero() {
 		by = c.parkBy.Sub(epoch)
@@ -83,20 +87,10 @@ func (p *lot) park(c *Conn) {
 	p.parks++
 	c.by, c.parkedAt = by, time.Since(epoch)
 	heap.Push(&p.byTime, c)
-	// One shot: after its event the descriptor stays in the set, disarmed,
-	// until the next park re-arms it (or its close, or a detached one's
-	// wake, removes it).
+	// In the set exactly while parked (one shot; the wake takes it out):
+	// whether it is needs no field of its own.
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(c.fd)}
-	detached := c.isDetached()
-	var err error = unix.ENOENT // detached: a new descriptor each park, not in the set yet
-	if !detached {
-		err = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev)
-	}
-	if errors.Is(err, unix.ENOENT) {
-		err = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, c.fd, &ev)
-	}
-	c.inSet = c.inSet || err == nil && !detached
-	if err != nil {
+	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
 		p.removeLocked(c)
 		p.mu.Unlock()
 		p.l.log.Debug("parking a connection failed; closed", "listener", p.l.cfg.Name, "err", err)
@@ -138,13 +132,15 @@ func (p *lot) count() (int64, uint64) {
 	return int64(len(p.byFD)), p.parks
 }
 
-// close stops the poller and closes every parked connection.
+// close stops the poller, closes every parked connection and waits for
+// a release the poller started.
 func (p *lot) close() {
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
 	_ = p.file.SetReadDeadline(time.Now()) // wakes the poller
 	<-p.done
+	p.releases.Wait()
 }
 
 func (p *lot) poll() {
@@ -181,9 +177,22 @@ func (p *lot) poll() {
 			p.wake(events[i].Fd, now)
 		}
 		next := p.expire(now)
-		idleSettler.settle(now)          // memory given back after a burst of parks (settle.go)
+		p.settle(now)
 		_ = p.file.SetReadDeadline(next) // a pollable file: cannot fail
 	}
+}
+
+// settle gives memory back after a burst of parks (settle.go), on a
+// goroutine close waits for.
+func (p *lot) settle(now time.Time) {
+	if !p.settler.settle(now) {
+		return
+	}
+	p.releases.Add(1)
+	go func() {
+		defer p.releases.Done()
+		p.settler.run()
+	}()
 }
 
 func (p *lot) isClosed() bool {
@@ -205,7 +214,12 @@ func (p *lot) wake(fd int32, now time.Time) {
 	if !c.state.CompareAndSwap(stParked, stServing) {
 		return // closed meanwhile
 	}
-	if err := c.attach(p.epfd); err != nil {
+	// Out of the set before the connection is served: a detached one's
+	// descriptor closes as it attaches (the set keeps an entry while any
+	// descriptor of the socket is open, and would report the closed
+	// number), and one parked attached may be detached at its next park.
+	_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, int(fd), nil)
+	if err := c.attach(); err != nil {
 		p.l.log.Debug("waking a parked connection failed; closed", "listener", p.l.cfg.Name, "err", err)
 		c.state.Store(stClosed)
 		p.l.release(c)

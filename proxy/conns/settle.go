@@ -26,14 +26,16 @@ type settler struct {
 	prev       int        // idle connections at settle's previous look
 	after      int        // goroutines at the last release; 0: none yet
 	nextSettle time.Time
-	releasing  atomic.Bool
-	releases   sync.WaitGroup // for tests
+	releasing  atomic.Bool // a release is running (settle said so, run has not returned)
 }
 
 // idleSettler is the process's: one release for every listener's idle
 // connections, parked (every lot's) or waiting in an HTTP/2 connection's
 // goroutine (WaitingIdle).
 var idleSettler = settler{idle: idleNow, goroutines: runtime.NumGoroutine, releaseStep: releaseStep, release: freeMemory}
+
+// lotSettler is the settler a new lot calls: idleSettler but in tests.
+var lotSettler = &idleSettler
 
 var parkedNow, waitingNow atomic.Int64
 
@@ -54,22 +56,24 @@ const settleEvery = time.Second
 // goroutines after it, for one more.
 const releaseStep = 1024
 
-// settle starts a release (freeMemory, on a goroutine of its own: its
-// work is that of any GC of the live heap) when releaseStep more
-// connections are idle than at the last one, and the burst is over:
-// fewer than a quarter of that went idle since the previous look, once
-// per settleEvery (a release while connections keep coming would have
-// their garbage come after it). After a release, a quarter of
-// releaseStep fewer goroutines starts another: the burst left that many
-// fasthttp workers waiting idle, each on a stack its requests grew, and
-// their stacks are freed by the first collection after the worker pool
-// ends them (10-20 s later). One such release per burst: a load whose
-// goroutines come and go does not start one each time.
-func (s *settler) settle(now time.Time) {
+// settle reports whether a release (s.run) is to start now: when
+// releaseStep more connections are idle than at the last one, and the
+// burst is over: fewer than a quarter of that went idle since the
+// previous look, once per settleEvery (a release while connections keep
+// coming would have their garbage come after it). After a release, a
+// quarter of releaseStep fewer goroutines starts another: the burst left
+// that many fasthttp workers waiting idle, each on a stack its requests
+// grew, and their stacks are freed by the first collection after the
+// worker pool ends them (WorkerIdle later). One such release per burst:
+// a load whose goroutines come and go does not start one each time. One
+// release runs at a time; the caller runs it on a goroutine it owns (a
+// lot's: its work is that of any GC of the live heap, too long for the
+// poller to wait) and must run it when told to.
+func (s *settler) settle(now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if now.Before(s.nextSettle) {
-		return
+		return false
 	}
 	s.nextSettle = now.Add(settleEvery)
 	n, g := s.idle(), s.goroutines()
@@ -79,18 +83,19 @@ func (s *settler) settle(now time.Time) {
 	burst := n-s.low >= s.releaseStep
 	reaped := s.after > 0 && s.after-g >= s.releaseStep/4
 	if !burst && !reaped || growing || !s.releasing.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	s.low, s.after = n, g
 	if !burst {
 		s.after = 0 // one for the workers of each burst
 	}
-	s.releases.Add(1)
-	go func() {
-		defer s.releases.Done()
-		defer s.releasing.Store(false)
-		s.release()
-	}()
+	return true
+}
+
+// run is the release settle asked for.
+func (s *settler) run() {
+	defer s.releasing.Store(false)
+	s.release()
 }
 
 // freeMemory collects twice, the second time giving back all it can: a

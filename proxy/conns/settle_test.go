@@ -33,8 +33,9 @@ func TestMemoryIsGivenBackWhenManyMoreConnectionsAreParked(t *testing.T) {
 	for i, s := range steps {
 		idle = s.parked
 		now = now.Add(s.later)
-		p.settle(now)
-		p.releases.Wait()
+		if p.settle(now) {
+			p.run()
+		}
 		if got := released.Load(); got != s.want {
 			t.Fatalf("step %d (%d parked): %d releases, want %d", i, s.parked, got, s.want)
 		}
@@ -69,10 +70,44 @@ func TestMemoryIsGivenBackAgainWhenTheBurstsWorkersEnd(t *testing.T) {
 	for i, s := range steps {
 		idle, goroutines = s.idle, s.goroutines
 		now = now.Add(settleEvery)
-		p.settle(now)
-		p.releases.Wait()
+		if p.settle(now) {
+			p.run()
+		}
 		if got := released.Load(); got != s.want {
 			t.Fatalf("step %d (%d idle, %d goroutines): %d releases, want %d", i, s.idle, s.goroutines, got, s.want)
 		}
+	}
+}
+
+// TestClosingTheListenerWaitsForTheReleaseItsPollerStarted: a release
+// (a GC and giving memory back) runs on a goroutine the listener's lot
+// owns; Close returns only after it ended.
+func TestClosingTheListenerWaitsForTheReleaseItsPollerStarted(t *testing.T) {
+	started, unblock := make(chan struct{}), make(chan struct{})
+	var ended atomic.Bool
+	s := &settler{idle: func() int { return 100 }, goroutines: func() int { return 10 }, releaseStep: 8,
+		release: func() {
+			close(started)
+			<-unblock
+			ended.Store(true)
+		}}
+	defer func(prev *settler) { lotSettler = prev }(lotSettler)
+	lotSettler = s
+	l, _ := parkingListener(t)
+	<-started // the poller's second look (settleEvery after its first) finds the burst over
+	closed := make(chan struct{})
+	go func() {
+		l.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while the release ran")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(unblock)
+	<-closed
+	if !ended.Load() {
+		t.Fatal("Close returned before the release ended")
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/ramjet-proxy/ramjet/internal/rawsock"
-	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
 // Protocol limits this server announces and keeps.
@@ -68,9 +67,8 @@ type conn struct {
 	outBox        *[]byte    // the pooled buffer out came from
 	readBy        time.Time  // nc's read deadline, as waitForFrame or wakeIfDone last set it
 	hb            headerBuf
-	fields        streamctx.Fields // the header being encoded, as the fields enc takes
 	enc           *hpack.Encoder
-	names, values map[string]string // interned header strings for enc
+	names, values map[string]string // interned header strings for enc; names only past commonNames, nil until one
 
 	writing    bool  // a goroutine is in flush, writing without mu
 	readerBusy bool  // serve has frames to process and will flush after them
@@ -92,7 +90,6 @@ func newConn(s *Server, nc, standin net.Conn) *conn {
 		nc:           nc,
 		standin:      standin,
 		streams:      make(map[uint32]*stream),
-		names:        make(map[string]string),
 		values:       make(map[string]string),
 		sendWindow:   initialWindow,
 		recvWindow:   connWindow,

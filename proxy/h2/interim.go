@@ -24,8 +24,10 @@ func (sc *streamConn) SendInterim(ctx *fasthttp.RequestCtx, status int, fields [
 	}
 	c.hb.b = c.hb.b[:0]
 	c.field(":status", statusText(status))
-	c.fields.Interim(fields)
-	c.writeFields()
+	f := fieldsPool.Get().(*streamctx.Fields)
+	f.Interim(fields)
+	c.writeFields(f)
+	fieldsPool.Put(f)
 	c.appendHeaderBlock(st.id, false)
 	c.flush(false) // the point of a hint is to arrive before the answer
 	return true

@@ -217,17 +217,24 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 func (c *conn) writeHeaders(st *stream, resp *fasthttp.Response, status int, head, end bool) {
 	c.hb.b = c.hb.b[:0]
 	c.field(":status", statusText(status))
-	c.fields.Response(resp, status, head)
-	c.writeFields()
+	f := fieldsPool.Get().(*streamctx.Fields)
+	f.Response(resp, status, head)
+	c.writeFields(f)
+	fieldsPool.Put(f)
 	c.appendHeaderBlock(st.id, end)
 }
 
-// writeFields HPACK-encodes c.fields into c.hb. mu must be held. The
-// Date of this second is the shared string, not interned: it changes
-// every second.
-func (c *conn) writeFields() {
-	for name, v := range c.fields.All() {
-		n, value := c.intern(c.names, name), ""
+// fieldsPool lends the fields of the header being encoded: a connection
+// holds none between its responses (an idle one kept its last
+// response's, about 1 KiB).
+var fieldsPool = sync.Pool{New: func() any { return new(streamctx.Fields) }}
+
+// writeFields HPACK-encodes f into c.hb; nothing keeps f after it. mu
+// must be held. The Date of this second is the shared string, not
+// interned: it changes every second.
+func (c *conn) writeFields(f *streamctx.Fields) {
+	for name, v := range f.All() {
+		n, value := c.internName(name), ""
 		if n == "date" {
 			if d := streamctx.Date(); string(v) == d {
 				value = d
@@ -281,6 +288,33 @@ func (c *conn) intern(m map[string]string, v []byte) string {
 	m[s] = s
 	return s
 }
+
+// internName is intern for a header name: the names most responses
+// carry are the process's (commonNames), so that a connection keeps a map
+// of its own only for others.
+func (c *conn) internName(v []byte) string {
+	if s, ok := commonNames[string(v)]; ok {
+		return s
+	}
+	if c.names == nil {
+		c.names = make(map[string]string)
+	}
+	return c.intern(c.names, v)
+}
+
+// commonNames are response header names, lower case as HTTP/2 sends
+// them, that every connection shares: read only after init.
+var commonNames = func() map[string]string {
+	m := make(map[string]string)
+	for _, n := range []string{"accept-ranges", "age", "alt-svc", "cache-control", "cache-status", "content-disposition",
+		"content-encoding", "content-language", "content-length", "content-location", "content-range",
+		"content-security-policy", "content-type", "date", "etag", "expires", "last-modified", "link", "location",
+		"permissions-policy", "referrer-policy", "retry-after", "server", "set-cookie", "strict-transport-security",
+		"vary", "www-authenticate", "x-content-type-options", "x-frame-options", "x-powered-by", "x-xss-protection"} {
+		m[n] = n
+	}
+	return m
+}()
 
 // statusText is the :status value of a code.
 func statusText(code int) string {
