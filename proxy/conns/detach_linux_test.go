@@ -23,16 +23,7 @@ import (
 // and writing with raw system calls again.
 func TestAParkedConnectionIsDetachedAndAWokenOneIsTheSameConnection(t *testing.T) {
 	l, addr := parkingListener(t)
-	client, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	nc, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := nc.(*Conn)
+	client, c := dialAccepted(t, l, addr)
 	c.Idle()
 	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
 		t.Fatalf("idle Read past the linger: %v, want io.EOF (park)", err)
@@ -205,18 +196,7 @@ func TestClosingTheListenerClosesEveryDetachedConnection(t *testing.T) {
 // parkingListener is a listener on a loopback port that parks
 // connections idle for a millisecond, and its address.
 func parkingListener(t *testing.T) (*Listener, string) {
-	t.Helper()
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := NewListener(inner, Config{Name: "test", Park: true, Linger: time.Millisecond, MaxLinger: time.Millisecond},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(func() { l.Close() })
-	if l.lot == nil {
-		t.Fatal("no lot on Linux: parking should work here")
-	}
-	return l, inner.Addr().String()
+	return lingerListener(t, time.Millisecond, time.Millisecond)
 }
 
 // serveUpper is serveEcho answering each byte in upper case.
@@ -314,16 +294,7 @@ func TestAWokenConnectionKeepsItsListenersKeepAlive(t *testing.T) {
 // still answers its own client after each wake.
 func TestAWokenConnectionIsOutOfTheLotsEpollSet(t *testing.T) {
 	l, addr := parkingListener(t)
-	client, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	nc, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := nc.(*Conn)
+	client, c := dialAccepted(t, l, addr)
 	defer c.Close()
 	rc := c.rc
 	for i, attached := range []bool{true, false} {

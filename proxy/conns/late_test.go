@@ -2,9 +2,7 @@ package conns
 
 import (
 	"io"
-	"log/slog"
 	"net"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -19,30 +17,8 @@ import (
 // fire before it polls the network.
 func lateConn(t *testing.T) (*Conn, *Listener, net.Conn) {
 	t.Helper()
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := NewListener(inner, Config{Name: "test", Park: true, Linger: time.Nanosecond, MaxLinger: time.Second},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(func() { l.Close() })
-	if l.lot == nil {
-		if runtime.GOOS == "linux" {
-			t.Fatal("no lot on Linux: parking should work here")
-		}
-		testbed.Skip(t, "parking needs epoll (Linux)")
-	}
-	client, err := net.Dial("tcp", inner.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	nc, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	c := nc.(*Conn)
+	l, addr := lingerListener(t, time.Nanosecond, time.Second)
+	client, c := dialAccepted(t, l, addr)
 	c.linger = l.cfg.Linger // woken once: it lingers (a first answer's park waits for nothing)
 	return c, l, client
 }

@@ -2,14 +2,9 @@ package conns
 
 import (
 	"bufio"
-	"io"
-	"log/slog"
 	"net"
-	"runtime"
 	"testing"
 	"time"
-
-	"github.com/ramjet-proxy/ramjet/internal/testbed"
 )
 
 func TestLingerCoversTwiceThePauseAfterAShortParkAndResetsAfterALongOne(t *testing.T) {
@@ -38,25 +33,7 @@ func TestLingerCoversTwiceThePauseAfterAShortParkAndResetsAfterALongOne(t *testi
 // between requests, against a 5 ms linger, is parked and woken only
 // until its connection's linger has grown past the pause.
 func TestAClientThatPausesALittleStopsBeingParked(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := NewListener(inner, Config{Name: "test", Park: true, Linger: 5 * time.Millisecond, MaxLinger: time.Second},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if l.lot == nil {
-		if runtime.GOOS == "linux" {
-			t.Fatal("no lot on Linux: parking should work here")
-		}
-		testbed.Skip(t, "parking needs epoll (Linux)")
-	}
-	defer l.Close()
-	go serveEcho(l)
-	client, err := net.Dial("tcp", inner.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	l, client := echoClient(t)
 	br := bufio.NewReader(client)
 	const requests = 10
 	for i := range requests {
@@ -79,25 +56,7 @@ func TestAClientThatPausesALittleStopsBeingParked(t *testing.T) {
 // the linger its wake gives covers twice the pause it saw (it took five
 // parks while the linger only doubled: at 5, 10, 20 and 40 ms).
 func TestAClientThatPausesLongerThanTheLingerIsParkedOnce(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := NewListener(inner, Config{Name: "test", Park: true, Linger: 5 * time.Millisecond, MaxLinger: time.Second},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if l.lot == nil {
-		if runtime.GOOS == "linux" {
-			t.Fatal("no lot on Linux: parking should work here")
-		}
-		testbed.Skip(t, "parking needs epoll (Linux)")
-	}
-	defer l.Close()
-	go serveEcho(l)
-	client, err := net.Dial("tcp", inner.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	l, client := echoClient(t)
 	br := bufio.NewReader(client)
 	const requests = 8
 	for i := range requests {
@@ -112,6 +71,20 @@ func TestAClientThatPausesLongerThanTheLingerIsParkedOnce(t *testing.T) {
 	if parks := l.Stats().Parks; parks != 1 {
 		t.Fatalf("%d parks over %d pauses of 60 ms, want 1", parks, requests)
 	}
+}
+
+// echoClient is a client of serveEcho, and its listener, on a listener lingering 5 ms, at
+// most a second.
+func echoClient(t *testing.T) (*Listener, net.Conn) {
+	t.Helper()
+	l, addr := lingerListener(t, 5*time.Millisecond, time.Second)
+	go serveEcho(l)
+	client, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	return l, client
 }
 
 // serveEcho serves l as an HTTP server would for parking: idle between

@@ -2,7 +2,6 @@ package conns
 
 import (
 	"io"
-	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -12,26 +11,9 @@ import (
 // for parksAtOnce.
 func longLingerListener(t *testing.T) (*Listener, net.Conn, *Conn) {
 	t.Helper()
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := NewListener(inner, Config{Name: "test", Park: true, Linger: 10 * time.Second, MaxLinger: 20 * time.Second},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(func() { l.Close() })
-	if l.lot == nil {
-		t.Fatal("no lot on Linux: parking should work here")
-	}
-	client, err := net.Dial("tcp", inner.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	nc, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l, client, nc.(*Conn)
+	l, addr := lingerListener(t, 10*time.Second, 20*time.Second)
+	client, c := dialAccepted(t, l, addr)
+	return l, client, c
 }
 
 // answer reads one byte of c's request as a server's first read would
