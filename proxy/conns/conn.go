@@ -336,15 +336,14 @@ func (c *Conn) parkPending() (int, error) {
 	return 0, net.ErrClosed
 }
 
-// lingerFor is a woken connection's next linger after a park of slept:
-// when it slept less than MaxLinger — its client pauses a little longer
-// than it lingered, and parking costs it more than waiting would — twice
-// the whole pause (linger and sleep; from Linger at least, up to
-// MaxLinger: a connection parked right after its first answer lingered
-// none), so that one park is enough for a client that pauses 100 ms (a
-// core shared with others makes 1,000 clients wait that long for their
-// turn); back to Linger
-// after a longer sleep.
+// lingerFor is a woken connection's next linger after a park of slept.
+// When it slept less than MaxLinger (its client pauses a little longer
+// than it lingered, and parking costs it more than waiting would): twice
+// the whole pause, linger and sleep, so that one park is enough for a
+// client that pauses 100 ms (a core shared with others makes 1,000
+// clients wait that long for their turn); at least Linger (a connection
+// parked right after its first answer lingered none), at most MaxLinger.
+// After a longer sleep: back to Linger.
 func lingerFor(linger, slept time.Duration, cfg Config) time.Duration {
 	if slept >= cfg.MaxLinger {
 		return cfg.Linger
