@@ -52,6 +52,7 @@ func (b *builder) docroot(s *site) error {
 	dc := s.Docroot.Config
 	dc.Log = b.p.log.With("site", siteName(s))
 	dc.ProxyOrigins = b.g.cfg.Origin.Servers
+	dc.HtaccessMemo = b.p.htMemo
 	h, err := docroot.New(dc, php, b.g.pool)
 	if err != nil {
 		return fmt.Errorf("proxy: site %s: %w", siteName(s), err)
@@ -67,7 +68,7 @@ func (b *builder) proxyHtaccess(s *site) error {
 	if s.HtaccessRoot == "" {
 		return nil
 	}
-	t, err := htaccess.NewTree(htaccess.Config{Root: s.HtaccessRoot, ProxyOnly: true, Log: b.p.log.With("site", siteName(s))})
+	t, err := htaccess.NewTree(htaccess.Config{Root: s.HtaccessRoot, ProxyOnly: true, Log: b.p.log.With("site", siteName(s)), Memo: b.p.htMemo})
 	if err != nil {
 		return fmt.Errorf("proxy: site %s: %w", siteName(s), err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ramjet-proxy/ramjet/proxy/accesslog"
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
+	"github.com/ramjet-proxy/ramjet/proxy/htaccess"
 )
 
 // Proxy is the caching reverse proxy. Its handler is ServeFastHTTP.
@@ -35,6 +36,10 @@ type Proxy struct {
 	purger  Purger // set once before serving; nil = own cache only
 	// sites is what each configured site keeps across reloads.
 	sites *siteStates
+	// htMemo is the remembered .htaccess evaluations of every site's
+	// tree, in every generation: its size is the process's, not a
+	// site's (htaccess.Memo).
+	htMemo *htaccess.Memo
 	// logs are the open access log files, shared by the generations
 	// naming them; stop is closed by Close, ending the waits for retired
 	// generations to drain.
@@ -77,7 +82,7 @@ func New(cfg Config, st Stores, log *slog.Logger) (*Proxy, error) {
 	p := &Proxy{cache: st.Public, private: st.Private, idSeed: maphash.MakeSeed(), log: log,
 		metrics: newMetrics(st.Public), steps: newSteps(pipeline()),
 		logs: accesslog.NewFiles(accesslog.Config{Log: log}), stop: make(chan struct{}),
-		gapRefreshes: make(chan struct{}, maxGapRefreshes)}
+		gapRefreshes: make(chan struct{}, maxGapRefreshes), htMemo: htaccess.NewMemo()}
 	p.sites = newSiteStates(p.metrics.set, st.NewShare)
 	g, err := p.build(cfg, nil)
 	if err != nil {

@@ -44,6 +44,10 @@ type Config struct {
 	// requested directory, as Apache with AllowOverride All does
 	// (package htaccess). Not with PHPOnly.
 	Htaccess bool
+	// HtaccessMemo is the table of remembered .htaccess evaluations the
+	// process's sites share (htaccess.NewMemo); nil gives the site one
+	// of its own.
+	HtaccessMemo *htaccess.Memo
 	// Log receives the .htaccess files' errors and warnings and the
 	// requests they fail; nil discards them.
 	Log *slog.Logger
@@ -137,7 +141,7 @@ func New(cfg Config, php PHP, fallback Upstream) (*Handler, error) {
 	}
 	h := &Handler{cfg: cfg, root: root, realRoot: real, dir: dir, php: php, fallback: fallback, log: cfg.Log}
 	if cfg.Htaccess && !cfg.PHPOnly {
-		hc := htaccess.Config{Root: real, Log: cfg.Log}
+		hc := htaccess.Config{Root: real, Log: cfg.Log, Memo: cfg.HtaccessMemo}
 		if !cfg.FollowSymlinks {
 			hc.Open = dir.open
 		}

@@ -15,19 +15,43 @@ import (
 // Cache plugin's block). Each is a fixed table per shard, overwritten
 // in place, so it neither grows nor allocates once its buffers have
 // grown.
+//
+// One Memo serves every tree of a process (Config.Memo): an entry only
+// lives for a StatInterval, so what is worth remembering is the last
+// second of traffic, whatever the number of sites. A table per tree cost
+// 1.6 MB of heap per site with .htaccess files, per config generation
+// (480 MB for 300 sites, twice during a reload), all of it scanned by
+// every garbage collection. Entries carry their tree's id: a tree never
+// recalls another's decision, even for the same key.
 const (
 	memoShards = 16
-	memoSlots  = 256 // per shard
+	memoSlots  = 512 // per shard
 	// serveSlots is smaller: an entry is a whole Outcome, and the
 	// requests that reach the docroot are the cache's misses and passes.
-	serveSlots = 64
+	serveSlots = 128
 )
 
-type memo struct {
-	gen    atomic.Uint64 // bumped when any file changes: every entry is stale
-	off    atomic.Bool   // a file reads the clock (%{TIME}): nothing is remembered
-	shards [memoShards]memoShard
-	serve  [memoShards]serveShard
+// Memo is the table of remembered evaluations the trees given it share.
+// A shard is allocated when first written, so a process whose sites see
+// few distinct requests holds little of it.
+type Memo struct {
+	shards [memoShards]atomic.Pointer[memoShard]
+	serve  [memoShards]atomic.Pointer[serveShard]
+}
+
+// NewMemo returns an empty memo for the trees of one process.
+func NewMemo() *Memo { return &Memo{} }
+
+// treeIDs numbers trees for the memo's entries; 0 is no tree.
+var treeIDs atomic.Uint64
+
+// treeMemo is a tree's part of the memo's state: which entries are its
+// own and still current.
+type treeMemo struct {
+	*Memo
+	id  uint64
+	gen atomic.Uint64 // bumped when any file changes: every entry is stale
+	off atomic.Bool   // a file reads the clock (%{TIME}): nothing is remembered
 }
 
 type serveShard struct {
@@ -36,10 +60,11 @@ type serveShard struct {
 }
 
 type serveEntry struct {
-	key uint64
-	gen uint64
-	at  time.Duration // memoClock's
-	o   Outcome       // with buffers of its own
+	tree uint64
+	key  uint64
+	gen  uint64
+	at   time.Duration // memoClock's
+	o    Outcome       // with buffers of its own
 }
 
 type memoShard struct {
@@ -48,12 +73,49 @@ type memoShard struct {
 }
 
 type memoEntry struct {
+	tree   uint64
 	key    uint64
 	gen    uint64
 	at     time.Duration // memoClock's
 	status int
 	cause  string
 	cache  Cache // with buffers of its own
+}
+
+// spread mixes the tree's id into key, so that the sites' same requests
+// (the same paths on every WordPress) land in different slots.
+func (m *treeMemo) spread(key uint64) uint64 {
+	return key ^ (m.id * 0x9e3779b97f4a7c15)
+}
+
+// lookupSlot is key's lookup entry and its shard; nil when the shard was
+// never written and alloc is false.
+func (m *treeMemo) lookupSlot(key uint64, alloc bool) (*memoShard, *memoEntry) {
+	k := m.spread(key)
+	sh := shard(&m.shards[k%memoShards], alloc)
+	if sh == nil {
+		return nil, nil
+	}
+	return sh, &sh.slots[(k/memoShards)%memoSlots]
+}
+
+// serveSlot is as lookupSlot for whole outcomes.
+func (m *treeMemo) serveSlot(key uint64, alloc bool) (*serveShard, *serveEntry) {
+	k := m.spread(key)
+	sh := shard(&m.serve[k%memoShards], alloc)
+	if sh == nil {
+		return nil, nil
+	}
+	return sh, &sh.slots[(k/memoShards)%serveSlots]
+}
+
+// shard is *p, allocated on the first write (alloc); nil before it.
+func shard[S any](p *atomic.Pointer[S], alloc bool) *S {
+	if sh := p.Load(); sh != nil || !alloc {
+		return sh
+	}
+	p.CompareAndSwap(nil, new(S))
+	return p.Load()
 }
 
 // Recall fills o's Status, Cause and Cache from the memo when a lookup
@@ -68,11 +130,13 @@ func (t *Tree) Recall(key uint64, o *Outcome) (token MemoToken, ok bool) {
 	if t.memo.off.Load() {
 		return token, false
 	}
-	sh := &t.memo.shards[key%memoShards]
-	e := &sh.slots[(key/memoShards)%memoSlots]
+	sh, e := t.memo.lookupSlot(key, false)
+	if sh == nil {
+		return token, false
+	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if !t.current(token, key, e.key, e.gen, e.at) {
+	if !t.current(token, key, e.tree, e.key, e.gen, e.at) {
 		return token, false
 	}
 	o.reset()
@@ -103,10 +167,10 @@ func (t *Tree) memoClock() time.Duration {
 	return t.cfg.Now().Sub(t.born)
 }
 
-// current reports whether an entry (its key, generation and time) holds
-// key's decision for a Recall that saw token.
-func (t *Tree) current(token MemoToken, key, eKey, eGen uint64, eAt time.Duration) bool {
-	return eKey == key && eGen == token.gen && token.at-eAt < t.cfg.StatInterval
+// current reports whether an entry (its tree, key, generation and time)
+// holds key's decision for a Recall of this tree that saw token.
+func (t *Tree) current(token MemoToken, key, eTree, eKey, eGen uint64, eAt time.Duration) bool {
+	return eTree == t.memo.id && eKey == key && eGen == token.gen && token.at-eAt < t.cfg.StatInterval
 }
 
 // Remember keeps the lookup evaluation o made of the request hashed as
@@ -115,10 +179,9 @@ func (t *Tree) Remember(key uint64, token MemoToken, o *Outcome) {
 	if t.memo.off.Load() {
 		return
 	}
-	sh := &t.memo.shards[key%memoShards]
-	e := &sh.slots[(key/memoShards)%memoSlots]
+	sh, e := t.memo.lookupSlot(key, true)
 	sh.mu.Lock()
-	e.key, e.gen, e.at, e.status, e.cause = key, token.gen, token.at, o.Status, o.Cause
+	e.tree, e.key, e.gen, e.at, e.status, e.cause = t.memo.id, key, token.gen, token.at, o.Status, o.Cause
 	copyCache(&e.cache, &o.Cache)
 	sh.mu.Unlock()
 }
@@ -132,8 +195,8 @@ func copyCache(dst, src *Cache) {
 	dst.DropQuery = append(drop[:0], src.DropQuery...)
 }
 
-// changed forgets every remembered decision: a file changed.
-func (m *memo) changed(f *File) {
+// changed forgets every remembered decision of the tree: a file changed.
+func (m *treeMemo) changed(f *File) {
 	m.gen.Add(1)
 	if f != nil && f.usesTime {
 		m.off.Store(true)
@@ -150,11 +213,13 @@ func (t *Tree) RecallServe(key uint64, o *Outcome) (token MemoToken, ok bool) {
 	if t.memo.off.Load() {
 		return token, false
 	}
-	sh := &t.memo.serve[key%memoShards]
-	e := &sh.slots[(key/memoShards)%serveSlots]
+	sh, e := t.memo.serveSlot(key, false)
+	if sh == nil {
+		return token, false
+	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if !t.current(token, key, e.key, e.gen, e.at) {
+	if !t.current(token, key, e.tree, e.key, e.gen, e.at) {
 		return token, false
 	}
 	copyOutcome(o, &e.o)
@@ -168,10 +233,9 @@ func (t *Tree) RememberServe(key uint64, token MemoToken, o *Outcome) {
 	if t.memo.off.Load() || len(o.cookies) > 0 {
 		return
 	}
-	sh := &t.memo.serve[key%memoShards]
-	e := &sh.slots[(key/memoShards)%serveSlots]
+	sh, e := t.memo.serveSlot(key, true)
 	sh.mu.Lock()
-	e.key, e.gen, e.at = key, token.gen, token.at
+	e.tree, e.key, e.gen, e.at = t.memo.id, key, token.gen, token.at
 	copyOutcome(&e.o, o)
 	sh.mu.Unlock()
 }

@@ -112,3 +112,60 @@ func TestServeMemoKeepsNoOutcomeWithCookies(t *testing.T) {
 		t.Fatal("an outcome with a CO= cookie (its expiry counted from the request) was remembered")
 	}
 }
+
+func TestTreesSharingAMemoNeverRecallEachOthersDecisions(t *testing.T) {
+	m := NewMemo()
+	c := newClock()
+	open := c.cfg(writeTree(t, map[string]string{".htaccess": "Require all granted\n"}))
+	open.Memo = m
+	closed := c.cfg(writeTree(t, map[string]string{".htaccess": "Require all denied\n"}))
+	closed.Memo = m
+	a, err := NewTree(open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewTree(closed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := request("GET /wp-login.php", nil)
+	r.OneRound = true
+	for range 2 { // the first evaluation loads the files
+		evalMemo(a, 42, r, &Outcome{})
+		evalMemo(b, 42, r, &Outcome{})
+	}
+	for _, tc := range []struct {
+		tr   *Tree
+		want int
+	}{{a, 0}, {b, 403}} {
+		var o Outcome
+		if _, ok := tc.tr.Recall(42, &o); !ok {
+			t.Fatalf("tree %d: nothing remembered", tc.tr.memo.id)
+		}
+		if o.Status != tc.want {
+			t.Fatalf("tree %d recalled status %d, want its own %d", tc.tr.memo.id, o.Status, tc.want)
+		}
+	}
+}
+
+func TestAMemoHoldsNoShardUntilSomethingIsRemembered(t *testing.T) {
+	m := NewMemo()
+	cfg := newClock().cfg(writeTree(t, map[string]string{".htaccess": "Require all granted\n"}))
+	cfg.Memo = m
+	tr, err := NewTree(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tr.Recall(1, &Outcome{}); ok {
+		t.Fatal("an empty memo recalled a decision")
+	}
+	held := 0
+	for i := range m.shards {
+		if m.shards[i].Load() != nil || m.serve[i].Load() != nil {
+			held++
+		}
+	}
+	if held != 0 {
+		t.Fatalf("%d shards allocated before anything was remembered", held)
+	}
+}

@@ -36,6 +36,9 @@ type Config struct {
 	// its directory, so a swapped symlink cannot lead outside); nil
 	// opens Root joined with it.
 	Open func(rel string) (*os.File, error)
+	// Memo is the table of remembered evaluations, shared by the trees
+	// of a process (NewMemo); nil gives the tree one of its own.
+	Memo *Memo
 }
 
 // Tree reads the per-directory files under a root as requests need
@@ -51,7 +54,7 @@ type Tree struct {
 
 	stats     statCache
 	passwords passwordFiles
-	memo      memo
+	memo      treeMemo
 	// born is when the tree was made, by cfg.Now; ownClock: cfg.Now is
 	// time.Now (the memo then reads the monotonic clock only).
 	born     time.Time
@@ -112,6 +115,10 @@ func NewTree(cfg Config) (*Tree, error) {
 			return os.OpenFile(t.root+"/"+rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		}
 	}
+	if t.cfg.Memo == nil {
+		t.cfg.Memo = NewMemo()
+	}
+	t.memo.Memo, t.memo.id = t.cfg.Memo, treeIDs.Add(1)
 	t.stats.interval = cfg.StatInterval
 	t.passwords.interval = cfg.StatInterval
 	return t, nil
