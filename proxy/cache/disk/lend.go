@@ -69,6 +69,7 @@ func (t *Tier) Lend(key []byte) *cache.Object {
 		if h = t.open(f, name[:], checked); h == nil {
 			return nil
 		}
+		now = t.c.Now() // the open may have waited on the disk
 	}
 	for _, e := range h.obj.Variants {
 		if e.Expired(now) {
