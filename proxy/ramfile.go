@@ -29,7 +29,7 @@ func (r *request) findFile(e *cache.Entry, how found) {
 	if len(body) < ramFileMin {
 		return
 	}
-	if f := r.s.cache.FileOf(r.key, e); f != nil {
+	if f := r.s.cache.FileOf(r.key, e, r.now); f != nil {
 		r.file, r.filed = f, e
 	}
 }

@@ -185,15 +185,17 @@ type FileKeeper interface {
 	// FileOf returns e's bodies in the tier's file of key, lent as
 	// Lend's are, when that file holds e's own copy; nil otherwise (a
 	// file written from an older or newer copy, none, or none it can
-	// open). The caller gives it back once (BodyFile.Close).
-	FileOf(key []byte, e *Entry) *BodyFile
+	// open). The caller gives it back once (BodyFile.Close). now is
+	// the cache's clock as the caller read it for its lookup: a hit
+	// reads no clock again for it.
+	FileOf(key []byte, e *Entry, now int64) *BodyFile
 }
 
 // FileOf is the lower tier's file holding e, a copy in RAM of key, or nil
 // (see FileKeeper).
-func (c *Cache) FileOf(key []byte, e *Entry) *BodyFile {
+func (c *Cache) FileOf(key []byte, e *Entry, now int64) *BodyFile {
 	if k, ok := c.lower.(FileKeeper); ok {
-		return k.FileOf(key, e)
+		return k.FileOf(key, e, now)
 	}
 	return nil
 }

@@ -136,23 +136,23 @@ func (l *heldFiles) unlist(h *held) {
 
 // held is f's held file for FileOf (heldAs): the one the tier wrote or
 // loaded into RAM's copy (f.from); nil when f holds none.
-func (t *Tier) held(f *file) *held {
+func (t *Tier) held(f *file, now int64) *held {
 	if f.from == nil {
 		return nil
 	}
-	return t.heldAs(f, &f.from.id)
+	return t.heldAs(f, &f.from.id, now)
 }
 
 // heldAs is f's held file with a reference for the caller, when it has
 // one that is the file want says (a descriptor kept from another file of
 // the same name, say one another process replaced, is dropped) and still
-// unchanged; nil otherwise.
-func (t *Tier) heldAs(f *file, want *ident) *held {
+// unchanged at now (the cache's clock); nil otherwise.
+func (t *Tier) heldAs(f *file, want *ident, now int64) *held {
 	h := f.held.Load()
 	if h == nil || !h.acquire() {
 		return nil
 	}
-	if h.id != *want || !t.unchanged(h) {
+	if h.id != *want || !t.unchanged(h, now) {
 		h.Release()
 		t.unhold(f, h)
 		return nil
@@ -167,10 +167,9 @@ func (t *Tier) heldAs(f *file, want *ident) *held {
 	return h
 }
 
-// unchanged reports whether h is still the file checked, with an fstat
-// when the last is older than Config.Recheck.
-func (t *Tier) unchanged(h *held) bool {
-	now := t.c.Now()
+// unchanged reports whether h is still the file checked at now, with an
+// fstat when the last is older than Config.Recheck.
+func (t *Tier) unchanged(h *held, now int64) bool {
 	if now-h.checked.Load() < int64(t.recheck()) {
 		return true
 	}

@@ -63,13 +63,14 @@ func (t *Tier) Lend(key []byte) *cache.Object {
 	if checked == nil {
 		return nil // a kept file FileOf opened is not lent before a whole read checked it
 	}
-	h := t.heldAs(f, checked) // the very file checked, not one kept before it
+	now := t.c.Now()
+	h := t.heldAs(f, checked, now) // the very file checked, not one kept before it
 	if h == nil {
 		if h = t.open(f, name[:], checked); h == nil {
 			return nil
 		}
+		now = t.c.Now() // the open may have waited on the disk
 	}
-	now := t.c.Now()
 	for _, e := range h.obj.Variants {
 		if e.Expired(now) {
 			h.Release()

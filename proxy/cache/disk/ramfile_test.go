@@ -7,7 +7,9 @@ import (
 	"github.com/ramjet-proxy/ramjet/proxy/cache"
 )
 
-func fileOf(n node, key string, e *cache.Entry) *cache.BodyFile { return n.c.FileOf([]byte(key), e) }
+func fileOf(n node, key string, e *cache.Entry) *cache.BodyFile {
+	return n.c.FileOf([]byte(key), e, n.c.Now())
+}
 
 // A copy in RAM the tier wrote is lent from its file: each body (the
 // identity one, the gzip copy) at its own span, the variant's own.
@@ -123,16 +125,105 @@ func TestRAMCopysFileLendAllocatesNothing(t *testing.T) {
 	store(n, "http://s/1", cache.VarySpec{}, e)
 	written(t, n, 1)
 	key := []byte("http://s/1")
-	if f := n.c.FileOf(key, e); f == nil {
+	if f := n.c.FileOf(key, e, n.c.Now()); f == nil {
 		t.Fatal("not lent")
 	} else {
 		f.Close()
 	}
 	allocs := testing.AllocsPerRun(100, func() {
-		f := n.c.FileOf(key, e)
+		f := n.c.FileOf(key, e, n.c.Now())
 		f.Open(f.Body, nil).Close()
 	})
 	if allocs != 0 {
 		t.Fatalf("%.1f allocations per hit", allocs)
+	}
+}
+
+// A hit finds its file by its entry's address (ties): an entry at an
+// address another entry held, as a new entry at a collected one's
+// address is, is never lent that entry's file.
+func TestEntryAtAnotherEntrysAddressIsNeverLentItsFile(t *testing.T) {
+	n := start(t, t.TempDir(), Config{})
+	e := entry("", strings.Repeat("o", 100))
+	store(n, "http://s/1", cache.VarySpec{}, e)
+	written(t, n, 1)
+	other := entry("", strings.Repeat("n", 100)) // same key, variant and size
+	n.t.gate.Lock()
+	n.t.ties[addrOf(other)] = n.t.ties[addrOf(e)] // as if other reused e's address
+	n.t.gate.Unlock()
+	if f := fileOf(n, "http://s/1", other); f != nil {
+		got := bodyOf(t, f, f.Body)
+		f.Close()
+		t.Fatalf("an entry at the address of another was lent its file: %q", got)
+	}
+	if f := fileOf(n, "http://s/1", e); f == nil {
+		t.Fatal("the entry the file holds was not lent it")
+	} else {
+		f.Close()
+	}
+}
+
+// The entries' index (ties) follows the index of files: a file a new
+// copy replaced, a purge or an eviction took leaves nothing in it, and
+// an entry a newer file holds too is found under the newer one.
+func TestTiesHoldExactlyTheIndexedFilesEntries(t *testing.T) {
+	n := open(t, t.TempDir(), 64<<20, Config{Size: 3 << 20}, true)
+	a, b := entry("a\x00", "body of a", "s\x00http://s/1"), entry("b\x00", "the body of b", "s\x00http://s/1")
+	store(n, "http://s/1", aeVary, a)
+	written(t, n, 1)
+	store(n, "http://s/1", aeVary, b) // a second file of the key, holding a and b
+	written(t, n, 2)
+	two := entry("", "two")
+	store(n, "http://s/2", cache.VarySpec{}, two)
+	written(t, n, 3)
+	mustTiesBeIndexed(t, n, 3)
+	n.t.gate.RLock()
+	newer := n.t.files[nameOf("http://s/1")]
+	found := n.t.ties[addrOf(a)]
+	n.t.gate.RUnlock()
+	if found != newer {
+		t.Fatal("the entry both files of its key hold is not found under the newer")
+	}
+
+	n.c.PurgeTag("s\x00http://s/1", false, 0)
+	settled(n)
+	mustTiesBeIndexed(t, n, 1)
+	for _, e := range []*cache.Entry{a, b} {
+		if f := fileOf(n, "http://s/1", e); f != nil {
+			f.Close()
+			t.Fatalf("variant %q lent its purged file", e.Variant)
+		}
+	}
+
+	// Past the tier's size: evicts http://s/2's file, then its own.
+	store(n, "http://s/big", cache.VarySpec{}, entry("", strings.Repeat("x", 3<<20)))
+	written(t, n, 4)
+	mustTiesBeIndexed(t, n, 0)
+	if f := fileOf(n, "http://s/2", two); f != nil {
+		f.Close()
+		t.Fatal("an entry was lent its evicted file")
+	}
+}
+
+// mustTiesBeIndexed fails unless ties holds the entries of the indexed
+// files, and only those (want of them).
+func mustTiesBeIndexed(t *testing.T, n node, want int) {
+	t.Helper()
+	n.t.gate.RLock()
+	defer n.t.gate.RUnlock()
+	entries := 0
+	for _, f := range n.t.files {
+		if f.from == nil {
+			continue
+		}
+		entries += len(f.from.at)
+		for _, at := range f.from.at {
+			if n.t.ties[at] != f {
+				t.Fatalf("an entry of the indexed file %s is not found under it", f.name)
+			}
+		}
+	}
+	if len(n.t.ties) != entries || entries != want {
+		t.Fatalf("ties holds %d entries; the indexed files hold %d, want %d", len(n.t.ties), entries, want)
 	}
 }

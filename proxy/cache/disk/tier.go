@@ -68,6 +68,7 @@ type Tier struct {
 	// The files by name, oldest written first.
 	files map[string]*file
 	order list.List
+	ties  map[uintptr]*file  // the files by the RAM entries they hold (ramfile.go)
 	wake  chan struct{}      // a purge is waiting
 	flush chan chan struct{} // Checkpoint's requests to the writer
 	stop  chan struct{}
@@ -140,7 +141,7 @@ func Open(cfg Config, c *cache.Cache) (*Tier, error) {
 		cfg.Retry = 30 * time.Second
 	}
 	t := &Tier{cfg: cfg, c: c, log: cfg.Log, q: newQueue(cfg.Queue), wake: make(chan struct{}, 1),
-		stop: make(chan struct{}), done: make(chan struct{}), files: map[string]*file{}, flush: make(chan chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), files: map[string]*file{}, ties: map[uintptr]*file{}, flush: make(chan chan struct{})}
 	if t.log == nil {
 		t.log = slog.Default()
 	}
@@ -479,6 +480,7 @@ func (t *Tier) index(f *file) {
 	}
 	f.el = t.order.PushBack(f)
 	t.files[f.name] = f
+	t.link(f)
 	t.stats.files.Add(1)
 	t.stats.bytes.Add(f.size)
 }
@@ -487,6 +489,7 @@ func (t *Tier) unindex(f *file) {
 	t.unhold(f, nil) // its descriptor never serves again
 	t.order.Remove(f.el)
 	delete(t.files, f.name)
+	t.unlink(f)
 	t.stats.files.Add(-1)
 	t.stats.bytes.Add(-f.size)
 }
