@@ -18,7 +18,7 @@ import (
 // what an answer sending a lent body does.
 type noSender struct{}
 
-func (noSender) SendFile(int, int64, int64) (int64, error) { return 0, nil }
+func (noSender) SendFile(int, int64, int64, bool) (int64, error) { return 0, nil }
 
 // A lent copy is a hit once, and only when it answers (a 304 too); its
 // body counts as sent only when sendfile sends it. A lend refused (the
