@@ -166,17 +166,24 @@ func probe(t *testing.T, addr, path string, stop <-chan struct{}) (longest time.
 	}
 }
 
+// incompressible is n random bytes: a body stored and sent as it is,
+// with no compressed copy beside it.
+func incompressible(n int) []byte {
+	b := make([]byte, n)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
 // startWithBigPage starts ramjet on one P (GOMAXPROCS=1, as on a small
 // shared host) with a disk tier, in front of an origin of two pages,
 // /big (size incompressible bytes) and /small, and caches both: their
 // files are written, /big never sent from its file yet.
 func startWithBigPage(t *testing.T, size int) (rj *testbed.Ramjet, dir string, c *http.Client) {
 	t.Helper()
-	big := make([]byte, size) // incompressible: stored and sent as it is
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range big {
-		big[i] = byte(rng.Uint32())
-	}
+	big := incompressible(size)
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=600")
 		w.Header().Set("Content-Type", "application/octet-stream")
