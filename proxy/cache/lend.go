@@ -126,16 +126,16 @@ func (s *Section) Read(p []byte) (int, error) {
 func (s *Section) WriteTo(w io.Writer) (int64, error) {
 	var sent int64
 	if s.to != nil && s.left > 0 {
-		w, _ := s.f.Owner.(Warmth)
-		n, err := s.to.SendFile(s.f.FD, s.off, s.left, w == nil || !w.Warm())
+		warm, _ := s.f.Owner.(Warmth)
+		n, err := s.to.SendFile(s.f.FD, s.off, s.left, warm == nil || !warm.Warm())
 		s.off += n
 		s.left -= n
 		if !errors.Is(err, errors.ErrUnsupported) {
 			if err == nil && s.left > 0 {
 				err = io.ErrUnexpectedEOF // truncated underneath
 			}
-			if err == nil && w != nil {
-				w.Sent()
+			if err == nil && warm != nil {
+				warm.Sent()
 			}
 			return n, err
 		}
