@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -63,12 +64,25 @@ func dropFromPageCache(t *testing.T, path string) float64 {
 	return float64(in) / float64(len(vec))
 }
 
-// throttleReads makes the disk under dir read at bps bytes a second for the
-// process pid, as a busy or throttled disk of a shared host does: it
-// moves pid into a new blkio cgroup (cgroup v1; io.max on v2) with a read
-// bound on the disk's device, and moves it back at cleanup. Without
-// root or the controller the test is skipped (a failure in CI).
+// throttleReads makes the disk under dir read at bps bytes a second for
+// the process pid (slowReads).
 func throttleReads(t *testing.T, dir string, pid int, bps int) {
+	t.Helper()
+	if err := os.WriteFile(slowReads(t, dir, bps), []byte(strconv.Itoa(pid)), 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cgroups numbers the test process's cgroups.
+var cgroups atomic.Int32
+
+// slowReads makes a cgroup whose processes read the disk under dir at bps
+// bytes a second, as a busy or throttled disk of a shared host does (a
+// blkio cgroup of v1, io.max on v2), and returns its cgroup.procs, where
+// a process id written joins it. At cleanup its processes go back to the
+// root cgroup and it is removed. Without root or the controller the test
+// is skipped (a failure in CI).
+func slowReads(t *testing.T, dir string, bps int) string {
 	t.Helper()
 	var st unix.Stat_t
 	if err := unix.Stat(dir, &st); err != nil {
@@ -82,12 +96,16 @@ func throttleReads(t *testing.T, dir string, pid int, bps int) {
 			testbed.Skipf(t, "no blkio or io cgroup controller to slow the disk with: %v", err)
 		}
 	}
-	cg := filepath.Join(root, fmt.Sprintf("ramjet-test-%d", pid))
+	cg := filepath.Join(root, fmt.Sprintf("ramjet-test-%d-%d", os.Getpid(), cgroups.Add(1)))
 	if err := os.Mkdir(cg, 0o755); err != nil {
 		testbed.Skipf(t, "cannot make a cgroup to slow the disk with: %v", err)
 	}
+	procs := filepath.Join(cg, "cgroup.procs")
 	t.Cleanup(func() {
-		os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0) //nolint:errcheck // it may have exited
+		b, _ := os.ReadFile(procs)
+		for _, pid := range strings.Fields(string(b)) {
+			os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(pid), 0) //nolint:errcheck // it may have exited
+		}
 		if err := os.Remove(cg); err != nil {
 			t.Errorf("remove the test's cgroup: %v", err)
 		}
@@ -95,9 +113,7 @@ func throttleReads(t *testing.T, dir string, pid int, bps int) {
 	if err := os.WriteFile(filepath.Join(cg, limit), []byte(line), 0); err != nil {
 		testbed.Skipf(t, "cannot bound the disk's reads (%s %q): %v", limit, line, err)
 	}
-	if err := os.WriteFile(filepath.Join(cg, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
-		t.Fatal(err)
-	}
+	return procs
 }
 
 // wholeDisk is the device MAJ:MIN of the disk that holds the block

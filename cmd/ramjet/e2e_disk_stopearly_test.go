@@ -51,10 +51,12 @@ func TestSIGTERMDuringTheDiskTiersLoadStopsCleanly(t *testing.T) {
 	}
 
 	// The next start reads the files at 256 KB/s: the load takes seconds.
+	// The process is in the slow cgroup from its exec on.
 	ports := testbed.FreePorts(t, 2)
 	var out strings.Builder
-	cmd := exec.Command(testbed.Binary(t), "serve", "--listen", fmt.Sprintf("127.0.0.1:%d", ports[0]),
-		"--admin", fmt.Sprintf("127.0.0.1:%d", ports[1]), "--origin", origin.URL, "--config", cfg)
+	cmd := exec.Command("/bin/sh", "-c", `echo $$ >"$0" && exec "$@"`, slowReads(t, dir, 256<<10), testbed.Binary(t),
+		"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", ports[0]), "--admin", fmt.Sprintf("127.0.0.1:%d", ports[1]),
+		"--origin", origin.URL, "--config", cfg)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -65,7 +67,6 @@ func TestSIGTERMDuringTheDiskTiersLoadStopsCleanly(t *testing.T) {
 		_ = cmd.Process.Kill() // exited already unless the test failed
 		<-exited
 	})
-	throttleReads(t, dir, cmd.Process.Pid, 256<<10)
 	reading := func() bool { n, _ := tierFilesOpen(cmd.Process.Pid, dir); return n > 0 } // the load reads them one by one
 	if !testbed.Poll(5*time.Second, reading) {
 		t.Fatal("ramjet was never seen reading the tier's files")
