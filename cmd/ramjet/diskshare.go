@@ -25,6 +25,9 @@ type shares struct {
 	opened bool       // the shared tier is loaded: a new share opens at once
 	tiers  map[*cache.Cache]*shareTier
 	wait   []pendingShare // made before the shared tier was loaded
+	// series is which tier each site's labelled series read (the newest
+	// opened for it; diskshare_metrics.go).
+	series map[string]*shareTier
 	// The settings the tiers were opened with (cache.disk applies at
 	// the next restart).
 	disk conf.Disk
@@ -42,9 +45,11 @@ type pendingShare struct {
 // it first, keeping the files.
 type shareTier struct {
 	*disk.Tier
-	dir   string
-	ended bool // closed by closeDisk; guarded by shares.mu
-	d     *daemon
+	dir    string
+	ended  bool // closed by closeDisk; guarded by shares.mu
+	d      *daemon
+	label  string   // its site's
+	series []string // its series' names while registered; guarded by shares.mu
 }
 
 // Close drops the tier unless the process ends.
@@ -52,6 +57,9 @@ func (s *shareTier) Close() error {
 	s.d.shares.mu.Lock()
 	ended := s.ended
 	s.ended = true
+	if !ended {
+		s.d.shares.unregister(s, s.d.proxy.Metrics().Set())
+	}
 	s.d.shares.mu.Unlock()
 	if ended {
 		return nil
@@ -129,7 +137,7 @@ func (d *daemon) openShare(label string, c *cache.Cache, fresh bool) error {
 	if err != nil {
 		return fmt.Errorf("disk tier of %s: %w", label, err)
 	}
-	st := &shareTier{Tier: t, dir: dir, d: d}
+	st := &shareTier{Tier: t, dir: dir, d: d, label: label}
 	c.SetLower(st)
 	if l := t.Loaded(); !l.Clean {
 		c.PurgeAll(false, 0) // its files go with it
@@ -141,6 +149,7 @@ func (d *daemon) openShare(label string, c *cache.Cache, fresh bool) error {
 		d.shares.tiers = map[*cache.Cache]*shareTier{}
 	}
 	d.shares.tiers[c] = st
+	d.shares.register(st, d.proxy.Metrics().Set())
 	d.shares.mu.Unlock()
 	return nil
 }

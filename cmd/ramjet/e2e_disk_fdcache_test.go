@@ -21,10 +21,20 @@ import (
 // tier in dir.
 func keptFiles(t *testing.T, rj *testbed.Ramjet, dir string) int {
 	t.Helper()
-	fds := fmt.Sprintf("/proc/%d/fd", rj.Pid())
-	entries, err := os.ReadDir(fds)
+	n, err := tierFilesOpen(rj.Pid(), dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return n
+}
+
+// tierFilesOpen is how many of process pid's descriptors are files of
+// the disk tier in dir.
+func tierFilesOpen(pid int, dir string) (int, error) {
+	fds := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, err := os.ReadDir(fds)
+	if err != nil {
+		return 0, err
 	}
 	n := 0
 	for _, e := range entries {
@@ -33,7 +43,7 @@ func keptFiles(t *testing.T, rj *testbed.Ramjet, dir string) int {
 			n++
 		}
 	}
-	return n
+	return n, nil
 }
 
 func TestDiskPageKeptOpenIsSentAgainFromItsDescriptorAndNeverAfterItsPurge(t *testing.T) {

@@ -137,6 +137,14 @@ func (d *daemon) load() (*conf.Config, []byte, error) {
 }
 
 func (d *daemon) run() error {
+	// Caught from the start, handled once serving (loop): a SIGTERM that
+	// came before the loop, during the disk tier's load or just after
+	// /healthz first answered, took the default action and killed the
+	// process, without a drain or the tier's clean stop (the next start
+	// then read as a crash).
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(sigs)
 	setMemoryLimit(d.cfg, d.log)
 	var err error
 	if d.cache, err = cache.New(cache.Config{Size: int64(d.cfg.Cache.Size)}); err != nil {
@@ -234,7 +242,7 @@ func (d *daemon) run() error {
 		d.log.Warn("telling that ramjet serves", "err", err) // the old process times out and serves on
 	}
 	d.log.Info("ramjet started", "version", version, "origin", d.cfg.Origin.Servers, "pid", os.Getpid())
-	if d.loop(changed) {
+	if d.loop(changed, sigs) {
 		d.handedOver = true
 		d.handOver(main, admin)
 	} else if d.socks.shared() {
@@ -243,14 +251,12 @@ func (d *daemon) run() error {
 	return d.shutdown(main, admin, w)
 }
 
-// loop handles signals until SIGTERM or SIGINT, or until an upgrade's
-// new process serves (it then reports true): HUP and file changes
-// reload, USR1 reopens the access logs (logrotate's postrotate), USR2
-// upgrades (the binary now on disk takes over the listeners).
-func (d *daemon) loop(changed <-chan struct{}) (handedOver bool) {
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2)
-	defer signal.Stop(sigs)
+// loop handles signals (caught since run began) until SIGTERM or SIGINT,
+// or until an upgrade's new process serves (it then reports true): HUP
+// and file changes reload, USR1 reopens the access logs (logrotate's
+// postrotate), USR2 upgrades (the binary now on disk takes over the
+// listeners).
+func (d *daemon) loop(changed <-chan struct{}, sigs <-chan os.Signal) (handedOver bool) {
 	for {
 		select {
 		case <-changed:

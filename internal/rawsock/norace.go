@@ -43,3 +43,11 @@ func sysSendfile(fd uintptr, in int, off *int64, n int64) (int, syscall.Errno) {
 	r, _, e := syscall.RawSyscall6(syscall.SYS_SENDFILE, fd, uintptr(in), uintptr(unsafe.Pointer(off)), uintptr(n), 0, 0)
 	return int(r), e
 }
+
+// sysSendfileCold is sysSendfile as an ordinary system call, for a file
+// whose pages may have to be read from the disk: the scheduler then sees
+// the thread blocked and hands its P to another (sendfile.go).
+func sysSendfileCold(fd uintptr, in int, off *int64, n int64) (int, syscall.Errno) {
+	r, _, e := syscall.Syscall6(syscall.SYS_SENDFILE, fd, uintptr(in), uintptr(unsafe.Pointer(off)), uintptr(n), 0, 0)
+	return int(r), e
+}

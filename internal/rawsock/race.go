@@ -54,3 +54,8 @@ func sysSendfile(fd uintptr, in int, off *int64, n int64) (int, syscall.Errno) {
 	r, err := syscall.Sendfile(int(fd), in, off, int(n))
 	return r, errnoOf(err)
 }
+
+// sysSendfileCold is sysSendfile, an ordinary system call here already.
+func sysSendfileCold(fd uintptr, in int, off *int64, n int64) (int, syscall.Errno) {
+	return sysSendfile(fd, in, off, n)
+}

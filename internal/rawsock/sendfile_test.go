@@ -1,6 +1,7 @@
 package rawsock
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -33,8 +34,15 @@ func pattern(n int) []byte {
 
 // More than the socket buffers take: the head's send and the sendfiles
 // return short and wait for the slow reader, and the peer still reads
-// the head, then the file's bytes from the offset asked.
+// the head, then the file's bytes from the offset asked: from a warm
+// file (raw sendfile) as from a cold one (an ordinary system call).
 func TestSendFileSendsTheHeadThenTheFileThroughPartialSends(t *testing.T) {
+	for _, cold := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cold=%v", cold), func(t *testing.T) { sendThroughPartialSends(t, cold) })
+	}
+}
+
+func sendThroughPartialSends(t *testing.T, cold bool) {
 	client, server := tcpPair(t)
 	// Small buffers (the kernel's autotuning would queue megabytes).
 	if err := server.(*net.TCPConn).SetWriteBuffer(16 << 10); err != nil {
@@ -65,7 +73,7 @@ func TestSendFileSendsTheHeadThenTheFileThroughPartialSends(t *testing.T) {
 		}
 		got <- b
 	}()
-	sent, err := s.SendFile(head, int(f.Fd()), off, n)
+	sent, err := s.SendFile(head, int(f.Fd()), off, n, cold)
 	if err != nil || sent != n {
 		t.Fatalf("SendFile = %d, %v; want %d", sent, err, n)
 	}
@@ -82,7 +90,7 @@ func TestSendFileOfATruncatedFileSendsWhatItHas(t *testing.T) {
 	s, _ := New(server)
 	f := fileOf(t, pattern(5000))
 	go io.Copy(io.Discard, client) //nolint:errcheck // drains until the test ends
-	if sent, err := s.SendFile([]byte("head"), int(f.Fd()), 1000, 30000); err != nil || sent != 4000 {
+	if sent, err := s.SendFile([]byte("head"), int(f.Fd()), 1000, 30000, true); err != nil || sent != 4000 {
 		t.Fatalf("SendFile = %d, %v; want the 4000 bytes there are", sent, err)
 	}
 	// The socket writes on after it.
@@ -95,7 +103,7 @@ func TestSendFileOfNothingWritesTheHead(t *testing.T) {
 	client, server := tcpPair(t)
 	s, _ := New(server)
 	f := fileOf(t, pattern(10))
-	if sent, err := s.SendFile([]byte("head"), int(f.Fd()), 0, 0); err != nil || sent != 0 {
+	if sent, err := s.SendFile([]byte("head"), int(f.Fd()), 0, 0, false); err != nil || sent != 0 {
 		t.Fatalf("SendFile = %d, %v", sent, err)
 	}
 	buf := make([]byte, 4)
@@ -111,7 +119,7 @@ func TestSendFileToAClosedPeerFails(t *testing.T) {
 	client.Close()
 	var err error
 	for range 100 { // the first sends may land before the peer's reset
-		if _, err = s.SendFile([]byte("head"), int(f.Fd()), 0, 1<<20); err != nil {
+		if _, err = s.SendFile([]byte("head"), int(f.Fd()), 0, 1<<20, false); err != nil {
 			break
 		}
 	}
@@ -128,8 +136,10 @@ func TestSendFileAllocatesNothing(t *testing.T) {
 	s, _ := New(server)
 	f := fileOf(t, pattern(30<<10))
 	head, buf := []byte("head"), make([]byte, 64<<10)
+	cold := false
 	allocs := testing.AllocsPerRun(100, func() {
-		if _, err := s.SendFile(head, int(f.Fd()), 0, 30<<10); err != nil {
+		cold = !cold // a cold file's ordinary sendfile too
+		if _, err := s.SendFile(head, int(f.Fd()), 0, 30<<10, cold); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := io.ReadFull(client, buf[:len(head)+30<<10]); err != nil {

@@ -147,6 +147,8 @@ func (s *Sock) write(fd uintptr) bool {
 // file held back to leave with the file's first), then the file's.
 func (s *Sock) writeOnce(fd uintptr) (int, syscall.Errno) {
 	switch {
+	case s.wdone >= len(s.wb)+len(s.wb2) && s.file.cold:
+		return sysSendfileCold(fd, s.file.fd, &s.file.off, min(s.file.left, maxSendfile))
 	case s.wdone >= len(s.wb)+len(s.wb2):
 		return sysSendfile(fd, s.file.fd, &s.file.off, min(s.file.left, maxSendfile))
 	case s.file.left > 0:

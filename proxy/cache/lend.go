@@ -72,9 +72,10 @@ func (b *BodyFile) Close() {
 // FileSender is a connection that sends n bytes of the file fd from off
 // on itself (sendfile), after what was written to it before; when it
 // cannot, it sends nothing and returns an error wrapping
-// errors.ErrUnsupported (the body is then copied).
+// errors.ErrUnsupported (the body is then copied). cold: the file's
+// pages may have to be read from the disk (see Warmth).
 type FileSender interface {
-	SendFile(fd int, off, n int64) (int64, error)
+	SendFile(fd int, off, n int64, cold bool) (int64, error)
 }
 
 // Section is one answer's body from a lent file: its reads are at their
@@ -125,12 +126,16 @@ func (s *Section) Read(p []byte) (int, error) {
 func (s *Section) WriteTo(w io.Writer) (int64, error) {
 	var sent int64
 	if s.to != nil && s.left > 0 {
-		n, err := s.to.SendFile(s.f.FD, s.off, s.left)
+		warm, _ := s.f.Owner.(Warmth)
+		n, err := s.to.SendFile(s.f.FD, s.off, s.left, warm == nil || !warm.Warm())
 		s.off += n
 		s.left -= n
 		if !errors.Is(err, errors.ErrUnsupported) {
 			if err == nil && s.left > 0 {
 				err = io.ErrUnexpectedEOF // truncated underneath
+			}
+			if err == nil && warm != nil {
+				warm.Sent()
 			}
 			return n, err
 		}

@@ -17,14 +17,14 @@ func (c *countedRelease) Release() { c.n++ }
 // refusing is a connection that cannot sendfile.
 type refusing struct{}
 
-func (refusing) SendFile(int, int64, int64) (int64, error) {
+func (refusing) SendFile(int, int64, int64, bool) (int64, error) {
 	return 0, fmt.Errorf("no: %w", errors.ErrUnsupported)
 }
 
 // short is a connection whose sendfile finds the file ends early.
 type short struct{}
 
-func (short) SendFile(_ int, _, n int64) (int64, error) { return n / 2, nil }
+func (short) SendFile(_ int, _, n int64, _ bool) (int64, error) { return n / 2, nil }
 
 func lentFile(t *testing.T, data string) (*BodyFile, *countedRelease) {
 	t.Helper()

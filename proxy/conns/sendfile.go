@@ -28,11 +28,12 @@ func (c *Conn) WriteFile() {
 }
 
 // SendFile sends n bytes of the file fd from off on c (sendfile), after
-// what was written before, and reports the bytes of the file sent. On a
+// what was written before, and reports the bytes of the file sent; cold:
+// its pages may have to be read from the disk (rawsock.Sock.SendFile). On a
 // connection that is not a raw TCP socket it sends nothing and returns an
 // error wrapping errors.ErrUnsupported. Call it from the serving
 // goroutine.
-func (c *Conn) SendFile(fd int, off, n int64) (int64, error) {
+func (c *Conn) SendFile(fd int, off, n int64, cold bool) (int64, error) {
 	if c.raw == nil {
 		if err := c.sendHeld(); err != nil {
 			return 0, err
@@ -44,7 +45,7 @@ func (c *Conn) SendFile(fd int, off, n int64) (int64, error) {
 		head = *c.vec.held
 	}
 	c.vec.body = nil
-	sent, err := c.raw.SendFile(head, fd, off, n) // the socket's one write loop
+	sent, err := c.raw.SendFile(head, fd, off, n, cold) // the socket's one write loop
 	if c.vec.held != nil {
 		c.releaseHeld()
 	}

@@ -25,7 +25,8 @@ func fileOf(t *testing.T, b []byte) *os.File {
 
 // The head written after WriteFile is held and leaves just before the
 // file's bytes, which are sent from the offset asked, not the
-// descriptor's (other answers share it).
+// descriptor's (other answers share it); the second round as a cold
+// file's (an ordinary sendfile).
 func TestSendFileSendsTheHeldHeadThenTheFileFromItsOwnOffset(t *testing.T) {
 	c, client := tcpConn(t)
 	data := pattern(200 << 10)
@@ -39,7 +40,7 @@ func TestSendFileSendsTheHeldHeadThenTheFileFromItsOwnOffset(t *testing.T) {
 		got := make([]byte, len(head)+100000)
 		done := make(chan error, 1)
 		go func() { _, err := io.ReadFull(client, got); done <- err }()
-		n, err := c.SendFile(int(f.Fd()), off, 100000)
+		n, err := c.SendFile(int(f.Fd()), off, 100000, round == 1)
 		if err != nil || n != 100000 {
 			t.Fatalf("round %d: sent %d, %v", round, n, err)
 		}
@@ -61,7 +62,7 @@ func TestSendFileOfATruncatedFileSendsShort(t *testing.T) {
 	c, client := tcpConn(t)
 	f := fileOf(t, pattern(5000))
 	go io.Copy(io.Discard, client) //nolint:errcheck // drains until the test ends
-	n, err := c.SendFile(int(f.Fd()), 0, 30000)
+	n, err := c.SendFile(int(f.Fd()), 0, 30000, false)
 	if err != nil || n != 5000 {
 		t.Fatalf("sent %d, %v; want the 5000 bytes there are", n, err)
 	}
@@ -71,7 +72,7 @@ func TestSendFileOnAConnectionWithoutARawSocketIsUnsupported(t *testing.T) {
 	c, _ := tcpConn(t)
 	c.dropSock() // as a connection under a PROXY header's wrapper has none
 	f := fileOf(t, pattern(100))
-	if n, err := c.SendFile(int(f.Fd()), 0, 100); n != 0 || !errors.Is(err, errors.ErrUnsupported) {
+	if n, err := c.SendFile(int(f.Fd()), 0, 100, false); n != 0 || !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatalf("sent %d, %v; want nothing and ErrUnsupported", n, err)
 	}
 }

@@ -60,6 +60,11 @@ type held struct {
 	// the descriptor is closed at 0.
 	refs    atomic.Int32
 	checked atomic.Int64 // when fstat last found it unchanged (the cache's clock)
+	// sent is checked's value when a body was last sent whole from it
+	// (neverSent before), and warmFor how far checked may have moved on
+	// since for the file to count as warm (warmth.go).
+	sent    atomic.Int64
+	warmFor int64
 	owner   *file
 	stats   *Stats // its tier's
 	// The tier's list of held files, the most recently lent first; under

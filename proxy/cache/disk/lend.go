@@ -109,7 +109,8 @@ func (t *Tier) open(f *file, name []byte, checked *ident) *held {
 		file.Close() //nolint:errcheck // read-only
 		return nil
 	}
-	h := &held{file: file, id: *checked, owner: f, stats: &t.stats}
+	h := &held{file: file, id: *checked, owner: f, stats: &t.stats, warmFor: t.warmFor()}
+	h.sent.Store(neverSent)
 	h.obj = cache.Object{Key: o.key, Vary: o.vary, Variants: o.variants}
 	for _, e := range o.variants {
 		e.File.FD, e.File.Owner = fd, h

@@ -1,9 +1,15 @@
 package disk
 
-import "github.com/VictoriaMetrics/metrics"
+import (
+	"fmt"
 
-// Register adds the tier's series to set.
-func (t *Tier) Register(set *metrics.Set) {
+	"github.com/VictoriaMetrics/metrics"
+)
+
+// Register adds the tier's series to set and returns their names: the
+// shared tier's bare, a site's own share's labelled with its site (site),
+// as the proxy's per-site series are.
+func (t *Tier) Register(set *metrics.Set, site string) []string {
 	s := &t.stats
 	gauges := map[string]func() float64{
 		"ramjet_disk_objects":               func() float64 { return float64(s.files.Load()) },
@@ -21,9 +27,15 @@ func (t *Tier) Register(set *metrics.Set) {
 		"ramjet_disk_open_files":            func() float64 { return float64(t.kept.open.Load()) }, // this tier's: the series add up
 		"ramjet_disk_queued_hits_total":     func() float64 { return float64(s.queued.Load()) },
 	}
+	names := make([]string, 0, len(gauges))
 	for name, f := range gauges {
+		if site != "" {
+			name = fmt.Sprintf(`%s{site=%q}`, name, site)
+		}
 		set.NewGauge(name, f)
+		names = append(names, name)
 	}
+	return names
 }
 
 func b2f(b bool) float64 {

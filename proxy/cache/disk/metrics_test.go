@@ -18,7 +18,7 @@ import (
 // what an answer sending a lent body does.
 type noSender struct{}
 
-func (noSender) SendFile(int, int64, int64) (int64, error) { return 0, nil }
+func (noSender) SendFile(int, int64, int64, bool) (int64, error) { return 0, nil }
 
 // A lent copy is a hit once, and only when it answers (a 304 too); its
 // body counts as sent only when sendfile sends it. A lend refused (the
@@ -88,7 +88,7 @@ func TestOpenFilesSeriesIsEachTiersOwn(t *testing.T) {
 func gauge(t *testing.T, tier *Tier, name string) float64 {
 	t.Helper()
 	set := metrics.NewSet()
-	tier.Register(set)
+	tier.Register(set, "")
 	var buf bytes.Buffer
 	set.WritePrometheus(&buf)
 	for line := range strings.Lines(buf.String()) {
@@ -171,5 +171,31 @@ func TestProcessBoundClosesOnlyTheLeastRecentlyLent(t *testing.T) {
 	}
 	if b.t.Held() != 3 {
 		t.Fatalf("%d kept, want 3", b.t.Held())
+	}
+}
+
+// A site's own tier registers the same series labelled with its site,
+// beside the shared tier's bare ones, and names them for unregistering.
+func TestSiteTiersSeriesAreLabelledWithTheSite(t *testing.T) {
+	dirA, dirB := t.TempDir(), t.TempDir()
+	onDiskOnly(t, dirB, "http://b/1", "http://b/2")
+	shared, site := checked(t, dirA, true), checked(t, dirB, true)
+	set := metrics.NewSet()
+	bare := shared.t.Register(set, "")
+	names := site.t.Register(set, `a "site"`)
+	if len(names) != len(bare) {
+		t.Fatalf("%d series for the site, %d for the shared tier", len(names), len(bare))
+	}
+	var buf bytes.Buffer
+	set.WritePrometheus(&buf)
+	for _, want := range []string{"ramjet_disk_objects 0\n", `ramjet_disk_objects{site="a \"site\""} 2` + "\n"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("no %q in\n%s", want, buf.String())
+		}
+	}
+	for _, name := range names {
+		if !set.UnregisterMetric(name) {
+			t.Errorf("%s was not registered", name)
+		}
 	}
 }
