@@ -27,7 +27,7 @@ type shares struct {
 	wait   []pendingShare // made before the shared tier was loaded
 	// series is which tier each site's labelled series read (the newest
 	// opened for it; diskshare_metrics.go).
-	series map[string]*shareTier
+	series map[string]*siteSeries
 	// The settings the tiers were opened with (cache.disk applies at
 	// the next restart).
 	disk conf.Disk
@@ -45,11 +45,10 @@ type pendingShare struct {
 // it first, keeping the files.
 type shareTier struct {
 	*disk.Tier
-	dir    string
-	ended  bool // closed by closeDisk; guarded by shares.mu
-	d      *daemon
-	label  string   // its site's
-	series []string // its series' names while registered; guarded by shares.mu
+	dir   string
+	ended bool // closed by closeDisk; guarded by shares.mu
+	d     *daemon
+	label string // its site's
 }
 
 // Close drops the tier unless the process ends.

@@ -9,6 +9,7 @@ package main_test
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,14 +18,21 @@ import (
 )
 
 // siteSeries is what /metrics says of name for site: its value, or false
-// when it has no such series.
+// when it has no such series. One scrape answers both: the series may
+// go between two.
 func siteSeries(t *testing.T, n *diskNode, name, site string) (float64, bool) {
 	t.Helper()
-	series := fmt.Sprintf("%s{site=%q}", name, site)
-	if !strings.Contains(string(get(t, n.c, n.rj.AdminURL+"/metrics").Body), series+" ") {
-		return 0, false
+	series := fmt.Sprintf("%s{site=%q} ", name, site)
+	for line := range strings.Lines(string(get(t, n.c, n.rj.AdminURL+"/metrics").Body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), series); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s%q: %v", series, v, err)
+			}
+			return f, true
+		}
 	}
-	return metricValue(t, n.rj.AdminURL, series), true
+	return 0, false
 }
 
 func TestSiteShareOnDiskExportsTheDiskSeriesLabelledWithItsSite(t *testing.T) {

@@ -10,32 +10,46 @@ import (
 // shared tier's bare, a site's own share's labelled with its site (site),
 // as the proxy's per-site series are.
 func (t *Tier) Register(set *metrics.Set, site string) []string {
-	s := &t.stats
-	gauges := map[string]func() float64{
-		"ramjet_disk_objects":               func() float64 { return float64(s.files.Load()) },
-		"ramjet_disk_bytes":                 func() float64 { return float64(s.bytes.Load()) },
-		"ramjet_disk_written_total":         func() float64 { return float64(s.written.Load()) },
-		"ramjet_disk_dropped_total":         func() float64 { return float64(s.dropped.Load()) },
-		"ramjet_disk_write_errors_total":    func() float64 { return float64(s.failed.Load()) },
-		"ramjet_disk_evicted_total":         func() float64 { return float64(s.evicted.Load()) },
-		"ramjet_disk_purged_total":          func() float64 { return float64(s.purged.Load()) },
-		"ramjet_disk_degraded":              func() float64 { return b2f(s.degraded.Load()) },
-		"ramjet_disk_loaded_objects":        func() float64 { return float64(t.loaded.Objects) },
-		"ramjet_disk_corrupt_dropped_total": func() float64 { return float64(uint64(t.loaded.Corrupt) + s.corrupt.Load()) },
-		"ramjet_disk_hits_total":            func() float64 { return float64(s.hits.Load()) },
-		"ramjet_disk_sendfile_total":        func() float64 { return float64(s.sendfiles.Load()) },
-		"ramjet_disk_open_files":            func() float64 { return float64(t.kept.open.Load()) }, // this tier's: the series add up
-		"ramjet_disk_queued_hits_total":     func() float64 { return float64(s.queued.Load()) },
-	}
-	names := make([]string, 0, len(gauges))
-	for name, f := range gauges {
+	return RegisterSeries(set, site, func() *Tier { return t })
+}
+
+// RegisterSeries adds a tier's series to set, each read from the tier
+// cur returns at that moment (zero while it returns nil), and returns
+// their names: a newer tier of the same site takes the series over
+// without a scrape ever finding them gone.
+func RegisterSeries(set *metrics.Set, site string, cur func() *Tier) []string {
+	names := make([]string, 0, len(tierGauges))
+	for name, f := range tierGauges {
 		if site != "" {
 			name = fmt.Sprintf(`%s{site=%q}`, name, site)
 		}
-		set.NewGauge(name, f)
+		set.NewGauge(name, func() float64 {
+			if t := cur(); t != nil {
+				return f(t)
+			}
+			return 0
+		})
 		names = append(names, name)
 	}
 	return names
+}
+
+// tierGauges are a tier's series, by name.
+var tierGauges = map[string]func(t *Tier) float64{
+	"ramjet_disk_objects":               func(t *Tier) float64 { return float64(t.stats.files.Load()) },
+	"ramjet_disk_bytes":                 func(t *Tier) float64 { return float64(t.stats.bytes.Load()) },
+	"ramjet_disk_written_total":         func(t *Tier) float64 { return float64(t.stats.written.Load()) },
+	"ramjet_disk_dropped_total":         func(t *Tier) float64 { return float64(t.stats.dropped.Load()) },
+	"ramjet_disk_write_errors_total":    func(t *Tier) float64 { return float64(t.stats.failed.Load()) },
+	"ramjet_disk_evicted_total":         func(t *Tier) float64 { return float64(t.stats.evicted.Load()) },
+	"ramjet_disk_purged_total":          func(t *Tier) float64 { return float64(t.stats.purged.Load()) },
+	"ramjet_disk_degraded":              func(t *Tier) float64 { return b2f(t.stats.degraded.Load()) },
+	"ramjet_disk_loaded_objects":        func(t *Tier) float64 { return float64(t.loaded.Objects) },
+	"ramjet_disk_corrupt_dropped_total": func(t *Tier) float64 { return float64(uint64(t.loaded.Corrupt) + t.stats.corrupt.Load()) },
+	"ramjet_disk_hits_total":            func(t *Tier) float64 { return float64(t.stats.hits.Load()) },
+	"ramjet_disk_sendfile_total":        func(t *Tier) float64 { return float64(t.stats.sendfiles.Load()) },
+	"ramjet_disk_open_files":            func(t *Tier) float64 { return float64(t.kept.open.Load()) }, // this tier's: the series add up
+	"ramjet_disk_queued_hits_total":     func(t *Tier) float64 { return float64(t.stats.queued.Load()) },
 }
 
 func b2f(b bool) float64 {
