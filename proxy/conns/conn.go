@@ -34,9 +34,10 @@ type Conn struct {
 	raw      *rawsock.Sock   // sock when it is raw: the one that can send a head and a body in one writev; nil while parked
 	rc       syscall.RawConn // a plain TCP socket's, for the Sock it takes again when woken; nil when not raw
 	l        *Listener
-	peer     netip.AddrPort // the client's address, as RemoteAddr names it (PeerAddrPort)
-	fd       int            // the socket, for the lot's epoll set; -1: never parked. Detached: the lot's dup of it
+	ip       netip.Addr // the client's address and port, as RemoteAddr names them (PeerAddrPort)
+	fd       int        // the socket, for the lot's epoll set; -1: never parked. Detached: the lot's dup of it
 	state    atomic.Int32
+	port     uint16
 	wdl      writeDeadline // the write deadline armed, under its own lock (deadline.go)
 	rdl      readDeadline  // the read deadline armed, and one deferred (readdeadline.go)
 
@@ -45,6 +46,7 @@ type Conn struct {
 	idle        bool          // the server waits for the next request: the next Read may park
 	fresh       bool          // no request served since accept or wake
 	intercepted bool          // the server set a read deadline while idle
+	rdlFlags                  // rdl's, beside these to keep a Conn in a 240 B allocation (readdeadline.go)
 	parkBy      time.Time     // that deadline: a parked connection is closed then; zero: never
 	linger      time.Duration // this connection's own wait before parking (lingerFor); 0: none yet (parksAtOnce)
 	vec         vectored      // a response's writes held back to go out with its body (vectored.go)
@@ -60,7 +62,7 @@ type Conn struct {
 var epoch = time.Now()
 
 func newConn(l *Listener, c net.Conn, peer netip.AddrPort) *Conn {
-	pc := &Conn{Conn: c, sock: c, l: l, peer: peer, fd: -1, heapIdx: -1, idle: true, fresh: true, linger: l.cfg.Linger}
+	pc := &Conn{Conn: c, sock: c, l: l, ip: peer.Addr(), port: peer.Port(), fd: -1, heapIdx: -1, idle: true, fresh: true, linger: l.cfg.Linger}
 	if tc, ok := c.(*net.TCPConn); ok { // not under a wrapper that buffers (PROXY header)
 		if rc, err := tc.SyscallConn(); err == nil {
 			pc.rc = rc
@@ -111,7 +113,7 @@ func unwrap(c net.Conn) net.Conn {
 // net.Conn, its netFD and the address object, three more pieces of the
 // connection's memory to bring in per request, which under 1,000 busy
 // connections are not in the CPU's cache any more.
-func (c *Conn) PeerAddrPort() netip.AddrPort { return c.peer }
+func (c *Conn) PeerAddrPort() netip.AddrPort { return netip.AddrPortFrom(c.ip, c.port) }
 
 // Idle tells c that its request was answered and the server now waits
 // for the next one: the deadline it sets next and the Read after it may

@@ -235,7 +235,7 @@ func (l *Listener) admit(c net.Conn) (*Conn, int) {
 // the address's dropped too.
 func (l *Listener) release(c *Conn) {
 	if l.cfg.MaxPerIP > 0 {
-		ip := c.peer.Addr().Unmap()
+		ip := c.ip.Unmap()
 		l.mu.Lock()
 		if n := l.perIP[ip] - 1; n > 0 {
 			l.perIP[ip] = n

@@ -34,18 +34,23 @@ import (
 type readDeadline struct {
 	armed int64 // unix nanoseconds; 0: none; unknownDeadline
 	want  int64 // while lazy: what the server asked, later than armed; 0: none
-	lazy  bool  // want is not armed (in a request's service only)
-	req   bool  // a request is being served (Busy to Idle): later deadlines may wait
-	track bool  // armed is kept (since the first Busy)
+}
+
+// rdlFlags are readDeadline's flags, kept in Conn beside its other
+// flags (padding there).
+type rdlFlags struct {
+	lazy  bool // want is not armed (in a request's service only)
+	req   bool // a request is being served (Busy to Idle): later deadlines may wait
+	track bool // armed is kept (since the first Busy)
 }
 
 // armRead arms t as c's read deadline.
 func (c *Conn) armRead(t time.Time) error {
 	d := &c.rdl
-	if !d.track {
+	if !c.track {
 		return c.Conn.SetReadDeadline(t)
 	}
-	d.lazy = false
+	c.lazy = false
 	if err := c.Conn.SetReadDeadline(t); err != nil {
 		d.armed = unknownDeadline
 		return err
@@ -58,14 +63,14 @@ func (c *Conn) armRead(t time.Time) error {
 // deadline armed is earlier: reports whether it did.
 func (c *Conn) deferRead(t time.Time) bool {
 	d := &c.rdl
-	if !d.req || c.raw == nil || d.armed == 0 || d.armed == unknownDeadline {
+	if !c.req || c.raw == nil || d.armed == 0 || d.armed == unknownDeadline {
 		return false
 	}
 	at := unixNano(t)
 	if at != 0 && at < d.armed {
 		return false
 	}
-	d.want, d.lazy = at, true
+	d.want, c.lazy = at, true
 	return true
 }
 
@@ -74,7 +79,7 @@ func (c *Conn) deferRead(t time.Time) bool {
 // read made again.
 func (c *Conn) requestRead(p []byte) (int, error) {
 	n, err := c.sock.Read(p)
-	if n != 0 || !c.rdl.lazy || !errors.Is(err, os.ErrDeadlineExceeded) {
+	if n != 0 || !c.lazy || !errors.Is(err, os.ErrDeadlineExceeded) {
 		return n, err
 	}
 	var want time.Time
@@ -91,10 +96,9 @@ func (c *Conn) requestRead(p []byte) (int, error) {
 // within which later read deadlines may wait. The first start begins
 // tracking the armed deadline, unknown until the next one is armed.
 func (c *Conn) servingRequest(on bool) {
-	d := &c.rdl
-	d.req = on
-	if on && !d.track {
-		d.track, d.armed = true, unknownDeadline
+	c.req = on
+	if on && !c.track {
+		c.track, c.rdl.armed = true, unknownDeadline
 	}
 }
 
@@ -102,7 +106,7 @@ func (c *Conn) servingRequest(on bool) {
 // once (a hijacked or handed-over connection's), or the socket changed
 // (a wake).
 func (c *Conn) untrackRead() {
-	if c.rdl.track {
-		c.rdl = readDeadline{}
+	if c.track {
+		c.rdl, c.rdlFlags = readDeadline{}, rdlFlags{}
 	}
 }
