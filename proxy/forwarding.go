@@ -131,7 +131,7 @@ func (r *request) trustedPeer() bool {
 		return true
 	}
 	rc := &r.g.cfg.RealIP
-	return len(rc.From) > 0 && rc.Trusts(addrPort(r.ctx.Conn().RemoteAddr()).Addr())
+	return len(rc.From) > 0 && rc.Trusts(peerOf(r.ctx.Conn()).Addr())
 }
 
 // replaceField makes v the only line of the field name (canonical) in h.

@@ -34,16 +34,19 @@ type Conn struct {
 	raw      *rawsock.Sock   // sock when it is raw: the one that can send a head and a body in one writev; nil while parked
 	rc       syscall.RawConn // a plain TCP socket's, for the Sock it takes again when woken; nil when not raw
 	l        *Listener
-	ip       netip.Addr // counted against the per-address limit; zero when not
+	ip       netip.Addr // the client's address and port, as RemoteAddr names them (PeerAddrPort)
 	fd       int        // the socket, for the lot's epoll set; -1: never parked. Detached: the lot's dup of it
 	state    atomic.Int32
+	port     uint16
 	wdl      writeDeadline // the write deadline armed, under its own lock (deadline.go)
+	rdl      readDeadline  // the read deadline armed, and one deferred (readdeadline.go)
 
 	// Fields of the serving goroutine (handed over with the connection
 	// by the lot's wake, through a channel).
 	idle        bool          // the server waits for the next request: the next Read may park
 	fresh       bool          // no request served since accept or wake
 	intercepted bool          // the server set a read deadline while idle
+	rdlFlags                  // rdl's, beside these to keep a Conn in a 240 B allocation (readdeadline.go)
 	parkBy      time.Time     // that deadline: a parked connection is closed then; zero: never
 	linger      time.Duration // this connection's own wait before parking (lingerFor); 0: none yet (parksAtOnce)
 	vec         vectored      // a response's writes held back to go out with its body (vectored.go)
@@ -58,8 +61,8 @@ type Conn struct {
 // parkedAt): the process's start, read with the monotonic clock.
 var epoch = time.Now()
 
-func newConn(l *Listener, c net.Conn, ip netip.Addr) *Conn {
-	pc := &Conn{Conn: c, sock: c, l: l, ip: ip, fd: -1, heapIdx: -1, idle: true, fresh: true, linger: l.cfg.Linger}
+func newConn(l *Listener, c net.Conn, peer netip.AddrPort) *Conn {
+	pc := &Conn{Conn: c, sock: c, l: l, ip: peer.Addr(), port: peer.Port(), fd: -1, heapIdx: -1, idle: true, fresh: true, linger: l.cfg.Linger}
 	if tc, ok := c.(*net.TCPConn); ok { // not under a wrapper that buffers (PROXY header)
 		if rc, err := tc.SyscallConn(); err == nil {
 			pc.rc = rc
@@ -103,11 +106,21 @@ func unwrap(c net.Conn) net.Conn {
 	}
 }
 
+// PeerAddrPort is the client's address and port, as RemoteAddr's
+// *net.TCPAddr gives them (the one a PROXY header named, when the
+// listener reads them), read once at accept. A server that wants them
+// for every request asks here: RemoteAddr's way goes through the
+// net.Conn, its netFD and the address object, three more pieces of the
+// connection's memory to bring in per request, which under 1,000 busy
+// connections are not in the CPU's cache any more.
+func (c *Conn) PeerAddrPort() netip.AddrPort { return netip.AddrPortFrom(c.ip, c.port) }
+
 // Idle tells c that its request was answered and the server now waits
 // for the next one: the deadline it sets next and the Read after it may
 // park the connection. Call it from the serving goroutine.
 func (c *Conn) Idle() {
 	c.idle, c.fresh = true, false
+	c.servingRequest(false)
 	_ = c.sendHeld() // an error shows again at the next read or write
 }
 
@@ -115,24 +128,29 @@ func (c *Conn) Idle() {
 // server, as a pipelined one is): reads are the request's again.
 func (c *Conn) Busy() {
 	c.idle, c.intercepted = false, false
+	c.servingRequest(true)
 }
 
 // SetReadDeadline, while c waits for a request, keeps t as the time the
 // connection may stay idle (parked or not) and waits on a goroutine only
-// for the linger time before it.
+// for the linger time before it. While a request is served, a t later
+// than the deadline armed waits until a read needs it (readdeadline.go).
 func (c *Conn) SetReadDeadline(t time.Time) error {
 	if !c.idle || c.fd < 0 {
-		return c.Conn.SetReadDeadline(t)
+		if c.deferRead(t) {
+			return nil
+		}
+		return c.armRead(t)
 	}
 	c.intercepted, c.parkBy = true, t
 	if c.parksAtOnce() {
-		return c.Conn.SetReadDeadline(t) // no wait: the request's bytes get the server's deadline
+		return c.armRead(t) // no wait: the request's bytes get the server's deadline
 	}
 	wait := time.Now().Add(c.wait())
 	if !t.IsZero() && t.Before(wait) {
 		wait = t
 	}
-	return c.Conn.SetReadDeadline(wait)
+	return c.armRead(wait)
 }
 
 // wait is how long c's next idle Read waits for a request before it
@@ -164,7 +182,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	if !c.idle {
-		return c.sock.Read(p)
+		return c.requestRead(p)
 	}
 	c.idle = false
 	intercepted := c.intercepted
@@ -173,7 +191,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 		// Bytes are already here (a PROXY header's read-ahead): no wait,
 		// and the request gets the deadline the server asked for.
 		if intercepted {
-			if err := c.Conn.SetReadDeadline(c.parkBy); err != nil {
+			if err := c.armRead(c.parkBy); err != nil {
 				return 0, err
 			}
 		}
@@ -186,7 +204,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 		if !now {
 			until = time.Now().Add(c.wait())
 		}
-		if err := c.Conn.SetReadDeadline(until); err != nil {
+		if err := c.armRead(until); err != nil {
 			return 0, err
 		}
 	}
@@ -209,7 +227,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 	// byte (fasthttp does), but not at a connection's first request, nor
 	// when it set none: the linger deadline must not outlive the wait.
 	if n > 0 && (c.fresh || !intercepted) {
-		if derr := c.Conn.SetReadDeadline(c.parkBy); derr != nil {
+		if derr := c.armRead(c.parkBy); derr != nil {
 			return n, derr
 		}
 	}
@@ -294,6 +312,7 @@ func (c *Conn) rearm(now time.Time) {
 	c.linger = lingerFor(c.linger, now.Sub(epoch)-c.parkedAt, c.l.cfg)
 	c.idle, c.fresh, c.intercepted, c.parkBy = true, true, false, time.Time{}
 	c.wdl.forget()
+	c.untrackRead()
 	if c.rc != nil {
 		c.takeSock()
 	}

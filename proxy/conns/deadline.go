@@ -53,11 +53,12 @@ func (d *writeDeadline) forget() {
 	d.mu.Unlock()
 }
 
-// SetDeadline is the connection's, noting the write deadline it arms.
+// SetDeadline is the connection's, noting the deadlines it arms.
 func (c *Conn) SetDeadline(t time.Time) error {
 	d := &c.wdl
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	c.untrackRead()
 	if err := c.Conn.SetDeadline(t); err != nil {
 		return err
 	}

@@ -48,3 +48,18 @@ func dialAccepted(t *testing.T, l *Listener, addr string) (net.Conn, *Conn) {
 	t.Cleanup(func() { nc.Close() })
 	return client, nc.(*Conn)
 }
+
+// wakeParked parks c (its last Read asked for it), has its client send
+// "b" and takes c back from l's Accept, woken; c is closed at the test's
+// end.
+func wakeParked(t *testing.T, l *Listener, client net.Conn, c *Conn) {
+	t.Helper()
+	_ = c.Close() // parks
+	if _, err := client.Write([]byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	if woken, err := l.Accept(); err != nil || woken != c {
+		t.Fatalf("Accept: %v, %v; want the parked connection", woken, err)
+	}
+	t.Cleanup(func() { c.Close() })
+}

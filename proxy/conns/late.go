@@ -21,7 +21,7 @@ func (c *Conn) readLate(p []byte) (int, error) {
 	}
 	c.l.lateReads.Add(1)
 	c.linger = min(2*c.linger, c.l.cfg.MaxLinger)
-	if derr := c.Conn.SetReadDeadline(c.parkBy); derr != nil {
+	if derr := c.armRead(c.parkBy); derr != nil {
 		return n, derr
 	}
 	return n, nil

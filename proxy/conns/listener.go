@@ -214,9 +214,9 @@ func (l *Listener) admit(c net.Conn) (*Conn, int) {
 		l.open.Add(-1)
 		return nil, reasonMax
 	}
-	var ip netip.Addr
+	peer := peerOf(c)
 	if l.cfg.MaxPerIP > 0 {
-		ip = clientIP(c)
+		ip := peer.Addr().Unmap()
 		l.mu.Lock()
 		n := l.perIP[ip] + 1
 		if n > int32(l.cfg.MaxPerIP) {
@@ -227,7 +227,7 @@ func (l *Listener) admit(c net.Conn) (*Conn, int) {
 		l.perIP[ip] = n
 		l.mu.Unlock()
 	}
-	return newConn(l, c, ip), 0
+	return newConn(l, c, peer), 0
 }
 
 // release gives back c's place under the limits when it closes.
@@ -235,22 +235,26 @@ func (l *Listener) admit(c net.Conn) (*Conn, int) {
 // the address's dropped too.
 func (l *Listener) release(c *Conn) {
 	if l.cfg.MaxPerIP > 0 {
+		ip := c.ip.Unmap()
 		l.mu.Lock()
-		if n := l.perIP[c.ip] - 1; n > 0 {
-			l.perIP[c.ip] = n
+		if n := l.perIP[ip] - 1; n > 0 {
+			l.perIP[ip] = n
 		} else {
-			delete(l.perIP, c.ip)
+			delete(l.perIP, ip)
 		}
 		l.mu.Unlock()
 	}
 	l.open.Add(-1)
 }
 
-func clientIP(c net.Conn) netip.Addr {
+// peerOf is c's remote address and port; zero when it is not TCP's. The
+// per-address limit counts its address unmapped (an IPv4 client of a
+// dual-stack listener as IPv4).
+func peerOf(c net.Conn) netip.AddrPort {
 	if t, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-		return t.AddrPort().Addr().Unmap()
+		return t.AddrPort()
 	}
-	return netip.Addr{}
+	return netip.AddrPort{}
 }
 
 // The answers to refused connections on a plain listener. A client that

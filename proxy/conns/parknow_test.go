@@ -53,14 +53,7 @@ func TestAConnectionIsParkedRightAfterItsFirstAnswer(t *testing.T) {
 	if waited := time.Since(start); waited > 5*time.Second {
 		t.Fatalf("parked after %v: it lingered", waited)
 	}
-	_ = c.Close() // parks
-	if _, err := client.Write([]byte("b")); err != nil {
-		t.Fatal(err)
-	}
-	if woken, err := l.Accept(); err != nil || woken != c {
-		t.Fatalf("Accept: %v, %v; want the parked connection", woken, err)
-	}
-	defer c.Close()
+	wakeParked(t, l, client, c)
 	if got := answer(t, c); got != 'b' {
 		t.Fatalf("woken connection read %q, want b", got)
 	}
