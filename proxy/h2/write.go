@@ -230,20 +230,11 @@ func (c *conn) writeHeaders(st *stream, resp *fasthttp.Response, status int, hea
 var fieldsPool = sync.Pool{New: func() any { return new(streamctx.Fields) }}
 
 // writeFields HPACK-encodes f into c.hb; nothing keeps f after it. mu
-// must be held. The Date of this second is the shared string, not
-// interned: it changes every second.
+// must be held. The encoder indexes nothing (hpacktable.go), so it keeps
+// no field either: names and values are encoded from f's bytes in place.
 func (c *conn) writeFields(f *streamctx.Fields) {
 	for name, v := range f.All() {
-		n, value := c.internName(name), ""
-		if n == "date" {
-			if d := streamctx.Date(); string(v) == d {
-				value = d
-			}
-		}
-		if value == "" {
-			value = c.intern(c.values, v)
-		}
-		c.field(n, value)
+		c.field(bytesString(name), bytesString(v))
 	}
 }
 
@@ -273,48 +264,6 @@ func (c *conn) appendHeaderBlock(id uint32, end bool) {
 func (c *conn) field(name, value string) {
 	_ = c.enc.WriteField(hpack.HeaderField{Name: name, Value: value}) // writes to memory
 }
-
-// intern returns v as a string, without allocating for a value this
-// connection sent recently: the HPACK encoder keeps the strings it
-// indexes, so they must not alias reused buffers.
-func (c *conn) intern(m map[string]string, v []byte) string {
-	if s, ok := m[string(v)]; ok {
-		return s
-	}
-	if len(m) >= 512 {
-		clear(m)
-	}
-	s := string(v)
-	m[s] = s
-	return s
-}
-
-// internName is intern for a header name: the names most responses
-// carry are the process's (commonNames), so that a connection keeps a map
-// of its own only for others.
-func (c *conn) internName(v []byte) string {
-	if s, ok := commonNames[string(v)]; ok {
-		return s
-	}
-	if c.names == nil {
-		c.names = make(map[string]string)
-	}
-	return c.intern(c.names, v)
-}
-
-// commonNames are response header names, lower case as HTTP/2 sends
-// them, that every connection shares: read only after init.
-var commonNames = func() map[string]string {
-	m := make(map[string]string)
-	for _, n := range []string{"accept-ranges", "age", "alt-svc", "cache-control", "cache-status", "content-disposition",
-		"content-encoding", "content-language", "content-length", "content-location", "content-range",
-		"content-security-policy", "content-type", "date", "etag", "expires", "last-modified", "link", "location",
-		"permissions-policy", "referrer-policy", "retry-after", "server", "set-cookie", "strict-transport-security",
-		"vary", "www-authenticate", "x-content-type-options", "x-frame-options", "x-powered-by", "x-xss-protection"} {
-		m[n] = n
-	}
-	return m
-}()
 
 // statusText is the :status value of a code.
 func statusText(code int) string {
