@@ -61,13 +61,11 @@ type conn struct {
 	sawSettings bool
 	armedAt     time.Time // when the idle read deadline was last set
 
-	mu     sync.Mutex // guards everything below, the framer's writes and enc
+	mu     sync.Mutex // guards everything below and the framer's writes
 	wcond  sync.Cond  // signalled when a flush ends
 	out    []byte     // frames not yet written; nil when no buffer is held
 	outBox *[]byte    // the pooled buffer out came from
 	readBy time.Time  // nc's read deadline, as waitForFrame or wakeIfDone last set it
-	hb     headerBuf
-	enc    *hpack.Encoder // indexes nothing (hpacktable.go)
 
 	writing    bool  // a goroutine is in flush, writing without mu
 	readerBusy bool  // serve has frames to process and will flush after them
@@ -103,7 +101,6 @@ func newConn(s *Server, nc, standin net.Conn) *conn {
 	c.fr.SetMaxReadFrameSize(maxReadFrame)
 	c.fr.MaxHeaderListSize = uint32(s.cfg.MaxHeaderBytes + headerOverhead)
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	c.enc = newEncoder(&c.hb)
 	switch sc := standin.(type) {
 	case *streamConn:
 		sc.owner = c
@@ -310,14 +307,6 @@ func (w *connWriter) Write(p []byte) (int, error) {
 		c.grow()
 		c.out = append(c.out, p...)
 	}
-	return len(p), nil
-}
-
-// headerBuf collects the HPACK encoder's output.
-type headerBuf struct{ b []byte }
-
-func (h *headerBuf) Write(p []byte) (int, error) {
-	h.b = append(h.b, p...)
 	return len(p), nil
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 
 	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
@@ -215,13 +214,10 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // HTTP/3 send them (streamctx.Fields) into HEADERS and, past the
 // client's frame size, CONTINUATION frames. mu must be held.
 func (c *conn) writeHeaders(st *stream, resp *fasthttp.Response, status int, head, end bool) {
-	c.hb.b = c.hb.b[:0]
-	c.field(":status", statusText(status))
 	f := fieldsPool.Get().(*streamctx.Fields)
 	f.Response(resp, status, head)
-	c.writeFields(f)
+	c.writeHeaderBlock(st.id, status, f, end)
 	fieldsPool.Put(f)
-	c.appendHeaderBlock(st.id, end)
 }
 
 // fieldsPool lends the fields of the header being encoded: a connection
@@ -229,19 +225,25 @@ func (c *conn) writeHeaders(st *stream, resp *fasthttp.Response, status int, hea
 // response's, about 1 KiB).
 var fieldsPool = sync.Pool{New: func() any { return new(streamctx.Fields) }}
 
-// writeFields HPACK-encodes f into c.hb; nothing keeps f after it. mu
-// must be held. The encoder indexes nothing (hpacktable.go), so it keeps
-// no field either: names and values are encoded from f's bytes in place.
-func (c *conn) writeFields(f *streamctx.Fields) {
+// writeHeaderBlock HPACK-encodes status and f into HEADERS and, past
+// the client's frame size, CONTINUATION frames of stream id, with an
+// encoder lent for the block (hpacktable.go); nothing keeps f after it.
+// mu must be held.
+func (c *conn) writeHeaderBlock(id uint32, status int, f *streamctx.Fields, end bool) {
+	e := encoders.Get().(*headerEncoder)
+	e.hb.b = e.hb.b[:0]
+	e.field(":status", statusText(status))
 	for name, v := range f.All() {
-		c.field(bytesString(name), bytesString(v))
+		e.field(bytesString(name), bytesString(v))
 	}
+	c.appendHeaderBlock(id, e.hb.b, end)
+	e.release()
 }
 
-// appendHeaderBlock frames the encoded fields in c.hb as HEADERS and,
-// past the client's frame size, CONTINUATION frames. mu must be held.
-func (c *conn) appendHeaderBlock(id uint32, end bool) {
-	block, max := c.hb.b, c.peerMaxFrame
+// appendHeaderBlock frames block as HEADERS and, past the client's
+// frame size, CONTINUATION frames. mu must be held.
+func (c *conn) appendHeaderBlock(id uint32, block []byte, end bool) {
+	max := c.peerMaxFrame
 	t, flags := http2.FrameHeaders, http2.Flags(0)
 	if end {
 		flags = http2.FlagHeadersEndStream
@@ -259,10 +261,6 @@ func (c *conn) appendHeaderBlock(id uint32, end bool) {
 		}
 		t, flags = http2.FrameContinuation, 0
 	}
-}
-
-func (c *conn) field(name, value string) {
-	_ = c.enc.WriteField(hpack.HeaderField{Name: name, Value: value}) // writes to memory
 }
 
 // statusText is the :status value of a code.
