@@ -262,7 +262,7 @@ EOF
 			-addr "127.0.0.1:$port" -path "$path" -n "$IDLE_CONNS" -steps "$IDLE_STEPS" -hold "${IDLE_HOLD}s"
 			-timeout "$((IDLE_HOLD + 180))s" -pids "${pids[*]}")
 		"${cmd[@]}" >"$out" 2>"$WORK/logs/idle-tls-$c.err" || warn "idle TLS $c: idleconns failed: $(tail -n3 "$WORK/logs/idle-tls-$c.err" | tr '\n' ' ')"
-		# a group of its own: bench/report does not chart it yet
+		# a group of its own: bench/report renders its table after the idle one (no chart)
 		idle_records idletls "$c" "$out" proto=h2 cmd="$(quoted "${cmd[@]}")" \
 			config="$([[ $c == ramjet ]] && echo ramjet-idletls || echo nginx-idletls)"
 		log "  $(printf '%-8s TLS+h2 ' "$c") $(idle_summary "$out")"

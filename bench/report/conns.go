@@ -104,7 +104,11 @@ func idleTable(vs []idleServer, steps []int) *table {
 		if v.key == "static" {
 			chk = "n/a (file)"
 		}
-		if v.check != "hit" && v.check != "n/a" {
+		switch v.check {
+		case "hit", "n/a":
+		case "": // the TLS + HTTP/2 row: no hit check of its own
+			chk = "–"
+		default:
 			chk = bold(v.check)
 		}
 		cells = append(cells, mib(v.peak), mib(v.growth()), kib, fmt.Sprint(v.holdOpen), fmt.Sprint(v.failed),
@@ -124,14 +128,16 @@ func idleRatioTable(vs []idleServer) string {
 	if rj == nil {
 		return ""
 	}
-	t := newTable("ramjet vs", "RSS held ×|r", "growth ×|r", "where ramjet loses")
+	t := newTable("ramjet vs", "RSS held ×|r", "peak RSS ×|r", "growth ×|r", "where ramjet loses")
 	for _, v := range vs {
 		if v.key == "ramjet" {
 			continue
 		}
 		a := ratio(rj.last, v.last)
+		p := ratio(rj.peak, v.peak)
 		g := ratio(rj.growth(), v.growth())
-		t.add(cacheLabel[v.key], f(2, a), f(2, g), losses(cmp{"RSS held", a, false}, cmp{"growth", g, false}))
+		t.add(cacheLabel[v.key], f(2, a), f(2, p), f(2, g),
+			losses(cmp{"RSS held", a, false}, cmp{"peak RSS", p, false}, cmp{"growth", g, false}))
 	}
 	return "ramjet ÷ each server (below 1 = ramjet uses less; the last column names where it uses more by more than 2 %):\n\n" +
 		t.String() + "\n"
@@ -159,5 +165,10 @@ func idleSection(d *runData) (string, error) {
 	if g["skip"] == "" {
 		b.WriteString(idleTable(vs, steps).String() + "\n" + idleRatioTable(vs))
 	}
-	return render("idle.tmpl", d, g, map[string]string{"tables": b.String()})
+	tls := ""
+	if tg := d.groups["idletls"]; tg != nil && tg["skip"] == "" && len(d.rows["idletls"]) > 0 {
+		vs, steps := idleServers(d.rows["idletls"])
+		tls = idleTable(vs, steps).String() + "\n" + idleRatioTable(vs)
+	}
+	return render("idle.tmpl", d, g, map[string]string{"tables": b.String(), "tls": tls})
 }

@@ -61,14 +61,11 @@ type conn struct {
 	sawSettings bool
 	armedAt     time.Time // when the idle read deadline was last set
 
-	mu            sync.Mutex // guards everything below, the framer's writes and enc
-	wcond         sync.Cond  // signalled when a flush ends
-	out           []byte     // frames not yet written; nil when no buffer is held
-	outBox        *[]byte    // the pooled buffer out came from
-	readBy        time.Time  // nc's read deadline, as waitForFrame or wakeIfDone last set it
-	hb            headerBuf
-	enc           *hpack.Encoder
-	names, values map[string]string // interned header strings for enc; names only past commonNames, nil until one
+	mu     sync.Mutex // guards everything below and the framer's writes
+	wcond  sync.Cond  // signalled when a flush ends
+	out    []byte     // frames not yet written; nil when no buffer is held
+	outBox *[]byte    // the pooled buffer out came from
+	readBy time.Time  // nc's read deadline, as waitForFrame or wakeIfDone last set it
 
 	writing    bool  // a goroutine is in flush, writing without mu
 	readerBusy bool  // serve has frames to process and will flush after them
@@ -90,7 +87,6 @@ func newConn(s *Server, nc, standin net.Conn) *conn {
 		nc:           nc,
 		standin:      standin,
 		streams:      make(map[uint32]*stream),
-		values:       make(map[string]string),
 		sendWindow:   initialWindow,
 		recvWindow:   connWindow,
 		peerWindow:   initialWindow,
@@ -105,7 +101,6 @@ func newConn(s *Server, nc, standin net.Conn) *conn {
 	c.fr.SetMaxReadFrameSize(maxReadFrame)
 	c.fr.MaxHeaderListSize = uint32(s.cfg.MaxHeaderBytes + headerOverhead)
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	c.enc = hpack.NewEncoder(&c.hb)
 	switch sc := standin.(type) {
 	case *streamConn:
 		sc.owner = c
@@ -312,14 +307,6 @@ func (w *connWriter) Write(p []byte) (int, error) {
 		c.grow()
 		c.out = append(c.out, p...)
 	}
-	return len(p), nil
-}
-
-// headerBuf collects the HPACK encoder's output.
-type headerBuf struct{ b []byte }
-
-func (h *headerBuf) Write(p []byte) (int, error) {
-	h.b = append(h.b, p...)
 	return len(p), nil
 }
 

@@ -63,7 +63,7 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 		case http2.SettingMaxFrameSize:
 			c.peerMaxFrame = int(s.Val)
 		case http2.SettingHeaderTableSize:
-			c.enc.SetMaxDynamicTableSizeLimit(s.Val)
+			// bounds a table the encoder does not use (hpacktable.go)
 		}
 		return nil
 	})

@@ -1,6 +1,7 @@
 package h2
 
 import (
+	"crypto/tls"
 	"net"
 	"time"
 
@@ -27,6 +28,9 @@ func (c *conn) readFirst() (int, error) {
 		n, err := c.readBuffered()
 		if n > 0 || !isTimeout(err) {
 			return n, err
+		}
+		if tc, ok := c.nc.(*tls.Conn); ok {
+			shedTLSInput(tc) // nothing is buffered: the handshake's buffers go (tlsinput.go)
 		}
 		conns.WaitingIdle(1) // a burst of idle connections is settled (conns/settle.go)
 		err = waitReadable(c.sock)

@@ -22,13 +22,10 @@ func (sc *streamConn) SendInterim(ctx *fasthttp.RequestCtx, status int, fields [
 	if st == nil || st.headersSent || st.reset || c.err != nil {
 		return false
 	}
-	c.hb.b = c.hb.b[:0]
-	c.field(":status", statusText(status))
 	f := fieldsPool.Get().(*streamctx.Fields)
 	f.Interim(fields)
-	c.writeFields(f)
+	c.writeHeaderBlock(st.id, status, f, false)
 	fieldsPool.Put(f)
-	c.appendHeaderBlock(st.id, false)
 	c.flush(false) // the point of a hint is to arrive before the answer
 	return true
 }

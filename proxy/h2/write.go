@@ -8,7 +8,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 
 	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
@@ -215,13 +214,10 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // HTTP/3 send them (streamctx.Fields) into HEADERS and, past the
 // client's frame size, CONTINUATION frames. mu must be held.
 func (c *conn) writeHeaders(st *stream, resp *fasthttp.Response, status int, head, end bool) {
-	c.hb.b = c.hb.b[:0]
-	c.field(":status", statusText(status))
 	f := fieldsPool.Get().(*streamctx.Fields)
 	f.Response(resp, status, head)
-	c.writeFields(f)
+	c.writeHeaderBlock(st.id, status, f, end)
 	fieldsPool.Put(f)
-	c.appendHeaderBlock(st.id, end)
 }
 
 // fieldsPool lends the fields of the header being encoded: a connection
@@ -229,28 +225,25 @@ func (c *conn) writeHeaders(st *stream, resp *fasthttp.Response, status int, hea
 // response's, about 1 KiB).
 var fieldsPool = sync.Pool{New: func() any { return new(streamctx.Fields) }}
 
-// writeFields HPACK-encodes f into c.hb; nothing keeps f after it. mu
-// must be held. The Date of this second is the shared string, not
-// interned: it changes every second.
-func (c *conn) writeFields(f *streamctx.Fields) {
+// writeHeaderBlock HPACK-encodes status and f into HEADERS and, past
+// the client's frame size, CONTINUATION frames of stream id, with an
+// encoder lent for the block (hpacktable.go); nothing keeps f after it.
+// mu must be held.
+func (c *conn) writeHeaderBlock(id uint32, status int, f *streamctx.Fields, end bool) {
+	e := encoders.Get().(*headerEncoder)
+	e.hb.b = e.hb.b[:0]
+	e.field(":status", statusText(status))
 	for name, v := range f.All() {
-		n, value := c.internName(name), ""
-		if n == "date" {
-			if d := streamctx.Date(); string(v) == d {
-				value = d
-			}
-		}
-		if value == "" {
-			value = c.intern(c.values, v)
-		}
-		c.field(n, value)
+		e.field(bytesString(name), bytesString(v))
 	}
+	c.appendHeaderBlock(id, e.hb.b, end)
+	e.release()
 }
 
-// appendHeaderBlock frames the encoded fields in c.hb as HEADERS and,
-// past the client's frame size, CONTINUATION frames. mu must be held.
-func (c *conn) appendHeaderBlock(id uint32, end bool) {
-	block, max := c.hb.b, c.peerMaxFrame
+// appendHeaderBlock frames block as HEADERS and, past the client's
+// frame size, CONTINUATION frames. mu must be held.
+func (c *conn) appendHeaderBlock(id uint32, block []byte, end bool) {
+	max := c.peerMaxFrame
 	t, flags := http2.FrameHeaders, http2.Flags(0)
 	if end {
 		flags = http2.FlagHeadersEndStream
@@ -269,52 +262,6 @@ func (c *conn) appendHeaderBlock(id uint32, end bool) {
 		t, flags = http2.FrameContinuation, 0
 	}
 }
-
-func (c *conn) field(name, value string) {
-	_ = c.enc.WriteField(hpack.HeaderField{Name: name, Value: value}) // writes to memory
-}
-
-// intern returns v as a string, without allocating for a value this
-// connection sent recently: the HPACK encoder keeps the strings it
-// indexes, so they must not alias reused buffers.
-func (c *conn) intern(m map[string]string, v []byte) string {
-	if s, ok := m[string(v)]; ok {
-		return s
-	}
-	if len(m) >= 512 {
-		clear(m)
-	}
-	s := string(v)
-	m[s] = s
-	return s
-}
-
-// internName is intern for a header name: the names most responses
-// carry are the process's (commonNames), so that a connection keeps a map
-// of its own only for others.
-func (c *conn) internName(v []byte) string {
-	if s, ok := commonNames[string(v)]; ok {
-		return s
-	}
-	if c.names == nil {
-		c.names = make(map[string]string)
-	}
-	return c.intern(c.names, v)
-}
-
-// commonNames are response header names, lower case as HTTP/2 sends
-// them, that every connection shares: read only after init.
-var commonNames = func() map[string]string {
-	m := make(map[string]string)
-	for _, n := range []string{"accept-ranges", "age", "alt-svc", "cache-control", "cache-status", "content-disposition",
-		"content-encoding", "content-language", "content-length", "content-location", "content-range",
-		"content-security-policy", "content-type", "date", "etag", "expires", "last-modified", "link", "location",
-		"permissions-policy", "referrer-policy", "retry-after", "server", "set-cookie", "strict-transport-security",
-		"vary", "www-authenticate", "x-content-type-options", "x-frame-options", "x-powered-by", "x-xss-protection"} {
-		m[n] = n
-	}
-	return m
-}()
 
 // statusText is the :status value of a code.
 func statusText(code int) string {
