@@ -2,6 +2,7 @@ package conns
 
 import (
 	"io"
+	"net"
 	"runtime"
 	"testing"
 	"time"
@@ -49,14 +50,7 @@ func TestAnIdleReadLetsWaitingGoroutinesRunFirstOnEveryOtherRequest(t *testing.T
 		if err := <-sent; err != nil {
 			t.Fatal(err)
 		}
-		c.Busy()
-		if _, err := c.Write(buf); err != nil {
-			t.Fatal(err)
-		}
-		c.Idle()
-		if _, err := client.Read(buf); err != nil {
-			t.Fatal(err)
-		}
+		echoAnswer(t, c, client, buf)
 	}
 	if empty > rounds/2+3 {
 		t.Fatalf("%d of %d idle Reads found the socket empty before the request a runnable goroutine sends: they did not let it run first", empty, rounds)
@@ -100,14 +94,7 @@ func TestAKeepAliveRequestFoundAtOnceArmsNoDeadlineForTheWait(t *testing.T) {
 		if c.rdl.armed == armed {
 			unarmed++
 		}
-		c.Busy()
-		if _, err := c.Write(buf); err != nil {
-			t.Fatal(err)
-		}
-		c.Idle()
-		if _, err := client.Read(buf); err != nil {
-			t.Fatal(err)
-		}
+		echoAnswer(t, c, client, buf)
 	}
 	if unarmed == 0 {
 		t.Fatal("a read deadline was armed for each wait, though the request was there when the yielding Read looked")
@@ -122,5 +109,19 @@ func TestAKeepAliveRequestFoundAtOnceArmsNoDeadlineForTheWait(t *testing.T) {
 	}
 	if waited := time.Since(start); waited > 30*time.Second {
 		t.Fatalf("parked after %v: the linger's deadline was not armed", waited)
+	}
+}
+
+// echoAnswer answers the request c read into buf with the same byte, as
+// a server does (Busy, the answer, Idle), and has the client read it.
+func echoAnswer(t *testing.T, c *Conn, client net.Conn, buf []byte) {
+	t.Helper()
+	c.Busy()
+	if _, err := c.Write(buf); err != nil {
+		t.Fatal(err)
+	}
+	c.Idle()
+	if _, err := client.Read(buf); err != nil {
+		t.Fatal(err)
 	}
 }
