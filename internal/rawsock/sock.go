@@ -18,7 +18,6 @@ type Sock struct {
 	rb     []byte // the current read's buffer
 	rn     int
 	rerrno syscall.Errno
-	empty  uint64 // reads that found nothing and waited or gave up (EmptyReads)
 	readFn func(fd uintptr) bool
 	nowFn  func(fd uintptr) // ReadNow's callback (now.go)
 
@@ -86,19 +85,12 @@ func (s *Sock) read(fd uintptr) bool {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
-			s.empty++
 			return false // wait until readable
 		}
 		s.rn, s.rerrno = r, e
 		return true
 	}
 }
-
-// EmptyReads is how many reads (Read's and ReadNow's system calls) found
-// the socket empty: each a system call spent on nothing, and for Read a
-// wait in the netpoller and a wake-up after it. Only the reading goroutine
-// may ask.
-func (s *Sock) EmptyReads() uint64 { return s.empty }
 
 // Write writes all of b, waiting while the socket is not writable.
 func (s *Sock) Write(b []byte) (int, error) {

@@ -46,7 +46,6 @@ type Conn struct {
 	idle        bool          // the server waits for the next request: the next Read may park
 	fresh       bool          // no request served since accept or wake
 	intercepted bool          // the server set a read deadline while idle
-	yielded     bool          // the last idle Read yielded before it looked (yield.go)
 	rdlFlags                  // rdl's, beside these to keep a Conn in a 240 B allocation (readdeadline.go)
 	parkBy      time.Time     // that deadline: a parked connection is closed then; zero: never
 	linger      time.Duration // this connection's own wait before parking (lingerFor); 0: none yet (parksAtOnce)
@@ -128,7 +127,7 @@ func (c *Conn) Idle() {
 // Busy tells c that a request's bytes arrived (already buffered by the
 // server, as a pipelined one is): reads are the request's again.
 func (c *Conn) Busy() {
-	c.idle, c.intercepted, c.lingerDue = false, false, false
+	c.idle, c.intercepted = false, false
 	c.servingRequest(true)
 }
 
@@ -147,21 +146,11 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 	if c.parksAtOnce() {
 		return c.armRead(t) // no wait: the request's bytes get the server's deadline
 	}
-	if c.lingersLazily() {
-		c.lingerDue = true // Read arms it if it has to wait
-		return nil
-	}
-	return c.armRead(c.lingerUntil(t))
-}
-
-// lingerUntil is when c's idle wait ends: after its linger, or at t, the
-// server's idle deadline, if that comes first.
-func (c *Conn) lingerUntil(t time.Time) time.Time {
 	wait := time.Now().Add(c.wait())
 	if !t.IsZero() && t.Before(wait) {
-		return t
+		wait = t
 	}
-	return wait
+	return c.armRead(wait)
 }
 
 // wait is how long c's next idle Read waits for a request before it
@@ -207,18 +196,6 @@ func (c *Conn) Read(p []byte) (int, error) {
 			}
 		}
 		return c.sock.Read(p)
-	}
-	yielded := c.yieldFirst()
-	if c.lingerDue {
-		c.lingerDue = false
-		if yielded {
-			if n, err := c.raw.ReadNow(p); n > 0 || err != nil {
-				return n, err // found at once: no deadline was armed for the wait
-			}
-		}
-		if err := c.armRead(c.lingerUntil(c.parkBy)); err != nil {
-			return 0, err
-		}
 	}
 	now := c.parksAtOnce()
 	if !intercepted { // the server set no deadline: time the linger ourselves
@@ -333,7 +310,7 @@ func (c *Conn) closeSocket() error {
 // before handing c out.
 func (c *Conn) rearm(now time.Time) {
 	c.linger = lingerFor(c.linger, now.Sub(epoch)-c.parkedAt, c.l.cfg)
-	c.idle, c.fresh, c.intercepted, c.parkBy, c.yielded = true, true, false, time.Time{}, false
+	c.idle, c.fresh, c.intercepted, c.parkBy = true, true, false, time.Time{}
 	c.wdl.forget()
 	c.untrackRead()
 	if c.rc != nil {

@@ -39,10 +39,9 @@ type readDeadline struct {
 // rdlFlags are readDeadline's flags, kept in Conn beside its other
 // flags (padding there).
 type rdlFlags struct {
-	lazy      bool // want is not armed (in a request's service only)
-	req       bool // a request is being served (Busy to Idle): later deadlines may wait
-	track     bool // armed is kept (since the first Busy)
-	lingerDue bool // the idle wait's deadline is armed only if the next Read finds nothing (lingersLazily)
+	lazy  bool // want is not armed (in a request's service only)
+	req   bool // a request is being served (Busy to Idle): later deadlines may wait
+	track bool // armed is kept (since the first Busy)
 }
 
 // armRead arms t as c's read deadline.
@@ -110,14 +109,4 @@ func (c *Conn) untrackRead() {
 	if c.track {
 		c.rdl, c.rdlFlags = readDeadline{}, rdlFlags{}
 	}
-}
-
-// lingersLazily reports whether c's idle wait can leave its deadline
-// unarmed until a read finds the socket empty: a keep-alive HTTP/1.1
-// connection on a raw socket that lingers. On a busy server its next
-// request is usually there when the idle Read looks (it yields first,
-// conn.go), and arming the linger's deadline for it would move the
-// socket's runtime timer for nothing (3 % of a 725 B hit's CPU, perf).
-func (c *Conn) lingersLazily() bool {
-	return c.track && c.raw != nil && !c.parksAtOnce()
 }
