@@ -25,7 +25,7 @@ func (d *daemon) openDisk() (*disk.Tier, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Register(d.proxy.Metrics().Set(), "")
+	t.Register(d.proxy.Metrics().Set())
 	l := t.Loaded()
 	d.log.Info("disk tier loaded", "path", dc.Path, "objects", l.Objects, "entries", l.Entries,
 		"kept_on_disk", l.Kept, "corrupt", l.Corrupt, "expired", l.Expired, "clean", l.Clean, "took", l.Took.Round(time.Millisecond))

@@ -6,17 +6,18 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 )
 
-// Register adds the tier's series to set and returns their names: the
-// shared tier's bare, a site's own share's labelled with its site (site),
-// as the proxy's per-site series are.
-func (t *Tier) Register(set *metrics.Set, site string) []string {
-	return RegisterSeries(set, site, func() *Tier { return t })
+// Register adds the shared tier's series to set, bare, and returns
+// their names. A site's own share registers labelled ones with
+// RegisterSeries.
+func (t *Tier) Register(set *metrics.Set) []string {
+	return RegisterSeries(set, "", func() *Tier { return t })
 }
 
 // RegisterSeries adds a tier's series to set, each read from the tier
 // cur returns at that moment (zero while it returns nil), and returns
-// their names: a newer tier of the same site takes the series over
-// without a scrape ever finding them gone.
+// their names; site labels them {site="…"}, as the proxy's per-site
+// series are ("": bare). A newer tier of the same site takes the series
+// over without a scrape ever finding them gone.
 func RegisterSeries(set *metrics.Set, site string, cur func() *Tier) []string {
 	names := make([]string, 0, len(tierGauges))
 	for name, f := range tierGauges {

@@ -88,7 +88,7 @@ func TestOpenFilesSeriesIsEachTiersOwn(t *testing.T) {
 func gauge(t *testing.T, tier *Tier, name string) float64 {
 	t.Helper()
 	set := metrics.NewSet()
-	tier.Register(set, "")
+	tier.Register(set)
 	var buf bytes.Buffer
 	set.WritePrometheus(&buf)
 	for line := range strings.Lines(buf.String()) {
@@ -181,8 +181,8 @@ func TestSiteTiersSeriesAreLabelledWithTheSite(t *testing.T) {
 	onDiskOnly(t, dirB, "http://b/1", "http://b/2")
 	shared, site := checked(t, dirA, true), checked(t, dirB, true)
 	set := metrics.NewSet()
-	bare := shared.t.Register(set, "")
-	names := site.t.Register(set, `a "site"`)
+	bare := shared.t.Register(set)
+	names := RegisterSeries(set, `a "site"`, func() *Tier { return site.t })
 	if len(names) != len(bare) {
 		t.Fatalf("%d series for the site, %d for the shared tier", len(names), len(bare))
 	}
