@@ -236,9 +236,7 @@ func TestDiskTierSiteShareIsBoundedAndKeptApart(t *testing.T) {
 func TestUpgradeWithTheDiskTierKeepsPagesFreshAndHonoursThePurgesOfTheOldProcess(t *testing.T) {
 	t.Parallel()
 	o := startOrigin(t)
-	dir := t.TempDir()
-	cfg := testbed.WriteConfig(t, "", fmt.Sprintf("cache:\n  disk:\n    path: %q\n    size: 64MiB\n", dir))
-	u := startUpgradable(t, "--origin", o.URL, "--config", cfg)
+	u, _ := startUpgradableDisk(t, o)
 	ns := nsFor(t)
 	c := newClient(t)
 	pages := map[string]result{}
@@ -269,15 +267,7 @@ func TestUpgradeWithTheDiskTierKeepsPagesFreshAndHonoursThePurgesOfTheOldProcess
 		t.Fatal("the purging request never reached the origin")
 	}
 	oldPid := u.cmd.Process.Pid
-	if err := u.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
-		t.Fatal(err)
-	}
-	if !testbed.Poll(5*time.Second, func() bool { return strings.Contains(u.output(), "upgraded: the new process serves") }) {
-		t.Fatalf("no upgrade within 5 s:\n%s", u.output())
-	}
-	if u.exited(0) {
-		t.Fatal("the old process exited with a request in flight")
-	}
+	u.upgradeWithRequestInFlight(t)
 	if err := <-purger; err != nil {
 		t.Fatalf("the purging request: %v", err)
 	}

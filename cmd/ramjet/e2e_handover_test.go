@@ -146,6 +146,22 @@ func (u *upgradable) stop(t *testing.T) {
 	}
 }
 
+// upgradeWithRequestInFlight sends SIGUSR2 and waits until the new
+// process serves, while the old one, which has a request in flight,
+// still runs.
+func (u *upgradable) upgradeWithRequestInFlight(t *testing.T) {
+	t.Helper()
+	if err := u.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	if !testbed.Poll(5*time.Second, func() bool { return strings.Contains(u.output(), "upgraded: the new process serves") }) {
+		t.Fatalf("no upgrade within 5 s:\n%s", u.output())
+	}
+	if u.exited(0) {
+		t.Fatal("the old process exited with a request in flight")
+	}
+}
+
 // alive reports whether pid runs (a zombie, reaped by nobody here, does
 // not).
 func alive(pid int) bool {
@@ -354,15 +370,7 @@ func TestUpgradeFinishesTheRequestInFlight(t *testing.T) {
 	if !testbed.Poll(5*time.Second, func() bool { return o.marked("handover-slow") }) {
 		t.Fatal("the slow request never reached the origin")
 	}
-	if err := u.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
-		t.Fatal(err)
-	}
-	if !testbed.Poll(5*time.Second, func() bool { return strings.Contains(u.output(), "upgraded: the new process serves") }) {
-		t.Fatalf("no upgrade within 5 s")
-	}
-	if u.exited(0) {
-		t.Fatalf("the old process exited with a request in flight")
-	}
+	u.upgradeWithRequestInFlight(t)
 	got := <-done
 	if got.err != nil {
 		t.Fatalf("the request in flight failed across the upgrade: %v", got.err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/ramjet-proxy/ramjet/proxy/cache"
 )
 
 // Checkpoint has the writer apply every purge and write every copy
@@ -13,10 +15,18 @@ import (
 // a clean stop (Loaded.Handover), provided the purges this process
 // applies from now on reach it too (the caller's part). It needs the
 // writer started.
+//
+// From then on the directory is the successor's: this process writes no
+// file (a copy, a gap's mark) until Uncheckpoint. The successor knows
+// only the files it loaded and those it writes, and only those meet its
+// purges; a page this process stored while it drained, written after
+// the load, would outlive a purge and load fresh at the next start. It
+// still deletes what its own purges cover: a deleted file is at worst a
+// copy lost, never a page served that should not be.
 func (t *Tier) Checkpoint() error {
 	done := make(chan struct{})
 	select {
-	case t.flush <- done:
+	case t.flush <- flush{done: done, handOver: true}:
 		<-done
 	case <-t.done:
 		return errors.New("disk: checkpoint: the writer is stopped")
@@ -27,8 +37,17 @@ func (t *Tier) Checkpoint() error {
 	return t.mark(handoverFile)
 }
 
-// Uncheckpoint removes the handover marker of an upgrade that failed.
+// Uncheckpoint removes the handover marker of an upgrade that failed;
+// the directory is this process's again, and gets the gap marks it kept
+// in the meantime.
 func (t *Tier) Uncheckpoint() error {
+	t.handed.Store(false)
+	if marks := t.running(); len(marks) > 0 {
+		if err := t.saveGap(marks); err != nil {
+			t.log.Warn("disk tier: cannot keep a fan-out gap's mark; deleting what it left stale now", "err", err)
+			t.Purged(cache.Purge{Key: cache.Everything, At: latest(marks)})
+		}
+	}
 	err := os.Remove(filepath.Join(t.cfg.Path, handoverFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("disk: %w", err)

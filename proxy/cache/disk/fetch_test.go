@@ -3,6 +3,7 @@ package disk
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -257,4 +258,44 @@ func TestCheckpointVouchesForTheFilesToOneSuccessor(t *testing.T) {
 	if l := c.t.Loaded(); l.Clean || l.Handover {
 		t.Fatalf("Loaded = %+v after the successor crashed, want unclean", l)
 	}
+}
+
+// After Checkpoint the directory is the successor's: a copy the old
+// process stores while it drains, or a gap it notes, reaches no file
+// (the successor would not know it, and none of its purges would meet
+// it); once an upgrade failed (Uncheckpoint) the old process writes
+// again, gap marks included.
+func TestAfterCheckpointTheOldProcessWritesNoFileUntilUncheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	a := start(t, dir, Config{})
+	if err := a.t.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixNano()
+	store(a, "http://s/late", cache.VarySpec{}, entry("", "late", "s\x00late"))
+	a.t.Gap(now, now+int64(time.Hour))
+	if err := a.t.Leave(); err != nil { // writes what is queued, then returns
+		t.Fatal(err)
+	}
+	if got := files(t, dir); len(got) != 0 {
+		t.Fatalf("files after the checkpoint: %v, want none", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, gapFile)); !os.IsNotExist(err) {
+		t.Fatalf("gap mark written after the checkpoint (stat: %v)", err)
+	}
+
+	b := start(t, dir, Config{})
+	if err := b.t.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	b.t.Gap(now, now+int64(time.Hour))
+	if err := b.t.Uncheckpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, gapFile)); err != nil {
+		t.Fatalf("the gap kept while handed over is not marked after Uncheckpoint: %v", err)
+	}
+	store(b, "http://s/again", cache.VarySpec{}, entry("", "again", "s\x00again"))
+	written(t, b, 1)
+	b.stop(t)
 }

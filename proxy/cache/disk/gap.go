@@ -40,6 +40,10 @@ type gaps struct {
 
 // Gap keeps the files filled up to at until until (cache.GapKeeper).
 func (t *Tier) Gap(at, until int64) {
+	if t.handed.Load() { // the successor keeps its own marks (Checkpoint)
+		t.keepGap(at, until)
+		return
+	}
 	if err := t.saveGap(append(t.running(), [2]int64{at, until})); err != nil {
 		t.log.Warn("disk tier: cannot keep a fan-out gap's mark; deleting what it left stale now", "err", err)
 		t.Purged(cache.Purge{Key: cache.Everything, At: at})
@@ -89,10 +93,7 @@ func (t *Tier) running() [][2]int64 {
 // EachGapped calls fn with the key of every file filled up to a gap
 // whose grace still runs (cache.GapLister), until fn returns false.
 func (t *Tier) EachGapped(fn func(key string) bool) {
-	var at int64
-	for _, m := range t.running() {
-		at = max(at, m[0])
-	}
+	at := latest(t.running())
 	if at == 0 {
 		return
 	}
@@ -109,6 +110,15 @@ func (t *Tier) EachGapped(fn func(key string) bool) {
 			return
 		}
 	}
+}
+
+// latest is the newest gap's time among marks, 0 for none.
+func latest(marks [][2]int64) int64 {
+	var at int64
+	for _, m := range marks {
+		at = max(at, m[0])
+	}
+	return at
 }
 
 // stopGaps stops the timers of a tier closing.

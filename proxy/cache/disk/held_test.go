@@ -245,7 +245,7 @@ func TestLendOfAKeptFileAllocatesNothing(t *testing.T) {
 // settled waits until the writer applied what is queued.
 func settled(n node) {
 	done := make(chan struct{})
-	n.t.flush <- done
+	n.t.flush <- flush{done: done}
 	<-done
 }
 

@@ -68,13 +68,16 @@ type Tier struct {
 	// The files by name, oldest written first.
 	files map[string]*file
 	order list.List
-	ties  map[uintptr]*file  // the files by the RAM entries they hold (ramfile.go)
-	wake  chan struct{}      // a purge is waiting
-	flush chan chan struct{} // Checkpoint's requests to the writer
-	stop  chan struct{}
-	done  chan struct{}
-	once  sync.Once
-	start sync.Once
+	ties  map[uintptr]*file // the files by the RAM entries they hold (ramfile.go)
+	wake  chan struct{}     // a purge is waiting
+	flush chan flush        // Checkpoint's requests to the writer
+	// handed: the directory is an upgrade's successor's since
+	// Checkpoint (checkpoint.go); no file is written any more.
+	handed atomic.Bool
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+	start  sync.Once
 	// The writer's own state.
 	buf      []byte
 	degraded int64      // until when writes are skipped, unix nanos
@@ -109,6 +112,13 @@ type put struct {
 	seq uint64
 }
 
+// flush asks the writer to write and apply what is queued, then close
+// done; handOver: and to write no copy after (Checkpoint).
+type flush struct {
+	done     chan struct{}
+	handOver bool
+}
+
 // numbered is a purge with its number (Seq).
 type numbered struct {
 	seq uint64
@@ -141,7 +151,7 @@ func Open(cfg Config, c *cache.Cache) (*Tier, error) {
 		cfg.Retry = 30 * time.Second
 	}
 	t := &Tier{cfg: cfg, c: c, log: cfg.Log, q: newQueue(cfg.Queue), wake: make(chan struct{}, 1),
-		stop: make(chan struct{}), done: make(chan struct{}), files: map[string]*file{}, ties: map[uintptr]*file{}, flush: make(chan chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), files: map[string]*file{}, ties: map[uintptr]*file{}, flush: make(chan flush)}
 	if t.log == nil {
 		t.log = slog.Default()
 	}
@@ -189,6 +199,9 @@ func (t *Tier) close(mark bool) error {
 // Stored queues a copy of o in place of the one of its key still
 // waiting; when the queue is full it is dropped.
 func (t *Tier) Stored(h uint64, o *cache.Object, seq uint64) {
+	if t.handed.Load() {
+		return
+	}
 	if !t.q.push(put{h, o, seq}) {
 		t.stats.dropped.Add(1)
 	}
@@ -221,9 +234,12 @@ func (t *Tier) run(ctx context.Context) {
 		case <-t.q.ready:
 			t.writeNext()
 		case <-t.wake:
-		case done := <-t.flush:
+		case f := <-t.flush:
 			t.drain()
-			close(done)
+			if f.handOver {
+				t.handed.Store(true) // by the writer: no copy is written after the drain
+			}
+			close(f.done)
 		case <-t.stop:
 			return
 		case <-ctx.Done():
@@ -378,6 +394,9 @@ func (t *Tier) forget(key string) {
 // variants no purge reached, and returns its file, to index; an object
 // left with none is deleted.
 func (t *Tier) write(p put) *file {
+	if t.handed.Load() {
+		return nil // queued before Checkpoint's drain ended
+	}
 	now := t.c.Now()
 	if !t.c.Holds(p.h, p.o) {
 		// Replaced (its successor has its own copy), purged (the purge
