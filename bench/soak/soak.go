@@ -59,10 +59,11 @@ type soak struct {
 	ended            []string // the end's judgement
 	idle             []net.Conn
 	httpc, tlsc, adm *http.Client
-	// cached maps a URL (node included) to when the copy a node answered
-	// it from stops being fresh (unix nanos): a 5xx for it before then is
-	// a failure, whatever was down.
+	// cached maps a URL (node included) to the copy a node answered it
+	// from (held): a 5xx for it while the node holds it is a failure,
+	// whatever was down.
 	cached sync.Map
+	gaps   gapLog // the Redis restarts
 }
 
 func newSoak(c config) (*soak, error) {
@@ -249,7 +250,8 @@ func within(mark *atomic.Int64) bool { return time.Now().UnixNano() < mark.Load(
 // judge classifies one request's outcome: deliberate 5xx while the
 // component behind it is down are counted by cause, anything else that
 // failed is a failure — a 5xx for a page the node held fresh included
-// (cached: a Redis or origin restart must not cost a cached page).
+// (cached: an origin restart must not cost a cached page, nor a Redis
+// restart within its grace; held.go).
 // A failure names its URL and ramjet's reason (see answer.why), and is
 // counted by kind, status and reason too.
 func (s *soak) judge(kind string, a answer, php bool) {
@@ -291,8 +293,8 @@ func (s *soak) failAnswer(kind string, a answer, note string) {
 // it when the request was sent (as far as its earlier answers tell).
 func (s *soak) get(c *http.Client, u, host string) answer {
 	a, sent := answer{url: u}, time.Now()
-	if until, ok := s.cached.Load(u); ok {
-		a.cached = sent.UnixNano() < until.(int64)-int64(time.Second) // a second of slack for clocks and rounding
+	if h, ok := s.cached.Load(u); ok {
+		a.cached = s.gaps.holds(h.(held), sent)
 	}
 	req, err := http.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
@@ -315,8 +317,8 @@ func (s *soak) get(c *http.Client, u, host string) answer {
 	return a
 }
 
-// noteCached remembers until when the node holds u fresh, from an answer
-// it stored or served from its cache: max-age less the copy's Age.
+// noteCached remembers the copy of u the node holds (held.go), from an
+// answer it stored or served from its cache.
 func (s *soak) noteCached(u string, sent time.Time, resp *http.Response) {
 	cs := resp.Header.Get("Cache-Status")
 	if resp.StatusCode != 200 || !(strings.Contains(cs, "stored") || strings.Contains(cs, "; hit")) ||
@@ -332,7 +334,7 @@ func (s *soak) noteCached(u string, sent time.Time, resp *http.Response) {
 		return
 	}
 	age, _ := strconv.Atoi(resp.Header.Get("Age"))
-	s.cached.Store(u, sent.Add(time.Duration(maxAge-age)*time.Second).UnixNano())
+	s.cached.Store(u, heldFrom(sent, maxAge, age))
 }
 
 // run drives the traffic and the disruptions, then checks the end.
@@ -711,11 +713,13 @@ func (s *soak) restartOrigin() {
 }
 
 func (s *soak) restartRedis() {
+	stopped := time.Now()
 	s.redis.stop()
 	time.Sleep(time.Second)
 	if err := s.startRedis(); err != nil {
 		s.fail("redis restart: %v", err)
 	}
+	s.gaps.add(stopped, time.Now())
 	s.count("redis restarts")
 }
 
