@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/ramjet-proxy/ramjet/proxy/cache"
 )
 
 // Checkpoint has the writer apply every purge and write every copy
@@ -43,10 +41,7 @@ func (t *Tier) Checkpoint() error {
 func (t *Tier) Uncheckpoint() error {
 	t.handed.Store(false)
 	if marks := t.running(); len(marks) > 0 {
-		if err := t.saveGap(marks); err != nil {
-			t.log.Warn("disk tier: cannot keep a fan-out gap's mark; deleting what it left stale now", "err", err)
-			t.Purged(cache.Purge{Key: cache.Everything, At: latest(marks)})
-		}
+		t.markGaps(marks) // kept in memory meanwhile, timers running
 	}
 	err := os.Remove(filepath.Join(t.cfg.Path, handoverFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

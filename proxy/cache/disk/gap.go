@@ -44,12 +44,21 @@ func (t *Tier) Gap(at, until int64) {
 		t.keepGap(at, until)
 		return
 	}
-	if err := t.saveGap(append(t.running(), [2]int64{at, until})); err != nil {
-		t.log.Warn("disk tier: cannot keep a fan-out gap's mark; deleting what it left stale now", "err", err)
-		t.Purged(cache.Purge{Key: cache.Everything, At: at})
-		return
+	if t.markGaps(append(t.running(), [2]int64{at, until})) {
+		t.keepGap(at, until)
 	}
-	t.keepGap(at, until)
+}
+
+// markGaps writes marks (saveGap); when it cannot, the files they leave
+// stale are deleted now instead, and it reports false: a pre-gap file is
+// never served fresh after a restart.
+func (t *Tier) markGaps(marks [][2]int64) bool {
+	if err := t.saveGap(marks); err != nil {
+		t.log.Warn("disk tier: cannot keep a fan-out gap's mark; deleting what it left stale now", "err", err)
+		t.Purged(cache.Purge{Key: cache.Everything, At: latest(marks)})
+		return false
+	}
+	return true
 }
 
 // keepGap has the files filled up to at deleted once until is past.
