@@ -87,11 +87,14 @@ const caughtUpWithin = 5 * time.Second
 // stopped. It runs before the listeners start.
 func (d *daemon) gapAfterLoad(t *disk.Tier, resumed bool) {
 	l := t.Loaded()
-	if l.Objects == 0 || d.followed || l.Clean && (d.fan == nil || resumed && d.caughtUp()) {
+	if d.loadTrusted(l, resumed) {
 		return
 	}
 	why := "the last run did not stop cleanly"
-	if l.Clean {
+	switch {
+	case l.Handover:
+		why = "the old process's handover journal cannot be followed"
+	case l.Clean:
 		why = "purges published by other nodes while this one was down cannot be replayed"
 	}
 	if d.cfg.Purge.Gap == "flush" {
@@ -99,12 +102,45 @@ func (d *daemon) gapAfterLoad(t *disk.Tier, resumed bool) {
 		d.log.Warn("disk tier: flushed what was loaded", "reason", why)
 		return
 	}
+	cmd := d.gapCommand()
+	res := d.proxy.Purge(cmd)
+	d.log.Warn("disk tier: what was loaded is stale until refreshed", "reason", why, "grace", cmd.Grace, "entries", res.Stale)
+}
+
+// gapCommand is the gap policy (purge.gap) as a purge of the whole
+// cache: every page stale until refreshed within purge.gap_grace, or
+// (flush) none kept.
+func (d *daemon) gapCommand() purge.Command {
+	if d.cfg.Purge.Gap == "flush" {
+		return purge.Command{Targets: []purge.Target{{Kind: purge.KindAll}}}
+	}
 	grace := time.Duration(d.cfg.Purge.GapGrace)
 	if grace <= 0 {
 		grace = 10 * time.Second
 	}
-	res := d.proxy.Purge(purge.Command{Targets: []purge.Target{{Kind: purge.KindAll, Soft: true}}, Gap: true, Grace: grace})
-	d.log.Warn("disk tier: what was loaded is stale until refreshed", "reason", why, "grace", grace, "entries", res.Stale)
+	return purge.Command{Targets: []purge.Target{{Kind: purge.KindAll, Soft: true}}, Gap: true, Grace: grace}
+}
+
+// gapPolicyName names cmd's policy for a log line.
+func gapPolicyName(cmd purge.Command) string {
+	if cmd.Gap {
+		return "stale"
+	}
+	return "flush"
+}
+
+// loadTrusted reports whether what the tier loaded missed no purge.
+func (d *daemon) loadTrusted(l disk.Loaded, resumed bool) bool {
+	switch {
+	case l.Objects == 0 || d.followed:
+		return true
+	case !l.Clean:
+		return false
+	case d.fan != nil:
+		return resumed && d.caughtUp() // the stream has every node's purges, the old process's too
+	default:
+		return !l.Handover // on one node, an upgrade's journal is the only record of the old process's purges
+	}
 }
 
 // caughtUp waits up to caughtUpWithin for the fan-out to read to the

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache/disk"
@@ -31,8 +28,9 @@ const journalFile = "handover.jsonl"
 
 // journal is the old process's side: the purges it applies once open.
 type journal struct {
-	mu sync.Mutex // guards f
-	f  *os.File   // nil: not journaling
+	mu   sync.Mutex // guards f and path
+	f    *os.File   // nil: not journaling
+	path string
 }
 
 // journalLine is one purge; the last line says the old process ended.
@@ -49,12 +47,16 @@ func (j *journal) open(path string) error {
 		return fmt.Errorf("handover journal: %w", err)
 	}
 	j.mu.Lock()
-	j.f = f
+	j.f, j.path = f, path
 	j.mu.Unlock()
 	return nil
 }
 
 // add writes l as one line (one write: the reader sees whole lines).
+// When it cannot (a full disk), the successor must not go on trusting
+// the journal: add removes it, which needs no space, and the successor
+// applies the gap policy when it sees the name gone (handoverfollow.go).
+// Nothing is journaled after that.
 func (j *journal) add(l journalLine) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -62,13 +64,15 @@ func (j *journal) add(l journalLine) error {
 		return nil
 	}
 	b, err := json.Marshal(l)
-	if err != nil {
-		return fmt.Errorf("handover journal: %w", err)
+	if err == nil {
+		_, err = j.f.Write(append(b, '\n'))
 	}
-	if _, err := j.f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("handover journal: %w", err)
+	if err == nil {
+		return nil
 	}
-	return nil
+	err = errors.Join(fmt.Errorf("handover journal: %w", err), j.f.Close(), os.Remove(j.path))
+	j.f = nil
+	return err
 }
 
 // close ends the journal; end says the successor may stop following.
@@ -92,8 +96,8 @@ type journaled struct{ d *daemon }
 
 func (j journaled) Purge(cmd purge.Command) purge.Result {
 	if err := j.d.journal.add(journalLine{Cmd: &cmd, Before: cmd.Before, Grace: cmd.Grace}); err != nil {
-		// The successor may miss this purge: it must treat its load as a gap.
-		j.d.log.Error("upgrade: a purge did not reach the handover journal", "err", err)
+		// The journal is gone: the successor treats its cache as a gap.
+		j.d.log.Error("upgrade: a purge did not reach the handover journal; the new process treats its cache as a gap", "err", err)
 	}
 	return j.d.proxy.Purge(cmd)
 }
@@ -131,95 +135,40 @@ func (d *daemon) uncheckpoint() {
 	_ = os.Remove(filepath.Join(d.cfg.Cache.Disk.Path, journalFile)) // best effort: truncated at the next upgrade
 }
 
-// followJournal applies the old process's journal: what is there before
-// it returns, the rest as it comes, until the old process wrote its end
-// or is gone (ctx ends it too).
-func (d *daemon) followJournal(ctx context.Context) error {
-	path := filepath.Join(d.cfg.Cache.Disk.Path, journalFile)
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("handover journal: %w", err)
-	}
-	old := os.Getppid()
-	r := &follower{r: bufio.NewReader(f)}
-	ended, err := d.applyJournal(r)
-	if err != nil || ended {
-		return errors.Join(err, f.Close(), os.Remove(path))
-	}
-	go func() {
-		defer f.Close()
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			// Gone: reaped, or exited and this process handed to another
-			// parent (a zombie nobody reaps still answers kill 0).
-			gone := syscall.Kill(old, 0) == syscall.ESRCH || os.Getppid() != old
-			ended, err := d.applyJournal(r)
-			if err != nil {
-				d.log.Error("upgrade: the handover journal", "err", err)
-			}
-			if ended || gone || err != nil {
-				_ = os.Remove(path) // best effort: truncated at the next upgrade
-				return
-			}
-		}
-	}()
-	return nil
-}
-
-// follower reads the journal as it grows: half a line read waits for
-// its rest.
-type follower struct {
-	r    *bufio.Reader
-	half []byte
-}
-
-// applyJournal applies the whole lines r has now; it reports the end.
-func (d *daemon) applyJournal(r *follower) (bool, error) {
-	for {
-		b, err := r.r.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			r.half = append(r.half, b...)
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("handover journal: %w", err)
-		}
-		if len(r.half) > 0 {
-			b, r.half = append(r.half, b...), nil
-		}
-		var l journalLine
-		if err := json.Unmarshal(b, &l); err != nil {
-			return false, fmt.Errorf("handover journal: %w", err)
-		}
-		if l.End {
-			return true, nil
-		}
-		if l.Cmd != nil {
-			l.Cmd.Before, l.Cmd.Grace = l.Before, l.Grace
-			d.proxy.Purge(*l.Cmd)
-		}
-	}
-}
-
 // followPredecessor follows the journal of the process this one took
-// over from, when its tiers say so; a journal it cannot read leaves the
-// load to the gap policy (d.followed false).
-func (d *daemon) followPredecessor(ctx context.Context) error {
+// over from, when its tiers say so (handoverfollow.go); a journal it
+// cannot read leaves the load to the gap policy (d.followed false), and
+// the gap is applied again when the old process ends. The follower it
+// returns, if any, runs until Close.
+func (d *daemon) followPredecessor(ctx context.Context) *journalFollower {
 	if !d.tier.Loaded().Handover {
 		return nil
 	}
-	if err := d.followJournal(ctx); err != nil {
+	jf, ended, err := followJournal(filepath.Join(d.cfg.Cache.Disk.Path, journalFile), d.followerDeps())
+	if err != nil {
 		d.log.Warn("upgrade: the disk tier is treated as a gap", "err", err)
-		return nil
+	} else {
+		d.followed = true
 	}
-	d.followed = true
-	return nil
+	if !ended {
+		jf.Start(ctx)
+	}
+	return jf
+}
+
+// followerDeps acts for the follower on this process's cache. The gap
+// policy is read now: the follower runs beside reloads.
+func (d *daemon) followerDeps() followerDeps {
+	cmd := d.gapCommand()
+	return followerDeps{
+		apply: func(c purge.Command) { d.proxy.Purge(c) },
+		gap: func(why string) {
+			res := d.proxy.Purge(cmd)
+			d.log.Warn("upgrade: the cache is treated as a gap", "reason", why, "policy", gapPolicyName(cmd), "grace", cmd.Grace, "entries", res.Stale)
+		},
+		gone: oldProcessGone(),
+		log:  d.log,
+	}
 }
 
 // allTiers are the shared cache's tier and the sites' own.

@@ -1,8 +1,14 @@
 package main_test
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -15,7 +21,13 @@ import (
 // files.
 func startUpgradableDisk(t *testing.T, o *origin) (u *upgradable, cfg string) {
 	t.Helper()
-	cfg = testbed.WriteConfig(t, "", fmt.Sprintf("cache:\n  disk:\n    path: %q\n    size: 64MiB\n", t.TempDir()))
+	return startUpgradableDiskAt(t, o, t.TempDir())
+}
+
+// startUpgradableDiskAt is startUpgradableDisk with the tier in dir.
+func startUpgradableDiskAt(t *testing.T, o *origin, dir string) (u *upgradable, cfg string) {
+	t.Helper()
+	cfg = testbed.WriteConfig(t, "", fmt.Sprintf("cache:\n  disk:\n    path: %q\n    size: 64MiB\n", dir))
 	return startUpgradable(t, "--origin", o.URL, "--config", cfg), cfg
 }
 
@@ -72,3 +84,135 @@ func TestUpgradeOldProcessDrainingWritesNoFileTheNewOneCannotPurge(t *testing.T)
 	after := get(t, newClient(t), next.url+late, host)
 	mustNotFreshOld(t, after, got.r, "the purged page after the restart")
 }
+
+// cacheOnDisk stores each named page (page30K) and waits until the tier
+// holds them all, as files the next process loads.
+func cacheOnDisk(t *testing.T, u *upgradable, ns string, names ...string) map[string]result {
+	t.Helper()
+	c := newClient(t)
+	pages := map[string]result{}
+	for _, name := range names {
+		pages[name] = get(t, c, u.url+page30K(ns, name, ns+"-"+name))
+		mustMissStored(t, pages[name], "first request of "+name)
+	}
+	want := strconv.Itoa(len(names))
+	objects := func() string {
+		m := regexp.MustCompile(`(?m)^ramjet_disk_objects ([0-9.e+]+)$`).FindStringSubmatch(string(get(t, c, u.admin+"/metrics").Body))
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	if !testbed.Poll(testbed.StopTimeout, func() bool { return objects() == want }) {
+		t.Fatalf("ramjet_disk_objects = %q, want %s", objects(), want)
+	}
+	return pages
+}
+
+// slowRequest sends a request the origin answers after ms, with the
+// given response fields, and returns its outcome when it comes; it
+// returns once the origin has the request.
+func slowRequest(t *testing.T, u *upgradable, o *origin, ns string, ms int, fields ...string) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	mark := ns + "-slow"
+	go func() {
+		_, err := tryDo(newClient(t), http.MethodGet, fmt.Sprintf("%s/e/%s/slow?mark=%s&sleep_ms=%d&%s", u.url, ns, mark, ms, hq(fields...)), nil)
+		done <- err
+	}()
+	if !testbed.Poll(5*time.Second, func() bool { return o.marked(mark) }) {
+		t.Fatal("the slow request never reached the origin")
+	}
+	return done
+}
+
+// fillFilesystem writes into dir until its filesystem is full.
+func fillFilesystem(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 64<<10)
+	for range 1 << 14 { // at most 1 GiB
+		if _, err := f.Write(chunk); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return
+			}
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("the filesystem never filled")
+}
+
+// An old process that cannot journal a purge while it drains (its disk
+// is full) leaves the new one unable to know what it purges: the new
+// process must treat its cache as a gap (stale until refreshed), at
+// once and again when the old one ended, never go on serving the purged
+// page as fresh.
+func TestUpgradeOldProcessThatCannotJournalAPurgeLeavesTheNewOneAGap(t *testing.T) {
+	t.Parallel()
+	dir := smallFilesystem(t)
+	o := startOrigin(t)
+	u, _ := startUpgradableDiskAt(t, o, dir)
+	ns := nsFor(t)
+	before := cacheOnDisk(t, u, ns, "kept", "purged")
+	// The old process has a request in flight whose answer purges a
+	// page; before that answer comes, its disk is full.
+	purger := slowRequest(t, u, o, ns, 4000, "X-LiteSpeed-Purge: tag="+ns+"-purged")
+	oldPid := u.cmd.Process.Pid
+	u.upgradeWithRequestInFlight(t)
+	fillFilesystem(t, dir)
+	if err := <-purger; err != nil {
+		t.Fatalf("the purging request: %v", err)
+	}
+	if !strings.Contains(u.output(), "a purge did not reach the handover journal") {
+		t.Fatalf("the old process journaled the purge: the disk filled too late for this test (a slow upgrade?)\n%s", u.output())
+	}
+	// Stale while refreshed, or refreshed already (the gap's warm-up).
+	if !testbed.Poll(2*time.Second, func() bool {
+		return !freshOld(get(t, newClient(t), u.url+page30K(ns, "purged", ns+"-purged")), before["purged"])
+	}) {
+		t.Fatal("the page the old process purged is still a fresh hit of the new one")
+	}
+	if !u.exited(15 * time.Second) {
+		t.Fatalf("the old process %d still runs 15 s after SIGUSR2", oldPid)
+	}
+	if !testbed.Poll(2*time.Second, func() bool { return strings.Count(u.output(), "upgrade: the cache is treated as a gap") == 2 }) {
+		t.Fatalf("want the gap applied twice, when the journal broke and when the old process ended:\n%s", u.output())
+	}
+}
+
+// A journal line the new process cannot read (a torn write, a damaged
+// disk) may be a purge it misses: the cache is a gap from then on.
+func TestUpgradeJournalLineTheNewProcessCannotReadLeavesItAGap(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	o := startOrigin(t)
+	u, _ := startUpgradableDiskAt(t, o, dir)
+	ns := nsFor(t)
+	before := cacheOnDisk(t, u, ns, "kept")
+	slow := slowRequest(t, u, o, ns, 4000)
+	u.upgradeWithRequestInFlight(t)
+	mustFreshHit(t, get(t, newClient(t), u.url+page30K(ns, "kept", ns+"-kept")), "a page cached before the upgrade")
+	f, err := os.OpenFile(filepath.Join(dir, "handover.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatalf("the journal while the old process drains: %v", err)
+	}
+	_, err = f.WriteString("{\"cmd\": torn\n")
+	if err = errors.Join(err, f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if !testbed.Poll(2*time.Second, func() bool {
+		return !freshOld(get(t, newClient(t), u.url+page30K(ns, "kept", ns+"-kept")), before["kept"])
+	}) {
+		t.Fatalf("a page is still a fresh hit after the journal broke:\n%s", u.output())
+	}
+	if err := <-slow; err != nil {
+		t.Fatalf("the request in flight: %v", err)
+	}
+}
+
+// freshOld reports whether r is a fresh hit of old's body.
+func freshOld(r, old result) bool { return r.CacheStatus().FreshHit() && r.ID() == old.ID() }

@@ -150,13 +150,21 @@ func TestDiskTierDropsATruncatedEntryFile(t *testing.T) {
 	}
 }
 
-func TestDiskTierFullDiskDegradesToRAMOnly(t *testing.T) {
-	t.Parallel()
+// smallFilesystem is a directory on a filesystem of its own, of 1 MiB
+// (a tmpfs), for a test that fills it.
+func smallFilesystem(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
 		testbed.Skipf(t, "cannot mount a 1 MiB tmpfs: %v %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() }) // the test dir's own cleanup reports leftovers
+	return dir
+}
+
+func TestDiskTierFullDiskDegradesToRAMOnly(t *testing.T) {
+	t.Parallel()
+	dir := smallFilesystem(t)
 	n := startDiskNode(t, dir)
 	ns := nsFor(t)
 	for i := range 6 { // 6 x 300 KB > 1 MiB
@@ -178,7 +186,7 @@ func TestDiskTierFullDiskDegradesToRAMOnly(t *testing.T) {
 // refreshed it already.
 func mustNotFreshOld(t *testing.T, r, old result, what string) {
 	t.Helper()
-	if r.CacheStatus().FreshHit() && r.ID() == old.ID() {
+	if freshOld(r, old) {
 		t.Fatalf("%s: Cache-Status %q, the body of before served as fresh", what, r.CacheStatus().Raw)
 	}
 }

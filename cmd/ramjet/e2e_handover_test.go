@@ -7,6 +7,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -63,10 +64,20 @@ func runUpgradable(t *testing.T, wrap func(addr string) []string, args ...string
 	if wrap != nil {
 		argv = append(wrap(addr), argv...)
 	}
-	u.cmd = exec.Command(argv[0], argv[1:]...)
-	u.cmd.Stdout, u.cmd.Stderr = logf, logf
-	if err := u.cmd.Start(); err != nil {
-		t.Fatal(err)
+	// A test beside this one that forks while the copy is open for
+	// writing gives its child the descriptor for a moment: exec then
+	// fails with ETXTBSY until that child has exec'd in turn.
+	for try := 0; ; try++ {
+		u.cmd = exec.Command(argv[0], argv[1:]...)
+		u.cmd.Stdout, u.cmd.Stderr = logf, logf
+		err := u.cmd.Start()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.ETXTBSY) || try == 50 {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	go func() { _ = u.cmd.Wait(); close(u.done) }() // the exit status is read from ProcessState
 	t.Cleanup(func() { u.stop(t) })

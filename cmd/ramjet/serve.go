@@ -180,8 +180,8 @@ func (d *daemon) run() error {
 		if err := d.openShares(); err != nil {
 			return err
 		}
-		if err := d.followPredecessor(ctx); err != nil {
-			return err
+		if jf := d.followPredecessor(ctx); jf != nil {
+			defer jf.Close()
 		}
 	}
 	resume := d.resumePosition(tier)
