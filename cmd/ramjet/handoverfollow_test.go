@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ramjet-proxy/ramjet/proxy/cache/disk"
 	"github.com/ramjet-proxy/ramjet/purge"
 )
 
@@ -216,5 +217,23 @@ func TestFollowerCloseWaitsForItsGoroutine(t *testing.T) {
 	case <-jf.done:
 	default:
 		t.Fatal("Close returned before the follower's goroutine ended")
+	}
+}
+
+// On one node the journal is the only record of the purges of the old
+// process: a handover load the new process does not follow is a gap.
+func TestHandoverLoadNotFollowedIsAGapOnOneNode(t *testing.T) {
+	handover := disk.Loaded{Objects: 1, Clean: true, Handover: true}
+	if (&daemon{}).loadTrusted(handover, false) {
+		t.Error("a handover load whose journal is not followed is trusted")
+	}
+	if !(&daemon{followed: true}).loadTrusted(handover, false) {
+		t.Error("a handover load whose journal is followed is not trusted")
+	}
+	if !(&daemon{}).loadTrusted(disk.Loaded{Objects: 1, Clean: true}, false) {
+		t.Error("a clean stop's load on one node is not trusted")
+	}
+	if (&daemon{}).loadTrusted(disk.Loaded{Objects: 1}, false) {
+		t.Error("a crash's load is trusted")
 	}
 }
