@@ -164,9 +164,6 @@ func (d *daemon) closeDisk(t *disk.Tier) {
 		if err := t.Leave(); err != nil {
 			d.log.Error("disk tier: leaving it to the new process", "err", err)
 		}
-		if err := d.journal.close(true); err != nil {
-			d.log.Error("disk tier: ending the handover journal; the new process follows it until this one is gone", "err", err)
-		}
 		return
 	}
 	if err := d.savePosition(); err != nil {

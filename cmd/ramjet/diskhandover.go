@@ -14,15 +14,19 @@ import (
 	"github.com/ramjet-proxy/ramjet/purge"
 )
 
-// An upgrade keeps the disk tier trusted: before it starts the new
-// binary, this process has its tiers apply every queued purge and leave a
+// An upgrade loses no purge: before it starts the new binary, this
+// process has its disk tiers apply every queued purge and leave a
 // handover marker (disk.Tier.Checkpoint), and journals every purge it
-// applies from then on (handover.jsonl) until it exits. The new process
-// loads the files as after a clean stop, applies the journal before it
-// says it serves, and follows it until the old process ends: a purge
-// that reaches the old process while both run (a PURGE on a kept
-// connection, an origin's purge header, the fan-out) reaches the new
-// one's cache too, and no page is fetched again for an upgrade.
+// applies from then on until it exits (handover.jsonl in the tier's
+// directory; without a tier, a file of its own in the temporary
+// directory, which the new process's RAM cache needs as much: a page
+// it caches while the old one drains may be purged there, by an
+// origin's purge header on a request in flight or a PURGE on a kept
+// connection). The new process loads the tier's files as after a clean
+// stop, applies the journal before it says it serves, and follows it
+// until the old process ends (handoverfollow.go); without Redis it is
+// the only way those purges reach it, and no page is fetched again for
+// an upgrade.
 
 const journalFile = "handover.jsonl"
 
@@ -41,15 +45,33 @@ type journalLine struct {
 	End    bool           `json:"end,omitempty"`
 }
 
+// open starts the journal at path, or, path empty, in a new file of
+// its own in the temporary directory (created, never an existing one).
 func (j *journal) open(path string) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o600)
+	var f *os.File
+	var err error
+	if path == "" {
+		f, err = os.CreateTemp("", "ramjet-handover-*.jsonl")
+	} else {
+		f, err = os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o600)
+	}
 	if err != nil {
 		return fmt.Errorf("handover journal: %w", err)
 	}
 	j.mu.Lock()
-	j.f, j.path = f, path
+	j.f, j.path = f, f.Name()
 	j.mu.Unlock()
 	return nil
+}
+
+// name is the journal's path while it is open, for the new process.
+func (j *journal) name() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return ""
+	}
+	return j.path
 }
 
 // add writes l as one line (one write: the reader sees whole lines).
@@ -102,11 +124,15 @@ func (j journaled) Purge(cmd purge.Command) purge.Result {
 	return j.d.proxy.Purge(cmd)
 }
 
-// checkpoint readies the disk tiers for the new process and opens the
-// journal; on false the new process treats what it loads as a gap.
+// checkpoint opens the journal and readies the disk tiers for the new
+// process; on false the new process treats what it loads as a gap.
 func (d *daemon) checkpoint() bool {
 	if d.tier == nil {
-		return false
+		if err := d.journal.open(""); err != nil {
+			d.log.Warn("upgrade: no handover journal; a purge this process applies while it drains will not reach the new one", "err", err)
+			return false
+		}
+		return true
 	}
 	if err := d.journal.open(filepath.Join(d.cfg.Cache.Disk.Path, journalFile)); err != nil {
 		d.log.Warn("upgrade: the new process treats the disk tier as a gap", "err", err)
@@ -124,32 +150,56 @@ func (d *daemon) checkpoint() bool {
 
 // uncheckpoint undoes checkpoint after a failed upgrade.
 func (d *daemon) uncheckpoint() {
-	for _, t := range d.allTiers() {
-		if err := t.Uncheckpoint(); err != nil {
-			d.log.Warn("upgrade: removing the handover marker", "err", err)
+	if d.tier != nil {
+		for _, t := range d.allTiers() {
+			if err := t.Uncheckpoint(); err != nil {
+				d.log.Warn("upgrade: removing the handover marker", "err", err)
+			}
 		}
 	}
+	path := d.journal.name()
 	if err := d.journal.close(false); err != nil {
 		d.log.Warn("upgrade: closing the handover journal", "err", err)
 	}
-	_ = os.Remove(filepath.Join(d.cfg.Cache.Disk.Path, journalFile)) // best effort: truncated at the next upgrade
+	if path != "" {
+		_ = os.Remove(path) // best effort: truncated at the next upgrade, or a temporary file
+	}
+}
+
+// endJournal ends an upgrade's journal once this process drained and
+// its disk tier, if any, is left to the new one: every purge it applied
+// is there, and the new process stops following.
+func (d *daemon) endJournal() {
+	if !d.handedOver {
+		return
+	}
+	if err := d.journal.close(true); err != nil {
+		d.log.Error("upgrade: ending the handover journal; the new process follows it until this one is gone", "err", err)
+	}
 }
 
 // followPredecessor follows the journal of the process this one took
-// over from, when its tiers say so (handoverfollow.go); a journal it
-// cannot read leaves the load to the gap policy (d.followed false), and
-// the gap is applied again when the old process ends. The follower it
-// returns, if any, runs until Close.
+// over from (handoverfollow.go): the one it named, or, with a disk tier
+// loaded from a handover, the tier's (an older version names none). A
+// journal it cannot read leaves the load to the gap policy (d.followed
+// false), and the gap is applied again when the old process ends. The
+// follower it returns, if any, runs until Close.
 func (d *daemon) followPredecessor(ctx context.Context) *journalFollower {
-	if !d.tier.Loaded().Handover {
-		return nil
+	handover := d.tier != nil && d.tier.Loaded().Handover
+	path := d.socks.journal
+	if path == "" && handover {
+		path = filepath.Join(d.cfg.Cache.Disk.Path, journalFile)
 	}
-	jf, ended, err := followJournal(filepath.Join(d.cfg.Cache.Disk.Path, journalFile), d.followerDeps())
+	if path == "" {
+		return nil // no upgrade, or the old process could not open a journal
+	}
+	jf, ended, err := followJournal(path, d.followerDeps())
 	if err != nil {
-		d.log.Warn("upgrade: the disk tier is treated as a gap", "err", err)
-	} else {
-		d.followed = true
+		d.log.Warn("upgrade: the handover journal cannot be followed; the cache is a gap", "err", err)
 	}
+	// Only a handover's load is vouched for by the journal; another is
+	// judged as any start's (gapAfterLoad).
+	d.followed = err == nil && handover
 	if !ended {
 		jf.Start(ctx)
 	}

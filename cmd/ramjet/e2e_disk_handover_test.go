@@ -216,3 +216,36 @@ func TestUpgradeJournalLineTheNewProcessCannotReadLeavesItAGap(t *testing.T) {
 
 // freshOld reports whether r is a fresh hit of old's body.
 func freshOld(r, old result) bool { return r.CacheStatus().FreshHit() && r.ID() == old.ID() }
+
+// Without a disk tier the new process starts empty, but a page it
+// caches can still be purged at the old one while that one lingers: a
+// client's next request on a connection the old process kept (here an
+// origin's purge header in its answer) must reach the new process
+// through the old one's journal.
+func TestUpgradeWithoutADiskTierHonoursAPurgeTheOldProcessAppliesWhileItDrains(t *testing.T) {
+	t.Parallel()
+	o := startOrigin(t)
+	u := startUpgradable(t, "--origin", o.URL)
+	ns := nsFor(t)
+	kept := dialRaw(t, strings.TrimPrefix(u.url, "http://"))
+	if r := kept.get(t, "/e/"+ns+"/hello"); r.StatusCode != http.StatusOK {
+		t.Fatalf("a request on the kept connection: %s", r.Status)
+	}
+	slow := slowRequest(t, u, o, ns, 3000)
+	u.upgradeWithRequestInFlight(t)
+	page := u.url + page30K(ns, "p", ns+"-p")
+	const host = "Host: conns.test" // the kept connection's: the purge is the site's
+	cached := get(t, newClient(t), page, host)
+	mustMissStored(t, cached, "the page, first asked of the new process")
+	mustFreshHit(t, get(t, newClient(t), page, host), "the page, again")
+	// The old process answers the kept connection once more, and purges.
+	if r := kept.get(t, "/e/"+ns+"/purger?"+hq("X-LiteSpeed-Purge: tag="+ns+"-p")); r.StatusCode != http.StatusOK {
+		t.Fatalf("the purging request on the kept connection: %s", r.Status)
+	}
+	if !testbed.Poll(2*time.Second, func() bool { return !freshOld(get(t, newClient(t), page, host), cached) }) {
+		t.Fatalf("the page the old process purged is still a fresh hit of the new one:\n%s", u.output())
+	}
+	if err := <-slow; err != nil {
+		t.Fatalf("the request in flight: %v", err)
+	}
+}

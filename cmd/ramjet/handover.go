@@ -54,6 +54,9 @@ func (d *daemon) upgrade() (int, error) {
 	defer r.Close()
 	env := append(os.Environ(), envHandoverFDs+"="+strings.Join(names, " "),
 		envHandoverReady+"="+strconv.Itoa(firstFD+len(files)))
+	if path := d.journal.name(); path != "" {
+		env = append(env, envHandoverJournal+"="+path)
+	}
 	proc, err := spawn(bin, env, append(files, w))
 	_ = w.Close() // the new process holds the write end; EOF then means it is gone
 	if err != nil {

@@ -174,15 +174,16 @@ func (d *daemon) run() error {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	defer d.endJournal() // last: every purge applied, the tier left
 	if tier != nil {
 		tier.Start(ctx)
 		defer d.closeDisk(tier) // after the fan-out and the servers: every purge applied
 		if err := d.openShares(); err != nil {
 			return err
 		}
-		if jf := d.followPredecessor(ctx); jf != nil {
-			defer jf.Close()
-		}
+	}
+	if jf := d.followPredecessor(ctx); jf != nil {
+		defer jf.Close()
 	}
 	resume := d.resumePosition(tier)
 	fan, err := d.startFanout(ctx, resume)

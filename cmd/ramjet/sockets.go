@@ -24,7 +24,10 @@ import (
 const (
 	envHandoverFDs   = "RAMJET_HANDOVER_FDS"
 	envHandoverReady = "RAMJET_HANDOVER_READY"
-	firstFD          = 3 // SD_LISTEN_FDS_START; os/exec's ExtraFiles start there too
+	// envHandoverJournal names the old process's journal of the purges
+	// it applies while it drains (diskhandover.go).
+	envHandoverJournal = "RAMJET_HANDOVER_JOURNAL"
+	firstFD            = 3 // SD_LISTEN_FDS_START; os/exec's ExtraFiles start there too
 )
 
 // socket is one listening socket: a TCP listener or the HTTP/3 UDP one.
@@ -87,6 +90,7 @@ type sockets struct {
 	inherited []*socket
 	open      []*socket
 	ready     *os.File // the handover's pipe to the old process; nil when started afresh
+	journal   string   // the old process's handover journal; "" when it named none
 }
 
 // inheritSockets takes the sockets the environment names, and removes
@@ -98,7 +102,8 @@ func inheritSockets() (*sockets, error) {
 	names, fds, err := handedFDs()
 	ready, rerr := readyPipe()
 	s.ready, err = ready, errors.Join(err, rerr)
-	for _, v := range []string{envHandoverFDs, envHandoverReady, "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"} {
+	s.journal = os.Getenv(envHandoverJournal)
+	for _, v := range []string{envHandoverFDs, envHandoverReady, envHandoverJournal, "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"} {
 		_ = os.Unsetenv(v) // cannot fail for these names
 	}
 	if err != nil {
