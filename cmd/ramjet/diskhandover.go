@@ -45,15 +45,17 @@ type journalLine struct {
 	End    bool           `json:"end,omitempty"`
 }
 
-// open starts the journal at path, or, path empty, in a new file of
-// its own in the temporary directory (created, never an existing one).
+// open starts the journal in a new file: at path, or, path empty, in
+// the temporary directory. Never an existing file: a follower of the
+// last upgrade's journal at path (this process, upgraded again while
+// its predecessor drains) must see it replaced, not rewritten.
 func (j *journal) open(path string) error {
 	var f *os.File
 	var err error
 	if path == "" {
 		f, err = os.CreateTemp("", "ramjet-handover-*.jsonl")
-	} else {
-		f, err = os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o600)
+	} else if err = os.Remove(path); err == nil || errors.Is(err, os.ErrNotExist) {
+		f, err = os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
 	}
 	if err != nil {
 		return fmt.Errorf("handover journal: %w", err)
@@ -92,9 +94,22 @@ func (j *journal) add(l journalLine) error {
 	if err == nil {
 		return nil
 	}
-	err = errors.Join(fmt.Errorf("handover journal: %w", err), j.f.Close(), os.Remove(j.path))
+	err = errors.Join(fmt.Errorf("handover journal: %w", err), j.removeOwn(), j.f.Close())
 	j.f = nil
 	return err
+}
+
+// removeOwn removes the journal's name, unless it names another file by
+// now (the next upgrade's journal, at the same path).
+func (j *journal) removeOwn() error {
+	own, err := j.f.Stat()
+	if err != nil {
+		return fmt.Errorf("handover journal: %w", err)
+	}
+	if named, err := os.Stat(j.path); err != nil || !os.SameFile(own, named) {
+		return nil // gone already, or another's
+	}
+	return os.Remove(j.path)
 }
 
 // close ends the journal; end says the successor may stop following.

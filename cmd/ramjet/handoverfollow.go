@@ -100,7 +100,7 @@ func (jf *journalFollower) Start(ctx context.Context) {
 		for {
 			select {
 			case <-ctx.Done():
-				_ = jf.closeFile() // the process ends: nothing is left to apply
+				jf.stopped()
 				return
 			case <-tick.C:
 			}
@@ -145,6 +145,17 @@ func (jf *journalFollower) step() bool {
 	}
 	jf.logErr(jf.finish())
 	return true
+}
+
+// stopped ends following when this process stops before the old one
+// ended: the journal is nobody's any more (a temporary file would stay
+// in the temporary directory), unless its name is another's by now.
+func (jf *journalFollower) stopped() {
+	if jf.f != nil && jf.stillNamed() {
+		jf.logErr(jf.finish())
+		return
+	}
+	jf.logErr(jf.closeFile())
 }
 
 // breakOff stops reading a journal that can no longer be trusted and

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ramjet-proxy/ramjet/proxy/cache/disk"
@@ -62,6 +64,33 @@ func appendRaw(t *testing.T, path, s string) {
 	}
 }
 
+// failAdd has j add a purge to its own file opened read-only, as a
+// write fails on a full disk, and checks the error.
+func failAdd(t *testing.T, j *journal) {
+	t.Helper()
+	j.mu.Lock()
+	ro, err := os.Open("/proc/self/fd/" + strconv.Itoa(int(j.f.Fd())))
+	if err != nil {
+		j.mu.Unlock()
+		t.Fatal(err)
+	}
+	_ = j.f.Close()
+	j.f = ro
+	j.mu.Unlock()
+	cmd := purge.Command{Targets: []purge.Target{{Kind: purge.KindTag, Value: "lost"}}}
+	if err := j.add(journalLine{Cmd: &cmd}); err == nil {
+		t.Fatal("add to a file it cannot write reported no error")
+	}
+}
+
+// mustBeGone fails unless nothing is at path.
+func mustBeGone(t *testing.T, path, what string) {
+	t.Helper()
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
 func mustFollow(t *testing.T, path string, f *followed) *journalFollower {
 	t.Helper()
 	jf, ended, err := followJournal(path, f.deps())
@@ -93,9 +122,7 @@ func TestFollowerAppliesTheOldProcessPurgesAndStopsAtTheJournalEnd(t *testing.T)
 	if len(f.applied) != 2 || f.applied[1] != "b" || len(f.gaps) != 0 {
 		t.Fatalf("applied %v, gaps %v; want [a b] and none", f.applied, f.gaps)
 	}
-	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the journal followed to its end is still there: %v", err)
-	}
+	mustBeGone(t, path, "the journal followed to its end is still there")
 }
 
 func TestFollowerWaitsForTheRestOfAHalfWrittenLine(t *testing.T) {
@@ -126,24 +153,9 @@ func TestFollowerTreatsARemovedJournalAsAGapNowAndWhenTheOldProcessEnds(t *testi
 	f := &followed{}
 	jf := mustFollow(t, path, f)
 	purgeTag(t, j, "a")
-	j.mu.Lock()
-	ro, err := os.Open(path) // a file add cannot write, as on a full disk
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = j.f.Close()
-	j.f = ro
-	j.mu.Unlock()
-	cmd := purge.Command{Targets: []purge.Target{{Kind: purge.KindTag, Value: "lost"}}}
-	if err := j.add(journalLine{Cmd: &cmd}); err == nil {
-		t.Fatal("add to a file it cannot write reported no error")
-	}
-	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the journal the old process could not write is still there: %v", err)
-	}
-	if err := j.add(journalLine{Cmd: &cmd}); err != nil {
-		t.Fatalf("add after the journal broke: %v; want nothing done", err)
-	}
+	failAdd(t, j)
+	mustBeGone(t, path, "the journal the old process could not write is still there")
+	purgeTag(t, j, "after") // nothing done: the journal is gone
 	if jf.step() {
 		t.Fatal("following ended while the old process runs")
 	}
@@ -207,19 +219,6 @@ func TestFollowerRefusesAJournalThatIsNoRegularFile(t *testing.T) {
 	}
 }
 
-func TestFollowerCloseWaitsForItsGoroutine(t *testing.T) {
-	_, path := journalAt(t)
-	f := &followed{}
-	jf := mustFollow(t, path, f)
-	jf.Start(context.Background())
-	jf.Close()
-	select {
-	case <-jf.done:
-	default:
-		t.Fatal("Close returned before the follower's goroutine ended")
-	}
-}
-
 // On one node the journal is the only record of the purges of the old
 // process: a handover load the new process does not follow is a gap.
 func TestHandoverLoadNotFollowedIsAGapOnOneNode(t *testing.T) {
@@ -235,5 +234,47 @@ func TestHandoverLoadNotFollowedIsAGapOnOneNode(t *testing.T) {
 	}
 	if (&daemon{}).loadTrusted(disk.Loaded{Objects: 1}, false) {
 		t.Error("a crash's load is trusted")
+	}
+}
+
+// A process stopped while it still follows (the old one drains on) must
+// not leave the journal behind: without a disk tier it is a file in the
+// temporary directory that nobody else removes.
+func TestFollowerStoppedBeforeTheJournalEndsRemovesIt(t *testing.T) {
+	_, path := journalAt(t)
+	f := &followed{}
+	jf := mustFollow(t, path, f)
+	jf.Start(context.Background())
+	jf.Close()
+	select {
+	case <-jf.done:
+	default:
+		t.Fatal("Close returned before the follower's goroutine ended")
+	}
+	mustBeGone(t, path, "the journal of a follower that stopped is still there")
+}
+
+// A process upgraded again while it still follows its predecessor's
+// journal opens its own at the same path: a new file, which its
+// follower sees as the old one replaced (a gap, safe), and which neither
+// that follower nor the predecessor, failing a write, may remove.
+func TestJournalOpenedAgainAtItsPathIsAnotherFileNobodyElseRemoves(t *testing.T) {
+	first, path := journalAt(t)
+	f := &followed{}
+	jf := mustFollow(t, path, f)
+	second := &journal{}
+	if err := second.open(path); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = second.close(false) })
+	if jf.step() || len(f.gaps) != 1 {
+		t.Fatalf("after the path was given to a new journal: gaps %v, want one", f.gaps)
+	}
+	jf.stopped()
+	failAdd(t, first)
+	purgeTag(t, second, "b")
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), `"b"`) {
+		t.Fatalf("the second journal at %s: %q, %v; want its own line", path, b, err)
 	}
 }
