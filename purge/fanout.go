@@ -70,6 +70,21 @@ const (
 	GapFlush
 )
 
+// Command is the purge of everything p applies for purges nobody can
+// name: every entry stale for grace (0: the default 10 s), then gone;
+// or, GapFlush, gone at once.
+func (p GapPolicy) Command(grace time.Duration) Command {
+	if p == GapFlush {
+		return flushAll()
+	}
+	if grace <= 0 {
+		grace = defaultGapGrace
+	}
+	cmd := gapAll()
+	cmd.Grace = grace
+	return cmd
+}
+
 const (
 	defaultStream       = "ramjet:purge"
 	defaultMaxLen       = 100000

@@ -314,14 +314,7 @@ func (f *Fanout) gap(r *gapReason) {
 }
 
 // gapCommand is what the node applies for purges it cannot name.
-func (f *Fanout) gapCommand() Command {
-	if f.cfg.Gap == GapFlush {
-		return flushAll()
-	}
-	cmd := gapAll()
-	cmd.Grace = f.cfg.GapGrace
-	return cmd
-}
+func (f *Fanout) gapCommand() Command { return f.cfg.Gap.Command(f.cfg.GapGrace) }
 
 // gapReason is why a node may have missed purges: label for the metric,
 // why for the log.

@@ -97,36 +97,32 @@ func (d *daemon) gapAfterLoad(t *disk.Tier, resumed bool) {
 	case l.Clean:
 		why = "purges published by other nodes while this one was down cannot be replayed"
 	}
+	d.applyGap(d.gapCommand(), "disk tier: what was loaded", why)
+}
+
+// gapCommand is the gap policy (purge.gap, purge.gap_grace) as a purge
+// of the whole cache.
+func (d *daemon) gapCommand() purge.Command {
+	return d.gapPolicy().Command(time.Duration(d.cfg.Purge.GapGrace))
+}
+
+// gapPolicy is purge.gap as the purge package names it.
+func (d *daemon) gapPolicy() purge.GapPolicy {
 	if d.cfg.Purge.Gap == "flush" {
-		d.cache.PurgeAll(false, 0)
-		d.log.Warn("disk tier: flushed what was loaded", "reason", why)
+		return purge.GapFlush
+	}
+	return purge.GapStale
+}
+
+// applyGap applies cmd (gapCommand) to what may have missed purges, and
+// says so: what names it, why says how.
+func (d *daemon) applyGap(cmd purge.Command, what, why string) {
+	res := d.proxy.Purge(cmd)
+	if !cmd.Gap {
+		d.log.Warn(what+": flushed", "reason", why)
 		return
 	}
-	cmd := d.gapCommand()
-	res := d.proxy.Purge(cmd)
-	d.log.Warn("disk tier: what was loaded is stale until refreshed", "reason", why, "grace", cmd.Grace, "entries", res.Stale)
-}
-
-// gapCommand is the gap policy (purge.gap) as a purge of the whole
-// cache: every page stale until refreshed within purge.gap_grace, or
-// (flush) none kept.
-func (d *daemon) gapCommand() purge.Command {
-	if d.cfg.Purge.Gap == "flush" {
-		return purge.Command{Targets: []purge.Target{{Kind: purge.KindAll}}}
-	}
-	grace := time.Duration(d.cfg.Purge.GapGrace)
-	if grace <= 0 {
-		grace = 10 * time.Second
-	}
-	return purge.Command{Targets: []purge.Target{{Kind: purge.KindAll, Soft: true}}, Gap: true, Grace: grace}
-}
-
-// gapPolicyName names cmd's policy for a log line.
-func gapPolicyName(cmd purge.Command) string {
-	if cmd.Gap {
-		return "stale"
-	}
-	return "flush"
+	d.log.Warn(what+": stale until refreshed", "reason", why, "grace", cmd.Grace, "entries", res.Stale)
 }
 
 // loadTrusted reports whether what the tier loaded missed no purge.

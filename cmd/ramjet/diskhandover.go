@@ -227,12 +227,9 @@ func (d *daemon) followerDeps() followerDeps {
 	cmd := d.gapCommand()
 	return followerDeps{
 		apply: func(c purge.Command) { d.proxy.Purge(c) },
-		gap: func(why string) {
-			res := d.proxy.Purge(cmd)
-			d.log.Warn("upgrade: the cache is treated as a gap", "reason", why, "policy", gapPolicyName(cmd), "grace", cmd.Grace, "entries", res.Stale)
-		},
-		gone: oldProcessGone(),
-		log:  d.log,
+		gap:   func(why string) { d.applyGap(cmd, "upgrade: the cache is treated as a gap", why) },
+		gone:  oldProcessGone(),
+		log:   d.log,
 	}
 }
 

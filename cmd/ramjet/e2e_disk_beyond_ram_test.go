@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -238,34 +237,11 @@ func TestUpgradeWithTheDiskTierKeepsPagesFreshAndHonoursThePurgesOfTheOldProcess
 	o := startOrigin(t)
 	u, _ := startUpgradableDisk(t, o)
 	ns := nsFor(t)
-	c := newClient(t)
-	pages := map[string]result{}
-	for _, name := range []string{"kept", "purged"} {
-		pages[name] = get(t, c, u.url+page30K(ns, name, ns+"-"+name))
-		mustMissStored(t, pages[name], "first request of "+name)
-	}
-	metric := func(name string) string {
-		m := regexp.MustCompile(`(?m)^` + name + ` ([0-9.e+]+)$`).FindStringSubmatch(string(get(t, c, u.admin+"/metrics").Body))
-		if m == nil {
-			return ""
-		}
-		return m[1]
-	}
-	if !testbed.Poll(testbed.StopTimeout, func() bool { return metric("ramjet_disk_objects") == "2" }) {
-		t.Fatalf("ramjet_disk_objects = %q, want 2", metric("ramjet_disk_objects"))
-	}
+	pages := cacheOnDisk(t, u, ns, "kept", "purged")
 	// A request in flight at the old process when the new one serves,
 	// whose answer purges a page: the old process applies that purge
 	// after the new one loaded the files.
-	purger := make(chan error, 1)
-	go func() {
-		_, err := tryDo(newClient(t), http.MethodGet, u.url+"/e/"+ns+"/purger?mark="+ns+"-purger&sleep_ms=2500&"+
-			hq("X-LiteSpeed-Purge: tag="+ns+"-purged"), nil)
-		purger <- err
-	}()
-	if !testbed.Poll(5*time.Second, func() bool { return o.marked(ns + "-purger") }) {
-		t.Fatal("the purging request never reached the origin")
-	}
+	purger := slowRequest(t, u, o, ns, 2500, "X-LiteSpeed-Purge: tag="+ns+"-purged")
 	oldPid := u.cmd.Process.Pid
 	u.upgradeWithRequestInFlight(t)
 	if err := <-purger; err != nil {

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,16 +93,9 @@ func cacheOnDisk(t *testing.T, u *upgradable, ns string, names ...string) map[st
 		pages[name] = get(t, c, u.url+page30K(ns, name, ns+"-"+name))
 		mustMissStored(t, pages[name], "first request of "+name)
 	}
-	want := strconv.Itoa(len(names))
-	objects := func() string {
-		m := regexp.MustCompile(`(?m)^ramjet_disk_objects ([0-9.e+]+)$`).FindStringSubmatch(string(get(t, c, u.admin+"/metrics").Body))
-		if m == nil {
-			return ""
-		}
-		return m[1]
-	}
-	if !testbed.Poll(testbed.StopTimeout, func() bool { return objects() == want }) {
-		t.Fatalf("ramjet_disk_objects = %q, want %s", objects(), want)
+	want := float64(len(names))
+	if !testbed.Poll(testbed.StopTimeout, func() bool { return metricValue(t, u.admin, "ramjet_disk_objects") == want }) {
+		t.Fatalf("ramjet_disk_objects = %v, want %v", metricValue(t, u.admin, "ramjet_disk_objects"), want)
 	}
 	return pages
 }

@@ -53,11 +53,11 @@ type followerDeps struct {
 // error means the load must be treated as a gap: the returned follower,
 // broken, then only waits for the old process to end (Start) to apply
 // the gap once more.
-func followJournal(path string, deps followerDeps) (*journalFollower, bool, error) {
-	jf := &journalFollower{path: path, fol: deps}
+func followJournal(path string, deps followerDeps) (jf *journalFollower, ended bool, err error) {
+	jf = &journalFollower{path: path, fol: deps}
+	defer func() { jf.broken = err != nil }()
 	f, err := os.Open(path)
 	if err != nil {
-		jf.broken = true
 		return jf, false, fmt.Errorf("handover journal: %w", err)
 	}
 	fi, err := f.Stat()
@@ -65,13 +65,10 @@ func followJournal(path string, deps followerDeps) (*journalFollower, bool, erro
 		err = fmt.Errorf("%s is no regular file", path)
 	}
 	if err != nil {
-		jf.broken = true
 		return jf, false, errors.Join(fmt.Errorf("handover journal: %w", err), f.Close())
 	}
 	jf.f, jf.fi, jf.r = f, fi, bufio.NewReader(f)
-	ended, err := jf.catchUp()
-	if err != nil {
-		jf.broken = true
+	if ended, err = jf.catchUp(); err != nil {
 		return jf, false, errors.Join(err, jf.closeFile())
 	}
 	if ended {

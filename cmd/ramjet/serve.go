@@ -328,15 +328,11 @@ func (d *daemon) startFanout(ctx context.Context, resume *purge.Position) (*purg
 		return nil, nil
 	}
 	redis.SetLogger(purge.RedisLogger{Log: d.log}) // go-redis logs through one process-wide logger
-	gap := purge.GapStale
-	if d.cfg.Purge.Gap == "flush" {
-		gap = purge.GapFlush
-	}
 	fan, err := purge.NewFanout(purge.FanoutConfig{
 		URL:      d.cfg.Purge.Redis,
 		Node:     nodeName(d.cfg),
 		Stream:   d.cfg.Purge.Stream,
-		Gap:      gap,
+		Gap:      d.gapPolicy(),
 		GapGrace: time.Duration(d.cfg.Purge.GapGrace),
 		Resume:   resume,
 	}, journaled{d}, d.log, d.proxy.Metrics().Set())
