@@ -59,8 +59,12 @@ func modeServer(mode string) (serveFunc, error) {
 		return serveEvl, nil
 	case "fh":
 		return serveFh, nil
+	case "own":
+		return serveOwn(true), nil
+	case "ownheld":
+		return serveOwn(false), nil
 	}
-	return nil, fmt.Errorf("FLOOR_MODE=%q: want gor, evl or fh", mode)
+	return nil, fmt.Errorf("FLOOR_MODE=%q: want gor, evl, fh, own or ownheld", mode)
 }
 
 // versionLine is what bench/run records as ramjet's version: it must say

@@ -104,3 +104,49 @@ func TestEvlSendsLargePagesFromAFile(t *testing.T) {
 func TestFhServesHitsFromOneOriginFetch(t *testing.T) {
 	checkServes(t, serveFh, false)
 }
+
+func TestOwnServesHitsFromOneOriginFetch(t *testing.T) {
+	checkServes(t, serveOwn(true), false)
+}
+
+func TestOwnHeldServesHitsFromOneOriginFetch(t *testing.T) {
+	checkServes(t, serveOwn(false), false)
+}
+
+// TestOwnAnswersAHeadSplitAcrossReadsAndPipelinedRequests: the own loop
+// keeps a partial head (and its pooled state) until the rest comes, and
+// answers two requests sent in one write in order.
+func TestOwnAnswersAHeadSplitAcrossReadsAndPipelinedRequests(t *testing.T) {
+	o := newTestOrigin(t)
+	addr, stop := startServe(t, serveOwn(true), newTestStore(t, o, false))
+	defer stop()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(testDeadline))
+	br := bufio.NewReader(c)
+	if _, err := io.WriteString(c, "GET /small HTTP/1.1\r\nHo"); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := br.Peek(1); err == nil {
+		t.Fatal("answered half a request")
+	} else if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+		// the peek is bounded by a short deadline below; any other error fails
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(testDeadline))
+	if _, err := io.WriteString(c, "st: floor\r\n\r\nGET /small HTTP/1.1\r\nHost: floor\r\n\r\nGET /small HTTP/1.1\r\nHost: floor\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("answer %d: %v", i+1, err)
+		}
+		checkHit(t, resp, smallBody)
+		resp.Body.Close()
+	}
+}
