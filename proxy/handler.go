@@ -16,7 +16,9 @@ func (p *Proxy) ServeFastHTTP(ctx *fasthttp.RequestCtx) {
 // state — a fresh cache hit, the user's private copy included — and then
 // exactly as ServeFastHTTP does, through the same stages (the inline
 // kind's list, which ends at lookup): it is h2.Config.Inline, run on an
-// HTTP/2 connection's own goroutine. For anything else (a miss, a stale
+// HTTP/2 connection's own goroutine, and the main listener's Inline,
+// run on an HTTP/1.1 connection's between fasthttp's services (package
+// h1). For anything else (a miss, a stale
 // or purged entry, an ESI page, a request the cache must not answer) a
 // stage declines, or lookup does not answer, and ServeHit returns false
 // having changed nothing; the request then goes to ServeFastHTTP.

@@ -1,7 +1,7 @@
 package proxy
 
 // The request path is one ordered list of stages that every entry runs:
-// HTTP/1.1, HTTP/2 and HTTP/3 requests (ServeFastHTTP), HTTP/2 inline hits
+// HTTP/1.1, HTTP/2 and HTTP/3 requests (ServeFastHTTP), HTTP/2 and HTTP/1.1 inline hits
 // (ServeHit) and the fragments an ESI page includes (fragment.go). A stage
 // added to the list applies to all of them. What kind of request it is
 // (kind) decides, once when the list is compiled, which stages it runs
@@ -66,8 +66,10 @@ const (
 	kindPage kind = iota
 	// kindInline is an HTTP/2 request its connection's goroutine answers
 	// only when that needs neither blocking nor a change of state (a
-	// fresh hit): it stops after lookup, and what is not answered by
-	// then is declined, unchanged.
+	// fresh hit), or an HTTP/1.1 one its connection's goroutine answers
+	// outside fasthttp's loop (package h1) on the same terms: it stops
+	// after lookup, and what is not answered by then is declined,
+	// unchanged.
 	kindInline
 	// kindFragment is an ESI include of a page being assembled: a GET of
 	// ramjet's own making, for its page's client, answered to the page.

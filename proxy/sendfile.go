@@ -22,9 +22,11 @@ import (
 // refresh or revalidate is kept by what follows lookup).
 
 // sendsFiles reports whether the request's answer may send its body from
-// a file.
+// a file: a GET on a plain HTTP/1.1 connection, a page's or one the
+// connection's own goroutine answers inline (package h1; an HTTP/2
+// stream's stand-in connection has no sendfile).
 func (r *request) sendsFiles() bool {
-	if r.kind != kindPage || r.tls || !r.req.Header.IsGet() {
+	if (r.kind != kindPage && r.kind != kindInline) || r.tls || !r.req.Header.IsGet() {
 		return false
 	}
 	if len(peekCanonical(&r.req.Header, "Range")) > 0 {
@@ -37,8 +39,13 @@ func (r *request) sendsFiles() bool {
 // find looks the request's copy up (look); disk: it may wait for the disk
 // tier's, lent when its answer can send a body from a file.
 func (r *request) find(disk bool) (*cache.Entry, found) {
-	if !disk || !r.sendsFiles() {
+	if !r.sendsFiles() {
 		return r.look(disk, false)
+	}
+	if !disk { // an inline hit: from RAM, its body from the tier's file that holds it
+		e, how := r.look(false, false)
+		r.findFile(e, how)
+		return e, how
 	}
 	e, how := r.look(true, true)
 	lent := r.lent

@@ -13,8 +13,10 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ramjet-proxy/ramjet/proxy/conns"
+	"github.com/ramjet-proxy/ramjet/proxy/h1"
 	"github.com/ramjet-proxy/ramjet/proxy/h2"
 	"github.com/ramjet-proxy/ramjet/proxy/proxyproto"
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
 )
 
 // ServerConfig is a client-facing listener. Zero timeouts mean none.
@@ -56,6 +58,11 @@ type ServerConfig struct {
 	// ErrorHandler answers the requests fasthttp cannot read (a Proxy's
 	// also logs them); nil answers them with ErrorHandler, unlogged.
 	ErrorHandler func(*fasthttp.RequestCtx, error)
+	// Inline, when set (with parking on), answers the requests it can at
+	// once (Proxy.ServeHit) on the connection's goroutine, outside
+	// fasthttp's per-connection loop (package h1); the handler gets the
+	// rest.
+	Inline func(*fasthttp.RequestCtx) bool
 }
 
 // Server owns one listener and the goroutine serving it.
@@ -64,8 +71,10 @@ type Server struct {
 	srv  *fasthttp.Server
 	ln   *conns.Listener
 	log  *slog.Logger
+	lane *h1.Lane // nil without Inline
 	done chan error
 	once sync.Once
+	wg   sync.WaitGroup // the lane's connections' goroutines
 }
 
 // NewServer prepares a server for h; Start listens.
@@ -104,7 +113,13 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 		Logger:                        fasthttpLogger{log},
 		ErrorHandler:                  cfg.ErrorHandler,
 	}
-	return &Server{cfg: cfg, srv: srv, log: log, done: make(chan error, 1)}
+	s := &Server{cfg: cfg, srv: srv, log: log, done: make(chan error, 1)}
+	if cfg.Inline != nil && !cfg.NoParking {
+		s.lane = h1.New(h1.Config{Server: srv, Inline: cfg.Inline, Name: srv.Name,
+			WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout,
+			WriteBufferSize: WriteBufferSize, Log: streamctx.Logger{Log: log}})
+	}
+	return s
 }
 
 // ErrorHandler answers requests fasthttp could not parse (400, 408, 431)
@@ -125,11 +140,32 @@ func (s *Server) Start(ctx context.Context) error {
 		ln = proxyproto.NewListener(ln, *s.cfg.ProxyProtocol)
 	}
 	s.ln = conns.NewListener(ln, conns.Config{Name: s.cfg.Name, MaxConns: s.cfg.MaxConns,
-		MaxPerIP: s.cfg.MaxConnsPerIP, Park: !s.cfg.NoParking, PlainHTTP: true}, s.log)
+		MaxPerIP: s.cfg.MaxConnsPerIP, Park: !s.cfg.NoParking, Yield: s.lane != nil, PlainHTTP: true}, s.log)
 	RegisterConnMetrics(s.cfg.Metrics, s.cfg.Name, s.ln)
-	go func() { s.done <- s.srv.Serve(s.ln) }()
+	if s.lane != nil && s.cfg.Metrics != nil {
+		s.cfg.Metrics.GetOrCreateGauge(`ramjet_inline_answers_total{listener="`+s.cfg.Name+`"}`,
+			func() float64 { return float64(s.lane.Answered()) })
+	}
+	if s.lane == nil {
+		go func() { s.done <- s.srv.Serve(s.ln) }()
+	} else {
+		go func() { s.done <- s.serveLane() }()
+	}
 	s.log.Info("listening", "listener", s.cfg.Name, "addr", ln.Addr().String(), "proxy_protocol", s.cfg.ProxyProtocol != nil)
 	return nil
+}
+
+// serveLane accepts the listener's connections, new and woken, each
+// served by the lane on a goroutine of its own, until the listener
+// closes.
+func (s *Server) serveLane() error {
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return err
+		}
+		s.wg.Go(func() { s.lane.Serve(c) })
+	}
 }
 
 // ListenTCP opens a client listener on addr. No TCP keep-alive probes
@@ -204,6 +240,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if s.ln == nil {
 			return
 		}
+		if s.lane != nil {
+			_ = s.ln.Close() // no Serve of fasthttp's to close it
+			s.lane.Stop()
+		}
 		err = s.srv.ShutdownWithContext(ctx)
 		// fasthttp closes only the listeners Serve has registered; right
 		// after Start it may not have yet, and would then serve on.
@@ -211,8 +251,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if serr := <-s.done; serr != nil && !errors.Is(serr, net.ErrClosed) {
 			err = errors.Join(err, serr)
 		}
+		err = errors.Join(err, s.waitLane(ctx))
 	})
 	return err
+}
+
+// waitLane waits for the lane's connections' goroutines, until ctx ends.
+func (s *Server) waitLane(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%s listener: connections still served: %w", s.cfg.Name, ctx.Err())
+	}
 }
 
 // fasthttpLogger sends fasthttp's own messages (malformed requests and

@@ -64,6 +64,13 @@ type rawAnswer struct {
 // answer.
 func exchangeRaw(t testing.TB, addr, raw string) rawAnswer {
 	t.Helper()
+	return exchangeRawWaiting(t, addr, raw, 2*time.Second)
+}
+
+// exchangeRawWaiting is exchangeRaw waiting up to closing for the server
+// to close the connection after its answer.
+func exchangeRawWaiting(t testing.TB, addr, raw string, closing time.Duration) rawAnswer {
+	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +81,8 @@ func exchangeRaw(t testing.TB, addr, raw string) rawAnswer {
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, nil)
+	method, _, _ := strings.Cut(raw, " ")
+	resp, err := http.ReadResponse(br, &http.Request{Method: method}) // a HEAD's answer has no body
 	if err != nil {
 		t.Fatalf("%q: %v", raw, err)
 	}
@@ -84,7 +92,7 @@ func exchangeRaw(t testing.TB, addr, raw string) rawAnswer {
 		t.Fatalf("%q: body: %v", raw, err)
 	}
 	a := rawAnswer{status: resp.StatusCode, header: resp.Header, body: string(b)}
-	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(closing))
 	_, err = br.ReadByte()
 	a.closed = err == io.EOF
 	return a

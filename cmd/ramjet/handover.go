@@ -237,3 +237,17 @@ func (d *daemon) closeWhenHandedOver(h fasthttp.RequestHandler) fasthttp.Request
 		}
 	}
 }
+
+// closeWhenHandedOverHit is closeWhenHandedOver for the answers the main
+// listener gives without its handler (proxy.ServerConfig.Inline).
+func (d *daemon) closeWhenHandedOverHit(hit func(*fasthttp.RequestCtx) bool) func(*fasthttp.RequestCtx) bool {
+	return func(ctx *fasthttp.RequestCtx) bool {
+		if !hit(ctx) {
+			return false
+		}
+		if d.closing.Load() {
+			ctx.SetConnectionClose()
+		}
+		return true
+	}
+}

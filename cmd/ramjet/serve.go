@@ -220,6 +220,7 @@ func (d *daemon) run() error {
 		return fmt.Errorf("main listener: %w", err)
 	}
 	h := d.closeWhenHandedOver(d.proxy.ServeFastHTTP)
+	sc.Inline = d.closeWhenHandedOverHit(d.proxy.ServeHit)
 	main := proxy.NewServer(sc, h, d.log)
 	if err := main.Start(ctx); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"syscall"
 )
 
@@ -20,6 +21,11 @@ type Sock struct {
 	rerrno syscall.Errno
 	readFn func(fd uintptr) bool
 	nowFn  func(fd uintptr) // ReadNow's callback (now.go)
+
+	pool        *sync.Pool // ReadPooled's (pooled.go)
+	pbuf        *[]byte
+	pooledFn    func(fd uintptr) bool
+	pooledNowFn func(fd uintptr)
 
 	wb      []byte // what the current write has still to send
 	wb2     []byte // and after it (WriteTwo), in the same system call
@@ -47,6 +53,7 @@ func New(nc net.Conn) (*Sock, bool) {
 func Of(rc syscall.RawConn) *Sock {
 	s := &Sock{rc: rc}
 	s.readFn, s.writeFn, s.nowFn = s.read, s.write, s.readNow
+	s.pooledFn, s.pooledNowFn = s.readPooled, s.readPooledNow
 	return s
 }
 

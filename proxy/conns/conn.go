@@ -21,6 +21,8 @@ const (
 	stParkPending
 	stParked
 	stClosed
+	stYielded // its idle Read returned io.EOF to end the server's service (yield.go)
+	stAwait   // and the server's Close kept it, for AwaitRequest
 )
 
 // Conn is an accepted connection. It is served like any net.Conn; the
@@ -50,6 +52,10 @@ type Conn struct {
 	parkBy      time.Time     // that deadline: a parked connection is closed then; zero: never
 	linger      time.Duration // this connection's own wait before parking (lingerFor); 0: none yet (parksAtOnce)
 	vec         vectored      // a response's writes held back to go out with its body (vectored.go)
+	held        []byte        // a request's first bytes AwaitRequest read, for the next Reads (yield.go)
+	heldBuf     *[]byte       // held's pooled buffer
+	awaiting    atomic.Bool   // in AwaitRequest's wait, which Interrupt ends
+	stop        atomic.Bool   // Interrupt was called
 
 	// Fields of the lot, under its mutex.
 	heapIdx  int           // position in the lot's deadline heap; -1 when not parked
@@ -181,6 +187,9 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if err := c.sendHeld(); err != nil {
 		return 0, err
 	}
+	if len(c.held) > 0 {
+		return c.readHeld(p)
+	}
 	if !c.idle {
 		return c.requestRead(p)
 	}
@@ -196,6 +205,9 @@ func (c *Conn) Read(p []byte) (int, error) {
 			}
 		}
 		return c.sock.Read(p)
+	}
+	if c.yields() {
+		return c.yieldPending(intercepted)
 	}
 	now := c.parksAtOnce()
 	if !intercepted { // the server set no deadline: time the linger ourselves
@@ -277,6 +289,10 @@ func (c *Conn) Close() error {
 			if c.state.CompareAndSwap(s, stParked) {
 				c.dropSock()
 				c.l.lot.park(c) // closes c when it cannot
+				return nil
+			}
+		case stYielded: // the server's Close after its yield: AwaitRequest's now
+			if c.state.CompareAndSwap(s, stAwait) {
 				return nil
 			}
 		case stParked:

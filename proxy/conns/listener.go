@@ -38,6 +38,11 @@ type Config struct {
 	// core do, would otherwise park and wake once per request) and falls
 	// back to Linger after a long sleep. 0 means 1 s.
 	MaxLinger time.Duration
+	// Yield has a connection's idle Read let go of its server at once
+	// (io.EOF, the Close after it keeping the socket) for AwaitRequest to
+	// wait for the next request (yield.go). Only with Park, for a server
+	// whose caller calls AwaitRequest.
+	Yield bool
 	// PlainHTTP answers a refused connection with a short HTTP response
 	// (503 over MaxConns, 429 over MaxPerIP) before closing it. Off (a
 	// TLS listener), refused connections are only closed.

@@ -9,7 +9,8 @@
 // HTTP/1.1 connection from a TLS terminator; any other connection is
 // HTTP/1.1 of fasthttp's own (HTTP1Conn).
 //
-// What h2 and h3 share: the pooled contexts, the stand-in connection,
+// What h2 and h3 share: the pooled contexts (which h1's lane takes its
+// HTTP/1.1 hits' from too), the stand-in connection,
 // the fields of a response as both send them (Fields: which belong to
 // an HTTP/1.1 connection, the length fasthttp would announce, Server,
 // one Date per second), the workers streams run on, and fasthttp's log

@@ -1,0 +1,66 @@
+package rawsock
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"syscall"
+)
+
+// ReadPooled waits until the socket is readable and only then takes a
+// buffer from pool (a *[]byte) to read into: a connection waiting for
+// its next request holds none, and the one it reads into is the one the
+// last request gave back, still in the CPU's cache. It returns the
+// buffer with the n bytes read; nil when it read none (an error, end of
+// file as io.EOF).
+func (s *Sock) ReadPooled(pool *sync.Pool) (*[]byte, int, error) {
+	s.pool, s.pbuf, s.rn, s.rerrno = pool, nil, 0, 0
+	err := s.rc.Read(s.pooledFn)
+	return s.pooledResult(err)
+}
+
+// ReadPooledNow is ReadPooled without the wait: nil, 0 and no error when
+// the socket has nothing now (ReadNow's rules).
+func (s *Sock) ReadPooledNow(pool *sync.Pool) (*[]byte, int, error) {
+	s.pool, s.pbuf, s.rn, s.rerrno = pool, nil, 0, syscall.EAGAIN
+	err := s.rc.Control(s.pooledNowFn)
+	if err == nil && s.rerrno == syscall.EAGAIN {
+		return nil, 0, nil
+	}
+	return s.pooledResult(err)
+}
+
+func (s *Sock) pooledResult(err error) (*[]byte, int, error) {
+	b, n, errno, pool := s.pbuf, s.rn, s.rerrno, s.pool
+	s.pool, s.pbuf, s.rb = nil, nil, nil
+	if n > 0 && err == nil && errno == 0 {
+		return b, n, nil
+	}
+	if b != nil {
+		pool.Put(b)
+	}
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case errno != 0:
+		return nil, 0, fmt.Errorf("read: %w", errno)
+	}
+	return nil, 0, io.EOF
+}
+
+// readPooled is ReadPooled's callback: the buffer goes back to the pool
+// when the socket has nothing yet.
+func (s *Sock) readPooled(fd uintptr) bool {
+	if s.pbuf == nil {
+		s.pbuf = s.pool.Get().(*[]byte)
+	}
+	s.rb = *s.pbuf
+	if s.read(fd) {
+		return true
+	}
+	s.pool.Put(s.pbuf)
+	s.pbuf = nil
+	return false
+}
+
+func (s *Sock) readPooledNow(fd uintptr) { s.readPooled(fd) }

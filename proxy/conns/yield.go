@@ -1,0 +1,166 @@
+package conns
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+)
+
+// Under 1,000 busy connections what a server keeps per connection while
+// it waits for the next request (fasthttp: its request context and read
+// buffer, some kilobytes) is out of the CPU's cache by the time that
+// request comes, and bringing it back costs more than serving the hit.
+// With Config.Yield a connection's server lets go of it between
+// requests: its idle Read returns io.EOF at once, without a system call
+// (yieldPending), the server ends the connection's service and calls
+// Close, which keeps the socket (stAwait), and whoever served it calls
+// AwaitRequest, which waits for the next request's bytes on the
+// connection's own goroutine, holding no buffer, and reads them into a
+// pooled one taken only then: the next service starts from pooled state
+// the last request gave back, still in the cache. The linger, the park
+// and the idle timeout stay as they were; AwaitRequest applies them.
+
+// inbufSize is a pooled read buffer's: a request head as clients send
+// them; longer ones are read on from the socket by the server.
+const inbufSize = 4096
+
+var inbufs = sync.Pool{New: func() any { b := make([]byte, inbufSize); return &b }}
+
+// yields reports whether c's idle Reads yield (Config.Yield, a raw
+// socket the lot could park).
+func (c *Conn) yields() bool { return c.l.cfg.Yield && c.raw != nil && c.fd >= 0 }
+
+// yieldPending has the server let go of c (io.EOF) so that AwaitRequest
+// waits for its next request, unless c was closed meanwhile.
+func (c *Conn) yieldPending(intercepted bool) (int, error) {
+	c.intercepted = intercepted // AwaitRequest's: whether the server set the idle deadline
+	if c.state.CompareAndSwap(stServing, stYielded) {
+		return 0, io.EOF
+	}
+	return 0, net.ErrClosed
+}
+
+// readHeld returns the bytes AwaitRequest read, and gives their buffer
+// back once they are taken.
+func (c *Conn) readHeld(p []byte) (int, error) {
+	n := copy(p, c.held)
+	c.held = c.held[n:]
+	if len(c.held) == 0 {
+		c.dropHeld()
+	}
+	return n, nil
+}
+
+func (c *Conn) dropHeld() {
+	if c.heldBuf != nil {
+		inbufs.Put(c.heldBuf)
+	}
+	c.held, c.heldBuf = nil, nil
+}
+
+// Yielded reports whether c's server let go of it to have AwaitRequest
+// wait for its next request (its Close kept the socket).
+func (c *Conn) Yielded() bool { return c.state.Load() == stAwait }
+
+// AwaitRequest waits for c's next request, after its server let go of
+// it (Yielded) or answered it itself, and reports whether one came: its
+// first bytes are then Held, and c is the caller's to serve from there.
+// Otherwise c was parked (its linger passed, or at once after its first
+// answer), closed (the idle timeout, the client left, Interrupt) or
+// closed under it, and is no longer the caller's.
+func (c *Conn) AwaitRequest() bool {
+	if !c.state.CompareAndSwap(stAwait, stServing) && c.state.Load() != stServing {
+		return false
+	}
+	got, err := c.await()
+	switch {
+	case got:
+		c.idle, c.fresh, c.intercepted = false, false, false
+		c.servingRequest(true)
+		return true
+	case err == nil && !c.stop.Load():
+		if c.state.CompareAndSwap(stServing, stParkPending) {
+			_ = c.Close() // parks
+			return false
+		}
+	}
+	_ = c.Close()
+	return false
+}
+
+// Held is what AwaitRequest read of the next request (and what follows
+// it) that no Read took yet.
+func (c *Conn) Held() []byte { return c.held }
+
+// Consume marks the first n bytes Held as taken by the caller; the
+// server's Reads start after them.
+func (c *Conn) Consume(n int) {
+	c.held = c.held[n:]
+	if len(c.held) == 0 {
+		c.dropHeld()
+	}
+}
+
+// Interrupt ends c's AwaitRequest, now or when it next waits, with c
+// closed: a server stopping does not wait out its idle connections. Any
+// goroutine may call it.
+func (c *Conn) Interrupt() {
+	c.stop.Store(true)
+	if c.awaiting.Load() {
+		_ = c.Conn.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+// await reads c's next request's first bytes into c.held: true when it
+// did; false and no error when c is to park; an error when it must close.
+func (c *Conn) await() (bool, error) {
+	if c.parksAtOnce() {
+		return c.takeNow()
+	}
+	if !c.intercepted { // the server set no idle deadline: time the linger here
+		c.parkBy = time.Time{}
+		if err := c.armRead(time.Now().Add(c.wait())); err != nil {
+			return false, err
+		}
+	}
+	// The deadline is armed before awaiting shows: an Interrupt that sees
+	// it arms its own after, and one that does not is seen below.
+	c.awaiting.Store(true)
+	defer c.awaiting.Store(false)
+	if c.stop.Load() {
+		return false, net.ErrClosed
+	}
+	b, n, err := c.raw.ReadPooled(&inbufs)
+	if n > 0 {
+		c.hold(b, n)
+		return true, nil
+	}
+	if !errors.Is(err, os.ErrDeadlineExceeded) || c.stop.Load() || (!c.parkBy.IsZero() && !time.Now().Before(c.parkBy)) {
+		return false, err
+	}
+	got, err := c.takeNow() // bytes the fired deadline beat to the socket (late.go)
+	if got {
+		c.l.lateReads.Add(1)
+		c.linger = min(2*c.linger, c.l.cfg.MaxLinger)
+	}
+	return got, err
+}
+
+// takeNow takes what the socket holds now into c.held.
+func (c *Conn) takeNow() (bool, error) {
+	b, n, err := c.raw.ReadPooledNow(&inbufs)
+	if n > 0 {
+		c.hold(b, n)
+		return true, nil
+	}
+	return false, err
+}
+
+// hold keeps the first bytes of c's next request for its server's
+// Reads. The linger's deadline stays armed: the server's next one (its
+// header timeout) is later and waits until a read needs it
+// (readdeadline.go), as at a keep-alive request's first byte.
+func (c *Conn) hold(b *[]byte, n int) { c.heldBuf, c.held = b, (*b)[:n] }

@@ -1,0 +1,128 @@
+package h1
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/ramjet-proxy/ramjet/proxy/conns"
+	"github.com/ramjet-proxy/ramjet/proxy/streamctx"
+)
+
+// Config is a Lane's.
+type Config struct {
+	// Server serves what Inline does not answer, and every connection's
+	// first request (conns.Conn's accept and wake rules are fasthttp's).
+	// Its listener must yield (conns.Config.Yield) for the lane to see a
+	// connection again between requests.
+	Server *fasthttp.Server
+	// Inline answers a request at once or declines it having changed
+	// nothing (proxy.Proxy.ServeHit).
+	Inline func(*fasthttp.RequestCtx) bool
+	// Name is the Server field an answer without one gets, as Server's
+	// Name.
+	Name         string
+	WriteTimeout time.Duration
+	IdleTimeout  time.Duration
+	// WriteBufferSize is the buffer an answer is written through, as
+	// Server's.
+	WriteBufferSize int
+	Log             streamctx.Logger
+}
+
+// Lane serves connections (Serve) and stops them (Stop).
+type Lane struct {
+	cfg      Config
+	ctxs     streamctx.Contexts
+	bufs     sync.Pool // *buffers
+	stopping atomic.Bool
+	answered atomic.Uint64
+	mu       sync.Mutex
+	open     map[*conns.Conn]struct{}
+}
+
+// buffers are what a request's head is read from and its answer written
+// through, pooled with the context.
+type buffers struct {
+	src bytes.Reader
+	br  *bufio.Reader
+	bw  *bufio.Writer
+}
+
+// New returns a Lane.
+func New(cfg Config) *Lane {
+	l := &Lane{cfg: cfg, open: make(map[*conns.Conn]struct{})}
+	l.ctxs.Log = cfg.Log
+	return l
+}
+
+// Serve serves c until it ends or parks (the listener hands a woken one
+// out again): fasthttp first, then each request the lane answers itself,
+// and fasthttp again from the first it does not.
+func (l *Lane) Serve(c net.Conn) {
+	pc, ok := c.(*conns.Conn)
+	if !ok {
+		_ = l.cfg.Server.ServeConn(c)
+		return
+	}
+	if !l.track(pc, true) {
+		_ = pc.Close()
+		return
+	}
+	defer l.track(pc, false)
+	for {
+		_ = l.cfg.Server.ServeConn(pc)
+		if !pc.Yielded() {
+			return
+		}
+		for {
+			if !pc.AwaitRequest() {
+				return
+			}
+			switch l.answer(pc) {
+			case ended:
+				return
+			case handOver:
+			default:
+				continue
+			}
+			break
+		}
+	}
+}
+
+// Answered is how many requests the lane answered itself.
+func (l *Lane) Answered() uint64 { return l.answered.Load() }
+
+// Stop has every connection's wait for its next request end with the
+// connection closed, and answers from now on close theirs. Connections
+// fasthttp serves are its Shutdown's.
+func (l *Lane) Stop() {
+	l.stopping.Store(true)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c := range l.open {
+		c.Interrupt()
+	}
+}
+
+// track adds or removes c from the connections Stop interrupts; false:
+// the lane stopped, c is not to be served.
+func (l *Lane) track(c *conns.Conn, add bool) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !add {
+		delete(l.open, c)
+		return true
+	}
+	if l.stopping.Load() {
+		return false
+	}
+	l.open[c] = struct{}{}
+	return true
+}
