@@ -23,13 +23,19 @@
 //     worker.
 //   - fh: fasthttp's Server with a handler that only sets the page's
 //     headers and body, configured as ramjet configures it.
+//   - own: fh's handler in a loop of its own, a goroutine per connection
+//     as gor, with fasthttp's request parser, request context and
+//     response writer, all taken from a pool once the connection is
+//     readable and given back after the answer (as proxy/h1's lane).
+//   - ownheld: own with that state kept per connection for its life, as
+//     fasthttp's Server keeps it.
 //
 // FLOOR_SENDFILE=1 (gor and evl) sends a body of 16 KiB or more from an
 // unlinked temporary file: the head with MSG_MORE, then sendfile, as
 // ramjet's disk tier sends a hit.
 //
 // It owns only its page store (page.go), request splitting and answers
-// (answer.go) and the three serving loops (gor.go, evl.go, fh.go). It is a
+// (answer.go) and the serving loops (gor.go, evl.go, fh.go, own.go). It is a
 // measurement tool: ramjet does not use it, and it has none of a proxy's
 // duties (no expiry, no Host, no request bodies: any method but GET is
 // refused and the connection closed).

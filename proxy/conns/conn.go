@@ -40,6 +40,7 @@ type Conn struct {
 	fd       int        // the socket, for the lot's epoll set; -1: never parked. Detached: the lot's dup of it
 	state    atomic.Int32
 	port     uint16
+	heldAt   uint16        // held's first byte not read yet (yield.go)
 	wdl      writeDeadline // the write deadline armed, under its own lock (deadline.go)
 	rdl      readDeadline  // the read deadline armed, and one deferred (readdeadline.go)
 
@@ -49,13 +50,11 @@ type Conn struct {
 	fresh       bool          // no request served since accept or wake
 	intercepted bool          // the server set a read deadline while idle
 	rdlFlags                  // rdl's, beside these to keep a Conn in a 240 B allocation (readdeadline.go)
+	heldEnd     uint16        // held's end (yield.go)
 	parkBy      time.Time     // that deadline: a parked connection is closed then; zero: never
 	linger      time.Duration // this connection's own wait before parking (lingerFor); 0: none yet (parksAtOnce)
 	vec         vectored      // a response's writes held back to go out with its body (vectored.go)
-	held        []byte        // a request's first bytes AwaitRequest read, for the next Reads (yield.go)
-	heldBuf     *[]byte       // held's pooled buffer
-	awaiting    atomic.Bool   // in AwaitRequest's wait, which Interrupt ends
-	stop        atomic.Bool   // Interrupt was called
+	held        *[]byte       // a pooled buffer with a request's first bytes AwaitRequest read, for the next Reads; nil: none (yield.go)
 
 	// Fields of the lot, under its mutex.
 	heapIdx  int           // position in the lot's deadline heap; -1 when not parked
@@ -187,7 +186,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if err := c.sendHeld(); err != nil {
 		return 0, err
 	}
-	if len(c.held) > 0 {
+	if c.held != nil {
 		return c.readHeld(p)
 	}
 	if !c.idle {

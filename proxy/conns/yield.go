@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,15 +17,16 @@ import (
 // With Config.Yield a connection's server lets go of it between
 // requests: its idle Read returns io.EOF at once, without a system call
 // (yieldPending), the server ends the connection's service and calls
-// Close, which keeps the socket (stAwait), and whoever served it calls
-// AwaitRequest, which waits for the next request's bytes on the
-// connection's own goroutine, holding no buffer, and reads them into a
-// pooled one taken only then: the next service starts from pooled state
-// the last request gave back, still in the cache. The linger, the park
-// and the idle timeout stay as they were; AwaitRequest applies them.
+// Close, which keeps the socket (stAwait), and whoever served it waits
+// for the next request (Awaiter.AwaitRequest) on the connection's own
+// goroutine, holding no buffer, and reads its first bytes into a pooled
+// one taken only then: the next service starts from pooled state the
+// last request gave back, still in the cache. The linger, the park and
+// the idle timeout stay as they were; AwaitRequest applies them.
 
 // inbufSize is a pooled read buffer's: a request head as clients send
-// them; longer ones are read on from the socket by the server.
+// them; longer ones are read on from the socket by the server. Conn's
+// held offsets are uint16.
 const inbufSize = 4096
 
 var inbufs = sync.Pool{New: func() any { b := make([]byte, inbufSize); return &b }}
@@ -43,45 +45,69 @@ func (c *Conn) yieldPending(intercepted bool) (int, error) {
 	return 0, net.ErrClosed
 }
 
-// readHeld returns the bytes AwaitRequest read, and gives their buffer
-// back once they are taken.
-func (c *Conn) readHeld(p []byte) (int, error) {
-	n := copy(p, c.held)
-	c.held = c.held[n:]
-	if len(c.held) == 0 {
-		c.dropHeld()
-	}
-	return n, nil
-}
-
-func (c *Conn) dropHeld() {
-	if c.heldBuf != nil {
-		inbufs.Put(c.heldBuf)
-	}
-	c.held, c.heldBuf = nil, nil
-}
-
 // Yielded reports whether c's server let go of it to have AwaitRequest
 // wait for its next request (its Close kept the socket).
 func (c *Conn) Yielded() bool { return c.state.Load() == stAwait }
 
-// AwaitRequest waits for c's next request, after its server let go of
-// it (Yielded) or answered it itself, and reports whether one came: its
-// first bytes are then Held, and c is the caller's to serve from there.
-// Otherwise c was parked (its linger passed, or at once after its first
-// answer), closed (the idle timeout, the client left, Interrupt) or
-// closed under it, and is no longer the caller's.
-func (c *Conn) AwaitRequest() bool {
+// Held is what AwaitRequest read of the next request (and what follows
+// it) that no Read took yet.
+func (c *Conn) Held() []byte {
+	if c.held == nil {
+		return nil
+	}
+	return (*c.held)[c.heldAt:c.heldEnd]
+}
+
+// Consume marks the first n bytes Held as taken by the caller; the
+// server's Reads start after them.
+func (c *Conn) Consume(n int) {
+	c.heldAt += uint16(n)
+	if c.heldAt >= c.heldEnd {
+		inbufs.Put(c.held)
+		c.held, c.heldAt, c.heldEnd = nil, 0, 0
+	}
+}
+
+// readHeld returns the bytes AwaitRequest read, and gives their buffer
+// back once they are taken.
+func (c *Conn) readHeld(p []byte) (int, error) {
+	n := copy(p, c.Held())
+	c.Consume(n)
+	return n, nil
+}
+
+// An Awaiter waits for its connection's next requests (AwaitRequest) on
+// the goroutine serving it. Interrupt, from any goroutine, ends a wait;
+// it lives here, not in the Conn, so that a parked connection does not
+// carry it.
+type Awaiter struct {
+	c        *Conn
+	awaiting atomic.Bool // in AwaitRequest's wait, which Interrupt ends
+	stop     atomic.Bool // Interrupt was called
+}
+
+// NewAwaiter returns c's Awaiter.
+func NewAwaiter(c *Conn) *Awaiter { return &Awaiter{c: c} }
+
+// AwaitRequest waits for the connection's next request, after its
+// server let go of it (Yielded) or answered it itself, and reports
+// whether one came: its first bytes are then Held, and the connection
+// is the caller's to serve from there. Otherwise it was parked (its
+// linger passed, or at once after its first answer), closed (the idle
+// timeout, the client left, Interrupt) or closed under it, and is no
+// longer the caller's.
+func (a *Awaiter) AwaitRequest() bool {
+	c := a.c
 	if !c.state.CompareAndSwap(stAwait, stServing) && c.state.Load() != stServing {
 		return false
 	}
-	got, err := c.await()
+	got, err := a.await()
 	switch {
 	case got:
 		c.idle, c.fresh, c.intercepted = false, false, false
 		c.servingRequest(true)
 		return true
-	case err == nil && !c.stop.Load():
+	case err == nil && !a.stop.Load():
 		if c.state.CompareAndSwap(stServing, stParkPending) {
 			_ = c.Close() // parks
 			return false
@@ -91,32 +117,20 @@ func (c *Conn) AwaitRequest() bool {
 	return false
 }
 
-// Held is what AwaitRequest read of the next request (and what follows
-// it) that no Read took yet.
-func (c *Conn) Held() []byte { return c.held }
-
-// Consume marks the first n bytes Held as taken by the caller; the
-// server's Reads start after them.
-func (c *Conn) Consume(n int) {
-	c.held = c.held[n:]
-	if len(c.held) == 0 {
-		c.dropHeld()
+// Interrupt ends the connection's AwaitRequest, now or when it next
+// waits, with the connection closed: a server stopping does not wait
+// out its idle connections. Any goroutine may call it.
+func (a *Awaiter) Interrupt() {
+	a.stop.Store(true)
+	if a.awaiting.Load() {
+		_ = a.c.Conn.SetReadDeadline(time.Unix(1, 0))
 	}
 }
 
-// Interrupt ends c's AwaitRequest, now or when it next waits, with c
-// closed: a server stopping does not wait out its idle connections. Any
-// goroutine may call it.
-func (c *Conn) Interrupt() {
-	c.stop.Store(true)
-	if c.awaiting.Load() {
-		_ = c.Conn.SetReadDeadline(time.Unix(1, 0))
-	}
-}
-
-// await reads c's next request's first bytes into c.held: true when it
+// await reads the next request's first bytes into c.held: true when it
 // did; false and no error when c is to park; an error when it must close.
-func (c *Conn) await() (bool, error) {
+func (a *Awaiter) await() (bool, error) {
+	c := a.c
 	if c.parksAtOnce() {
 		return c.takeNow()
 	}
@@ -128,9 +142,9 @@ func (c *Conn) await() (bool, error) {
 	}
 	// The deadline is armed before awaiting shows: an Interrupt that sees
 	// it arms its own after, and one that does not is seen below.
-	c.awaiting.Store(true)
-	defer c.awaiting.Store(false)
-	if c.stop.Load() {
+	a.awaiting.Store(true)
+	defer a.awaiting.Store(false)
+	if a.stop.Load() {
 		return false, net.ErrClosed
 	}
 	b, n, err := c.raw.ReadPooled(&inbufs)
@@ -138,7 +152,7 @@ func (c *Conn) await() (bool, error) {
 		c.hold(b, n)
 		return true, nil
 	}
-	if !errors.Is(err, os.ErrDeadlineExceeded) || c.stop.Load() || (!c.parkBy.IsZero() && !time.Now().Before(c.parkBy)) {
+	if !errors.Is(err, os.ErrDeadlineExceeded) || a.stop.Load() || (!c.parkBy.IsZero() && !time.Now().Before(c.parkBy)) {
 		return false, err
 	}
 	got, err := c.takeNow() // bytes the fired deadline beat to the socket (late.go)
@@ -163,4 +177,4 @@ func (c *Conn) takeNow() (bool, error) {
 // Reads. The linger's deadline stays armed: the server's next one (its
 // header timeout) is later and waits until a read needs it
 // (readdeadline.go), as at a keep-alive request's first byte.
-func (c *Conn) hold(b *[]byte, n int) { c.heldBuf, c.held = b, (*b)[:n] }
+func (c *Conn) hold(b *[]byte, n int) { c.held, c.heldAt, c.heldEnd = b, 0, uint16(n) }

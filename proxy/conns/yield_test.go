@@ -65,7 +65,7 @@ func wakeWith(t *testing.T, l *Listener, client net.Conn, c *Conn, msg string) {
 		t.Fatalf("Accept: %v, %v; want the parked connection", woken, err)
 	}
 	yieldFresh(t, c)
-	if !c.AwaitRequest() {
+	if !NewAwaiter(c).AwaitRequest() {
 		t.Fatal("AwaitRequest: no request on a woken connection")
 	}
 	if got := serveHeld(t, c); got != msg {
@@ -81,7 +81,7 @@ func firstAnswer(t *testing.T, client net.Conn, c *Conn) {
 	if _, err := client.Write([]byte("a")); err != nil {
 		t.Fatal(err)
 	}
-	if !c.AwaitRequest() {
+	if !NewAwaiter(c).AwaitRequest() {
 		t.Fatal("AwaitRequest: no first request")
 	}
 	if got := serveHeld(t, c); got != "a" {
@@ -99,7 +99,7 @@ func TestAYieldedConnectionsNextRequestIsHeldForItsNextServer(t *testing.T) {
 	if _, err := client.Write([]byte("bcd")); err != nil {
 		t.Fatal(err)
 	}
-	if !c.AwaitRequest() {
+	if !NewAwaiter(c).AwaitRequest() {
 		t.Fatal("AwaitRequest: no request, want bcd")
 	}
 	if got := string(c.Held()); got != "bcd" {
@@ -123,7 +123,7 @@ func TestAYieldedConnectionWithoutANextRequestParksAfterItsFirstAnswer(t *testin
 	l, client, c := yieldListener(t, 10*time.Second)
 	firstAnswer(t, client, c)
 	start := time.Now()
-	if c.AwaitRequest() {
+	if NewAwaiter(c).AwaitRequest() {
 		t.Fatal("AwaitRequest found a request the client never sent")
 	}
 	if waited := time.Since(start); waited > 5*time.Second {
@@ -138,12 +138,12 @@ func TestAYieldedConnectionWithoutANextRequestParksAfterItsFirstAnswer(t *testin
 func TestAwaitRequestLingersThenParks(t *testing.T) {
 	l, client, c := yieldListener(t, 50*time.Millisecond)
 	firstAnswer(t, client, c)
-	if c.AwaitRequest() {
+	if NewAwaiter(c).AwaitRequest() {
 		t.Fatal("a request the client never sent")
 	}
 	wakeWith(t, l, client, c, "b") // the connection now lingers
 	start := time.Now()
-	if c.AwaitRequest() {
+	if NewAwaiter(c).AwaitRequest() {
 		t.Fatal("a request the client never sent")
 	}
 	if waited := time.Since(start); waited < 40*time.Millisecond {
@@ -157,16 +157,17 @@ func TestAwaitRequestLingersThenParks(t *testing.T) {
 func TestInterruptEndsAnAwaitWithTheConnectionClosed(t *testing.T) {
 	l, client, c := yieldListener(t, 10*time.Second)
 	firstAnswer(t, client, c)
-	if c.AwaitRequest() {
+	if NewAwaiter(c).AwaitRequest() {
 		t.Fatal("a request the client never sent")
 	}
 	wakeWith(t, l, client, c, "b") // lingers 10 s from now on
 	got := make(chan bool, 1)
-	go func() { got <- c.AwaitRequest() }()
-	for !c.awaiting.Load() {
+	a := NewAwaiter(c)
+	go func() { got <- a.AwaitRequest() }()
+	for !a.awaiting.Load() {
 		time.Sleep(time.Millisecond) // until the wait began
 	}
-	c.Interrupt()
+	a.Interrupt()
 	select {
 	case ok := <-got:
 		if ok {
@@ -179,7 +180,7 @@ func TestInterruptEndsAnAwaitWithTheConnectionClosed(t *testing.T) {
 	if got, err := io.ReadAll(client); err != nil || string(got) != "ab" {
 		t.Fatalf("client read %q, %v; want the two answers, then the connection closed", got, err)
 	}
-	if c.AwaitRequest() {
+	if NewAwaiter(c).AwaitRequest() {
 		t.Fatal("AwaitRequest on a closed connection")
 	}
 }

@@ -43,7 +43,7 @@ type Lane struct {
 	stopping atomic.Bool
 	answered atomic.Uint64
 	mu       sync.Mutex
-	open     map[*conns.Conn]struct{}
+	open     map[*conns.Awaiter]struct{}
 }
 
 // buffers are what a request's head is read from and its answer written
@@ -56,7 +56,7 @@ type buffers struct {
 
 // New returns a Lane.
 func New(cfg Config) *Lane {
-	l := &Lane{cfg: cfg, open: make(map[*conns.Conn]struct{})}
+	l := &Lane{cfg: cfg, open: make(map[*conns.Awaiter]struct{})}
 	l.ctxs.Log = cfg.Log
 	return l
 }
@@ -70,18 +70,19 @@ func (l *Lane) Serve(c net.Conn) {
 		_ = l.cfg.Server.ServeConn(c)
 		return
 	}
-	if !l.track(pc, true) {
+	a := conns.NewAwaiter(pc)
+	if !l.track(a, true) {
 		_ = pc.Close()
 		return
 	}
-	defer l.track(pc, false)
+	defer l.track(a, false)
 	for {
 		_ = l.cfg.Server.ServeConn(pc)
 		if !pc.Yielded() {
 			return
 		}
 		for {
-			if !pc.AwaitRequest() {
+			if !a.AwaitRequest() {
 				return
 			}
 			switch l.answer(pc) {
@@ -113,16 +114,16 @@ func (l *Lane) Stop() {
 
 // track adds or removes c from the connections Stop interrupts; false:
 // the lane stopped, c is not to be served.
-func (l *Lane) track(c *conns.Conn, add bool) bool {
+func (l *Lane) track(a *conns.Awaiter, add bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !add {
-		delete(l.open, c)
+		delete(l.open, a)
 		return true
 	}
 	if l.stopping.Load() {
 		return false
 	}
-	l.open[c] = struct{}{}
+	l.open[a] = struct{}{}
 	return true
 }

@@ -293,3 +293,22 @@ func TestAMalformedRequestGetsFasthttpsAnswer(t *testing.T) {
 	e.wantInline(t, 1)
 
 }
+
+// TestARequestHandedOverAfterAnAnswerReadsTheRestFromTheSocket: a
+// request sent with a hit the lane answers, whose body is not all there
+// yet, is fasthttp's to read on from the socket.
+func TestARequestHandedOverAfterAnAnswerReadsTheRestFromTheSocket(t *testing.T) {
+	e := newEnv(t)
+	c, br := e.dial(t)
+	send(t, c, getHit)
+	readHit(t, br)
+	send(t, c, getHit+"POST /form HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+	readHit(t, br)
+	send(t, c, "defghij")
+	if _, body := read(t, br, "POST"); body != "from the handler" {
+		t.Fatalf("POST answered %q", body)
+	}
+	if got := <-e.handled; got != "POST /form abcdefghij" {
+		t.Fatalf("the handler saw %q, want the whole body", got)
+	}
+}
