@@ -84,6 +84,10 @@ func waitListen(p *proc, network, addr string) error {
 			return false
 		}
 		last = c.Close()
+		if network == "tcp" && !ownsListener(p, addr) {
+			last = fmt.Errorf("%s is another process's (owner.go)", addr)
+			return false
+		}
 		return true
 	})
 	switch {
