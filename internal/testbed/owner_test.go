@@ -32,3 +32,17 @@ func TestAListenerOfAnotherProcessIsNotTheStartedOnes(t *testing.T) {
 		t.Fatal("the test's own listener not found among its descriptors")
 	}
 }
+
+// TestAPortHandedOutIsNotHandedOutAgainSoon: FreePorts never returns a
+// port it returned lately, even one the kernel offers again because
+// nothing bound it yet.
+func TestAPortHandedOutIsNotHandedOutAgainSoon(t *testing.T) {
+	seen := map[int]bool{}
+	for range 200 {
+		p := FreePort(t)
+		if seen[p] {
+			t.Fatalf("port %d handed out twice", p)
+		}
+		seen[p] = true
+	}
+}
