@@ -15,7 +15,7 @@ import (
 // file as io.EOF).
 func (s *Sock) ReadPooled(pool *sync.Pool) (*[]byte, int, error) {
 	s.pool, s.pbuf, s.rn, s.rerrno = pool, nil, 0, 0
-	err := s.rc.Read(s.pooledFn)
+	err := s.rc.Read(s.readFn) // read calls readPooled while s.pool is set
 	return s.pooledResult(err)
 }
 
@@ -23,7 +23,7 @@ func (s *Sock) ReadPooled(pool *sync.Pool) (*[]byte, int, error) {
 // the socket has nothing now (ReadNow's rules).
 func (s *Sock) ReadPooledNow(pool *sync.Pool) (*[]byte, int, error) {
 	s.pool, s.pbuf, s.rn, s.rerrno = pool, nil, 0, syscall.EAGAIN
-	err := s.rc.Control(s.pooledNowFn)
+	err := s.rc.Control(s.nowFn)
 	if err == nil && s.rerrno == syscall.EAGAIN {
 		return nil, 0, nil
 	}
@@ -48,19 +48,22 @@ func (s *Sock) pooledResult(err error) (*[]byte, int, error) {
 	return nil, 0, io.EOF
 }
 
-// readPooled is ReadPooled's callback: the buffer goes back to the pool
-// when the socket has nothing yet.
+// readPooled is read's while ReadPooled reads: the buffer goes back to
+// the pool when the socket has nothing yet. The callbacks are read's so
+// that a Sock, one per served connection, carries no more of them.
 func (s *Sock) readPooled(fd uintptr) bool {
 	if s.pbuf == nil {
 		s.pbuf = s.pool.Get().(*[]byte)
 	}
 	s.rb = *s.pbuf
-	if s.read(fd) {
+	pool := s.pool
+	s.pool = nil // read's own loop, once
+	got := s.read(fd)
+	s.pool = pool
+	if got {
 		return true
 	}
 	s.pool.Put(s.pbuf)
 	s.pbuf = nil
 	return false
 }
-
-func (s *Sock) readPooledNow(fd uintptr) { s.readPooled(fd) }

@@ -22,10 +22,8 @@ type Sock struct {
 	readFn func(fd uintptr) bool
 	nowFn  func(fd uintptr) // ReadNow's callback (now.go)
 
-	pool        *sync.Pool // ReadPooled's (pooled.go)
-	pbuf        *[]byte
-	pooledFn    func(fd uintptr) bool
-	pooledNowFn func(fd uintptr)
+	pool *sync.Pool // ReadPooled's, while it reads (pooled.go)
+	pbuf *[]byte
 
 	wb      []byte // what the current write has still to send
 	wb2     []byte // and after it (WriteTwo), in the same system call
@@ -53,7 +51,6 @@ func New(nc net.Conn) (*Sock, bool) {
 func Of(rc syscall.RawConn) *Sock {
 	s := &Sock{rc: rc}
 	s.readFn, s.writeFn, s.nowFn = s.read, s.write, s.readNow
-	s.pooledFn, s.pooledNowFn = s.readPooled, s.readPooledNow
 	return s
 }
 
@@ -86,6 +83,9 @@ func (s *Sock) Read(b []byte) (int, error) {
 
 // read is Read's callback: false asks the netpoller to wait.
 func (s *Sock) read(fd uintptr) bool {
+	if s.pool != nil {
+		return s.readPooled(fd)
+	}
 	for {
 		r, e := sysRead(fd, s.rb)
 		switch e {
