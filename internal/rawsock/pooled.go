@@ -25,6 +25,7 @@ func (s *Sock) ReadPooledNow(pool *sync.Pool) (*[]byte, int, error) {
 	s.pool, s.pbuf, s.rn, s.rerrno = pool, nil, 0, syscall.EAGAIN
 	err := s.rc.Control(s.nowFn)
 	if err == nil && s.rerrno == syscall.EAGAIN {
+		s.pool, s.rerrno = nil, 0 // the buffer went back in readPooled; s reads as before
 		return nil, 0, nil
 	}
 	return s.pooledResult(err)

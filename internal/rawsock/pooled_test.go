@@ -17,6 +17,13 @@ func TestReadPooledReturnsABufferOnlyWithBytes(t *testing.T) {
 	if b, n, err := s.ReadPooledNow(&pool); b != nil || n != 0 || err != nil {
 		t.Fatalf("ReadPooledNow of an empty socket: %v %d %v; want nothing, no error", b, n, err)
 	}
+	if _, err := client.Write([]byte("plain")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	if n, err := s.Read(buf); err != nil || string(buf[:n]) != "plain" {
+		t.Fatalf("a plain Read after ReadPooledNow found nothing: %q, %v; want plain in the caller's buffer", buf[:n], err)
+	}
 	got := make(chan string, 1)
 	go func() {
 		b, n, err := s.ReadPooled(&pool)
