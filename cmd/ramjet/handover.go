@@ -232,9 +232,13 @@ func (d *daemon) handOver(servers ...*proxy.Server) {
 func (d *daemon) closeWhenHandedOver(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		h(ctx)
-		if d.closing.Load() {
-			ctx.SetConnectionClose()
-		}
+		d.closeIfHandedOver(ctx)
+	}
+}
+
+func (d *daemon) closeIfHandedOver(ctx *fasthttp.RequestCtx) {
+	if d.closing.Load() {
+		ctx.SetConnectionClose()
 	}
 }
 
@@ -245,9 +249,7 @@ func (d *daemon) closeWhenHandedOverHit(hit func(*fasthttp.RequestCtx) bool) fun
 		if !hit(ctx) {
 			return false
 		}
-		if d.closing.Load() {
-			ctx.SetConnectionClose()
-		}
+		d.closeIfHandedOver(ctx)
 		return true
 	}
 }

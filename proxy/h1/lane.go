@@ -78,23 +78,24 @@ func (l *Lane) Serve(c net.Conn) {
 	defer l.track(a, false)
 	for {
 		_ = l.cfg.Server.ServeConn(pc)
-		if !pc.Yielded() {
+		if !pc.Yielded() || !l.answerUntilHandOver(pc, a) {
 			return
 		}
-		for {
-			if !a.AwaitRequest() {
-				return
-			}
-			switch l.answer(pc) {
-			case ended:
-				return
-			case handOver:
-			default:
-				continue
-			}
-			break
+	}
+}
+
+// answerUntilHandOver answers c's requests as they come until one is
+// fasthttp's (true), or c ends or parks (false).
+func (l *Lane) answerUntilHandOver(c *conns.Conn, a *conns.Awaiter) bool {
+	for a.AwaitRequest() {
+		switch l.answer(c) {
+		case handOver:
+			return true
+		case ended:
+			return false
 		}
 	}
+	return false
 }
 
 // Answered is how many requests the lane answered itself.
