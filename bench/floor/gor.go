@@ -19,6 +19,13 @@ const acceptBackoff = 10 * time.Millisecond
 // serveGor answers each connection of ln on a goroutine of its own until
 // ctx is done. It closes ln and every connection before it returns.
 func serveGor(ctx context.Context, ln net.Listener, pages *store) error {
+	return serveEach(ctx, ln, func(c net.Conn) { serveGorConn(c, pages) })
+}
+
+// serveEach runs serve on a goroutine of its own for each connection of
+// ln until ctx is done, then closes ln and every connection and waits
+// for the goroutines.
+func serveEach(ctx context.Context, ln net.Listener, serve func(net.Conn)) error {
 	var conns connSet
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -44,7 +51,7 @@ func serveGor(ctx context.Context, ln net.Listener, pages *store) error {
 		conns.add(c)
 		wg.Go(func() {
 			defer conns.remove(c)
-			serveGorConn(c, pages)
+			serve(c)
 		})
 	}
 }

@@ -4,14 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"log"
 	"net"
 	"net/http"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/ramjet-proxy/ramjet/internal/rawsock"
 	"github.com/valyala/fasthttp"
@@ -64,35 +61,8 @@ type ownConn struct {
 // or kept per connection (ownheld).
 func serveOwn(pooled bool) serveFunc {
 	return func(ctx context.Context, ln net.Listener, pages *store) error {
-		var conns connSet
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		defer conns.closeAll()
-		defer ln.Close()
-		release := onStop(ctx, func() { ln.Close() })
-		defer release()
 		h := newFhHandler(pages)
-		for {
-			c, err := ln.Accept()
-			switch {
-			case ctx.Err() != nil:
-				if c != nil {
-					c.Close()
-				}
-				return nil
-			case errors.Is(err, net.ErrClosed):
-				return fmt.Errorf("accept: %w", err)
-			case err != nil:
-				log.Printf("floor: accept: %v", err)
-				time.Sleep(acceptBackoff)
-				continue
-			}
-			conns.add(c)
-			wg.Go(func() {
-				defer conns.remove(c)
-				serveOwnConn(c, h, pooled)
-			})
-		}
+		return serveEach(ctx, ln, func(c net.Conn) { serveOwnConn(c, h, pooled) })
 	}
 }
 
