@@ -23,17 +23,13 @@ func (s *Sock) ReadPooled(pool *sync.Pool) (*[]byte, int, error) {
 // the socket has nothing now (ReadNow's rules).
 func (s *Sock) ReadPooledNow(pool *sync.Pool) (*[]byte, int, error) {
 	s.pool, s.pbuf, s.rn, s.rerrno = pool, nil, 0, syscall.EAGAIN
-	err := s.rc.Control(s.nowFn)
-	if err == nil && s.rerrno == syscall.EAGAIN {
-		s.pool, s.rerrno = nil, 0 // the buffer went back in readPooled; s reads as before
-		return nil, 0, nil
-	}
-	return s.pooledResult(err)
+	return s.pooledResult(s.rc.Control(s.nowFn))
 }
 
 func (s *Sock) pooledResult(err error) (*[]byte, int, error) {
+	// s reads into callers' buffers again from here (read), whatever came.
 	b, n, errno, pool := s.pbuf, s.rn, s.rerrno, s.pool
-	s.pool, s.pbuf, s.rb = nil, nil, nil
+	s.pool, s.pbuf, s.rb, s.rerrno = nil, nil, nil, 0
 	if n > 0 && err == nil && errno == 0 {
 		return b, n, nil
 	}
@@ -43,6 +39,8 @@ func (s *Sock) pooledResult(err error) (*[]byte, int, error) {
 	switch {
 	case err != nil:
 		return nil, 0, err
+	case errno == syscall.EAGAIN: // ReadPooledNow: nothing now
+		return nil, 0, nil
 	case errno != 0:
 		return nil, 0, fmt.Errorf("read: %w", errno)
 	}
@@ -57,11 +55,7 @@ func (s *Sock) readPooled(fd uintptr) bool {
 		s.pbuf = s.pool.Get().(*[]byte)
 	}
 	s.rb = *s.pbuf
-	pool := s.pool
-	s.pool = nil // read's own loop, once
-	got := s.read(fd)
-	s.pool = pool
-	if got {
+	if s.readInto(fd) {
 		return true
 	}
 	s.pool.Put(s.pbuf)

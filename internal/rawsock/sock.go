@@ -86,6 +86,11 @@ func (s *Sock) read(fd uintptr) bool {
 	if s.pool != nil {
 		return s.readPooled(fd)
 	}
+	return s.readInto(fd)
+}
+
+// readInto reads into s.rb: false when the socket has nothing yet.
+func (s *Sock) readInto(fd uintptr) bool {
 	for {
 		r, e := sysRead(fd, s.rb)
 		switch e {
