@@ -31,8 +31,11 @@ func stageLookup(r *request) verdict {
 }
 
 // stageLookupInline answers an inline request with a fresh copy in RAM
-// (it must not wait for the disk) that is no ESI page (whose fragments
-// may have to be fetched); anything else is declined.
+// (it must not wait for a copy only the disk holds) that is no ESI page
+// (whose fragments may have to be fetched); anything else is declined.
+// On a plain HTTP/1.1 connection (package h1, its own goroutine) the
+// copy's body may still go out from the tier's file that holds it
+// (find, sendsFiles); an HTTP/2 stream never sends from a file.
 func stageLookupInline(r *request) verdict {
 	if e, how := r.find(false); (how == foundPrivate || how == foundFresh) && e.Doc == nil {
 		return r.hit(e, how)
