@@ -26,6 +26,31 @@ func (s *Sock) ReadPooledNow(pool *sync.Pool) (*[]byte, int, error) {
 	return s.pooledResult(s.rc.Control(s.nowFn))
 }
 
+// ReadPooledEach is ReadPooled for a run of requests on one wait: each
+// time bytes come it hands them to each (the buffer is each's from
+// then), and while each reports true it waits for the next bytes
+// without reading first. A loop of ReadPooled calls makes a read that
+// finds nothing before each wait (Go's netpoller forgets a readiness it
+// saw before the wait began, so every wait must start with a read): one
+// system call per request that nginx, which knows its last read emptied
+// the socket, does not make. Within one wait the netpoller's readiness
+// is kept, and a wake-up means bytes came. each runs on the reading
+// goroutine, inside the wait: it may write to the socket and move its
+// deadlines, not read from it nor close it (a Close waits for the read
+// to end). It returns nil when each reported false;
+// otherwise why the wait ended (a deadline or Close as Read's, end of
+// file as io.EOF).
+func (s *Sock) ReadPooledEach(pool *sync.Pool, each func(b *[]byte, n int) bool) error {
+	s.pool, s.each, s.pbuf, s.rn, s.rerrno = pool, each, nil, 0, 0
+	err := s.rc.Read(s.readFn)                         // read calls readPooled while s.pool is set
+	stopped := err == nil && s.pbuf == nil && s.rn > 0 // each had the last bytes and stopped
+	s.each = nil
+	if _, _, err = s.pooledResult(err); stopped {
+		return nil
+	}
+	return err
+}
+
 func (s *Sock) pooledResult(err error) (*[]byte, int, error) {
 	// s reads into callers' buffers again from here (read), whatever came.
 	b, n, errno, pool := s.pbuf, s.rn, s.rerrno, s.pool
@@ -56,7 +81,12 @@ func (s *Sock) readPooled(fd uintptr) bool {
 	}
 	s.rb = *s.pbuf
 	if s.readInto(fd) {
-		return true
+		if s.each == nil || s.rn <= 0 || s.rerrno != 0 {
+			return true
+		}
+		b := s.pbuf
+		s.pbuf, s.rb = nil, nil
+		return !s.each(b, s.rn) // true from each: wait for the next bytes
 	}
 	s.pool.Put(s.pbuf)
 	s.pbuf = nil

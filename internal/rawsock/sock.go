@@ -24,6 +24,7 @@ type Sock struct {
 
 	pool *sync.Pool // ReadPooled's, while it reads (pooled.go)
 	pbuf *[]byte
+	each func(b *[]byte, n int) bool // ReadPooledEach's, while it reads
 
 	wb      []byte // what the current write has still to send
 	wb2     []byte // and after it (WriteTwo), in the same system call

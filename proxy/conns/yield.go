@@ -84,10 +84,39 @@ type Awaiter struct {
 	c        *Conn
 	awaiting atomic.Bool // in AwaitRequest's wait, which Interrupt ends
 	stop     atomic.Bool // Interrupt was called
+
+	serve  func() bool                 // ServeRequests', while it runs
+	eachFn func(b *[]byte, n int) bool // each, made once
+	served bool                        // serve let go of the connection in the wait
 }
 
 // NewAwaiter returns c's Awaiter.
-func NewAwaiter(c *Conn) *Awaiter { return &Awaiter{c: c} }
+func NewAwaiter(c *Conn) *Awaiter {
+	a := &Awaiter{c: c}
+	a.eachFn = a.each
+	return a
+}
+
+// ServeRequests is AwaitRequest for a connection whose requests the
+// caller answers on the waiting goroutine: each time a request's first
+// bytes are Held it calls serve, which answers what it can and reports
+// whether the connection waits for its next request (true) or is the
+// caller's again (false: to hand over or close). The next request is
+// awaited within the same wait (rawsock.Sock.ReadPooledEach), which
+// spares the read that finds nothing before each wait, so serve must
+// neither read from the connection nor close it: it reports false and
+// the caller does. ServeRequests reports true when serve let go of the
+// connection, false when it was parked or closed, as AwaitRequest.
+func (a *Awaiter) ServeRequests(serve func() bool) bool {
+	a.serve, a.served = serve, false
+	defer func() { a.serve = nil }()
+	for a.AwaitRequest() {
+		if a.served || !serve() {
+			return true
+		}
+	}
+	return false
+}
 
 // AwaitRequest waits for the connection's next request, after its
 // server let go of it (Yielded) or answered it itself, and reports
@@ -134,23 +163,28 @@ func (a *Awaiter) await() (bool, error) {
 	if c.parksAtOnce() {
 		return c.takeNow()
 	}
-	if !c.intercepted { // the server set no idle deadline: time the linger here
-		c.parkBy = time.Time{}
-		if err := c.armRead(time.Now().Add(c.wait())); err != nil {
-			return false, err
-		}
+	if err := a.armWait(); err != nil {
+		return false, err
 	}
-	// The deadline is armed before awaiting shows: an Interrupt that sees
-	// it arms its own after, and one that does not is seen below.
-	a.awaiting.Store(true)
 	defer a.awaiting.Store(false)
 	if a.stop.Load() {
 		return false, net.ErrClosed
 	}
-	b, n, err := c.raw.ReadPooled(&inbufs)
-	if n > 0 {
-		c.hold(b, n)
+	var err error
+	if a.serve == nil {
+		var b *[]byte
+		var n int
+		if b, n, err = c.raw.ReadPooled(&inbufs); n > 0 {
+			c.hold(b, n)
+			return true, nil
+		}
+	} else if err = c.raw.ReadPooledEach(&inbufs, a.eachFn); a.served {
 		return true, nil
+	} else if err == nil { // each left the wait to start it again
+		if a.stop.Load() {
+			return false, net.ErrClosed
+		}
+		return c.takeNow() // after a first answer: park unless the next request is here
 	}
 	if !errors.Is(err, os.ErrDeadlineExceeded) || a.stop.Load() || (!c.parkBy.IsZero() && !time.Now().Before(c.parkBy)) {
 		return false, err
@@ -161,6 +195,42 @@ func (a *Awaiter) await() (bool, error) {
 		c.linger = min(2*c.linger, c.l.cfg.MaxLinger)
 	}
 	return got, err
+}
+
+// armWait arms the linger's deadline, unless the server set the idle
+// one (intercepted), and shows that c awaits. The deadline is armed
+// before awaiting shows: an Interrupt that sees it arms its own after,
+// and one that does not is seen by the check the caller makes after.
+func (a *Awaiter) armWait() error {
+	c := a.c
+	if !c.intercepted { // the server set no idle deadline: time the linger here
+		c.parkBy = time.Time{}
+		if err := c.armRead(time.Now().Add(c.wait())); err != nil {
+			return err
+		}
+	}
+	a.awaiting.Store(true)
+	return nil
+}
+
+// each is ReadPooledEach's: the request's first bytes came within the
+// wait. It has serve answer them and reports whether to wait on for the
+// next (true), as await would: not when serve let go of the connection,
+// Interrupt came, or the connection is to park unless its next request
+// is already there (await makes that read, outside the wait).
+func (a *Awaiter) each(b *[]byte, n int) bool {
+	c := a.c
+	c.hold(b, n)
+	c.idle, c.fresh, c.intercepted = false, false, false
+	c.servingRequest(true)
+	if !a.serve() {
+		a.served = true
+		return false
+	}
+	if c.parksAtOnce() || a.stop.Load() || a.armWait() != nil {
+		return false
+	}
+	return !a.stop.Load()
 }
 
 // takeNow takes what the socket holds now into c.held.

@@ -18,7 +18,8 @@ const (
 	awaiting outcome = iota
 	// handOver: what is held starts with a request fasthttp must serve.
 	handOver
-	// ended: the connection is closed.
+	// ended: the connection is to be closed (by the caller: answer runs
+	// inside the connection's read, conns.Awaiter.ServeRequests).
 	ended
 )
 
@@ -59,13 +60,11 @@ func (l *Lane) answerOne(c *conns.Conn, head []byte) outcome {
 	}
 	closeConn := l.prepare(ctx)
 	if !l.write(c, ctx, b.bw) {
-		_ = c.Close()
 		return ended
 	}
 	l.answered.Add(1)
 	c.Idle()
 	if closeConn {
-		_ = c.Close()
 		return ended
 	}
 	if l.cfg.IdleTimeout > 0 {

@@ -76,26 +76,43 @@ func (l *Lane) Serve(c net.Conn) {
 		return
 	}
 	defer l.track(a, false)
+	s := &session{l: l, c: pc}
+	s.serveFn = s.serve
 	for {
 		_ = l.cfg.Server.ServeConn(pc)
-		if !pc.Yielded() || !l.answerUntilHandOver(pc, a) {
+		if !pc.Yielded() || !s.answerUntilHandOver(a) {
 			return
 		}
 	}
 }
 
-// answerUntilHandOver answers c's requests as they come until one is
-// fasthttp's (true), or c ends or parks (false).
-func (l *Lane) answerUntilHandOver(c *conns.Conn, a *conns.Awaiter) bool {
-	for a.AwaitRequest() {
-		switch l.answer(c) {
-		case handOver:
-			return true
-		case ended:
-			return false
-		}
+// A session is the lane's side of one served connection.
+type session struct {
+	l       *Lane
+	c       *conns.Conn
+	last    outcome // of the last serve
+	serveFn func() bool
+}
+
+// answerUntilHandOver answers the connection's requests as they come
+// until one is fasthttp's (true), or the connection ends or parks
+// (false).
+func (s *session) answerUntilHandOver(a *conns.Awaiter) bool {
+	if !a.ServeRequests(s.serveFn) {
+		return false
 	}
-	return false
+	if s.last == ended {
+		_ = s.c.Close() // here, not in serve: it runs inside the connection's read (ServeRequests)
+		return false
+	}
+	return true
+}
+
+// serve is ServeRequests': the requests held are answered, and the
+// connection awaits the next (true) unless one is fasthttp's or it ends.
+func (s *session) serve() bool {
+	s.last = s.l.answer(s.c)
+	return s.last == awaiting
 }
 
 // Answered is how many requests the lane answered itself.
