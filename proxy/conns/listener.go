@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -82,6 +83,8 @@ type Listener struct {
 
 	mu    sync.Mutex // guards perIP
 	perIP map[netip.Addr]int32
+
+	othersRun func() // lets the goroutines ready to run have their turn (takeAfterOthers); tests replace it
 }
 
 // NewListener starts accepting from inner. With cfg.Park on a system
@@ -93,7 +96,7 @@ func NewListener(inner net.Listener, cfg Config, log *slog.Logger) *Listener {
 	if cfg.MaxLinger < cfg.Linger {
 		cfg.MaxLinger = max(time.Second, cfg.Linger)
 	}
-	l := &Listener{inner: inner, cfg: cfg, log: log,
+	l := &Listener{inner: inner, cfg: cfg, log: log, othersRun: runtime.Gosched,
 		accepted: make(chan net.Conn), woken: make(chan net.Conn, 256),
 		closed: make(chan struct{}), done: make(chan struct{}),
 		refusers: make(chan struct{}, 32), perIP: make(map[netip.Addr]int32)}

@@ -131,3 +131,40 @@ func TestServeRequestsLingersThenParks(t *testing.T) {
 	wantParks(t, l, 2)
 	wakeWith(t, l, client, c, "d")
 }
+
+// TestANextRequestThatComesWhileOthersRunKeepsTheConnectionUnparked: a
+// connection after its first answer gives the goroutines ready to run
+// their turn before it parks; a request that comes meanwhile (a busy
+// client's, on a core with many connections to serve) is answered
+// without a park and wake, and the connection lingers from then on.
+func TestANextRequestThatComesWhileOthersRunKeepsTheConnectionUnparked(t *testing.T) {
+	l, client, c := yieldListener(t, 10*time.Second)
+	turns := 0
+	l.othersRun = func() {
+		turns++
+		if turns == 1 {
+			// on loopback the bytes are in the server's socket when Write returns
+			if _, err := client.Write([]byte("b")); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	yieldFresh(t, c)
+	done := make(chan bool, 1)
+	go func() { done <- NewAwaiter(c).ServeRequests(echoServe(c)) }()
+	exchange(t, client, "a")
+	got := make([]byte, 1)
+	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(client, got); err != nil || string(got) != "b" {
+		t.Fatalf("answer %q, %v; want b, the request sent while others ran", got, err)
+	}
+	exchange(t, client, "c") // lingering now: within the wait, no turn given
+	if _, err := client.Write([]byte("stop")); err != nil {
+		t.Fatal(err)
+	}
+	wantServed(t, done, true, "when serve let go")
+	wantParks(t, l, 0)
+	if turns != 1 {
+		t.Fatalf("%d turns given to others, want 1 (after the first answer only)", turns)
+	}
+}
