@@ -97,9 +97,10 @@ func TestReadPooledEachEndsOnTheDeadlineAndAtTheEnd(t *testing.T) {
 	}
 	pool := sync.Pool{New: func() any { b := make([]byte, 64); return &b }}
 	calls := 0
-	each := func(b *[]byte, n int) bool { calls++; pool.Put(b); return true }
-	if err := server.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
-		t.Fatal(err)
+	each := func(b *[]byte, n int) bool {
+		calls++
+		pool.Put(b)
+		return server.SetReadDeadline(time.Unix(1, 0)) == nil // the next wait ends at once
 	}
 	if _, err := client.Write([]byte("one")); err != nil {
 		t.Fatal(err)
