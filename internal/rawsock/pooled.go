@@ -7,30 +7,23 @@ import (
 	"syscall"
 )
 
-// ReadPooled waits until the socket is readable and only then takes a
-// buffer from pool (a *[]byte) to read into: a connection waiting for
-// its next request holds none, and the one it reads into is the one the
-// last request gave back, still in the CPU's cache. It returns the
-// buffer with the n bytes read; nil when it read none (an error, end of
-// file as io.EOF).
-func (s *Sock) ReadPooled(pool *sync.Pool) (*[]byte, int, error) {
-	s.pool, s.pbuf, s.rn, s.rerrno = pool, nil, 0, 0
-	err := s.rc.Read(s.readFn) // read calls readPooled while s.pool is set
-	return s.pooledResult(err)
-}
-
-// ReadPooledNow is ReadPooled without the wait: nil, 0 and no error when
-// the socket has nothing now (ReadNow's rules).
+// ReadPooledNow reads what the socket holds now into a buffer taken
+// from pool (a *[]byte) only once there are bytes, and returns it with
+// the n bytes read: nil, 0 and no error when the socket has nothing now
+// (ReadNow's rules); nil and an error otherwise (end of file as io.EOF).
 func (s *Sock) ReadPooledNow(pool *sync.Pool) (*[]byte, int, error) {
 	s.pool, s.pbuf, s.rn, s.rerrno = pool, nil, 0, syscall.EAGAIN
 	return s.pooledResult(s.rc.Control(s.nowFn))
 }
 
-// ReadPooledEach is ReadPooled for a run of requests on one wait: each
-// time bytes come it hands them to each (the buffer is each's from
-// then), and while each reports true it waits for the next bytes
-// without reading first. A loop of ReadPooled calls makes a read that
-// finds nothing before each wait (Go's netpoller forgets a readiness it
+// ReadPooledEach waits until the socket is readable and only then takes
+// a buffer from pool (a *[]byte) to read into: a connection waiting for
+// its next request holds none, and the one it reads into is the one the
+// last request gave back, still in the CPU's cache. Each time bytes come
+// it hands them to each (the buffer is each's from then), and while each
+// reports true it waits for the next bytes without reading first, on
+// the same wait. A wait per arrival would make a read that finds
+// nothing before each wait (Go's netpoller forgets a readiness it
 // saw before the wait began, so every wait must start with a read): one
 // system call per request that nginx, which knows its last read emptied
 // the socket, does not make. Within one wait the netpoller's readiness
@@ -72,7 +65,7 @@ func (s *Sock) pooledResult(err error) (*[]byte, int, error) {
 	return nil, 0, io.EOF
 }
 
-// readPooled is read's while ReadPooled reads: the buffer goes back to
+// readPooled is read's while ReadPooledEach or ReadPooledNow reads: the buffer goes back to
 // the pool when the socket has nothing yet. The callbacks are read's so
 // that a Sock, one per served connection, carries no more of them.
 func (s *Sock) readPooled(fd uintptr) bool {

@@ -29,25 +29,29 @@ func TestReadPooledReturnsABufferOnlyWithBytes(t *testing.T) {
 	}
 	got := make(chan string, 1)
 	go func() {
-		b, n, err := s.ReadPooled(&pool)
+		var read string
+		err := s.ReadPooledEach(&pool, func(b *[]byte, n int) bool {
+			read = string((*b)[:n])
+			pool.Put(b)
+			return false
+		})
 		if err != nil {
-			got <- err.Error()
-			return
+			read = err.Error()
 		}
-		got <- string((*b)[:n])
-		pool.Put(b)
+		got <- read // once the read is over: the Sock is the test's again
 	}()
 	if _, err := client.Write([]byte("request")); err != nil {
 		t.Fatal(err)
 	}
 	if g := <-got; g != "request" {
-		t.Fatalf("ReadPooled read %q, want request", g)
+		t.Fatalf("ReadPooledEach read %q, want request", g)
 	}
 	if err := client.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if b, n, err := s.ReadPooled(&pool); b != nil || n != 0 || err != io.EOF {
-		t.Fatalf("ReadPooled at the end: %v %d %v; want io.EOF and no buffer", b, n, err)
+	given := false
+	if err := s.ReadPooledEach(&pool, func(*[]byte, int) bool { given = true; return false }); given || err != io.EOF {
+		t.Fatalf("ReadPooledEach at the end: a buffer given %v, %v; want io.EOF and no buffer", given, err)
 	}
 }
 

@@ -22,7 +22,7 @@ type Sock struct {
 	readFn func(fd uintptr) bool
 	nowFn  func(fd uintptr) // ReadNow's callback (now.go)
 
-	pool *sync.Pool // ReadPooled's, while it reads (pooled.go)
+	pool *sync.Pool // ReadPooledEach's or ReadPooledNow's, while it reads (pooled.go)
 	pbuf *[]byte
 	each func(b *[]byte, n int) bool // ReadPooledEach's, while it reads
 

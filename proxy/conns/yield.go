@@ -87,7 +87,7 @@ type Awaiter struct {
 
 	serve  func() bool                 // ServeRequests', while it runs
 	eachFn func(b *[]byte, n int) bool // each, made once
-	served bool                        // serve let go of the connection in the wait
+	served bool                        // the last wait ended with bytes held for the caller (each)
 }
 
 // NewAwaiter returns c's Awaiter.
@@ -108,7 +108,7 @@ func NewAwaiter(c *Conn) *Awaiter {
 // the caller does. ServeRequests reports true when serve let go of the
 // connection, false when it was parked or closed, as AwaitRequest.
 func (a *Awaiter) ServeRequests(serve func() bool) bool {
-	a.serve, a.served = serve, false
+	a.serve = serve
 	defer func() { a.serve = nil }()
 	for a.AwaitRequest() {
 		if a.served || !serve() {
@@ -133,8 +133,7 @@ func (a *Awaiter) AwaitRequest() bool {
 	got, err := a.await()
 	switch {
 	case got:
-		c.idle, c.fresh, c.intercepted = false, false, false
-		c.servingRequest(true)
+		c.requestCame() // again when serve let go: an answer before made it idle
 		return true
 	case err == nil && !a.stop.Load():
 		if c.state.CompareAndSwap(stServing, stParkPending) {
@@ -160,6 +159,7 @@ func (a *Awaiter) Interrupt() {
 // did; false and no error when c is to park; an error when it must close.
 func (a *Awaiter) await() (bool, error) {
 	c := a.c
+	a.served = false
 	if c.parksAtOnce() {
 		return c.takeAfterOthers()
 	}
@@ -170,17 +170,11 @@ func (a *Awaiter) await() (bool, error) {
 	if a.stop.Load() {
 		return false, net.ErrClosed
 	}
-	var err error
-	if a.serve == nil {
-		var b *[]byte
-		var n int
-		if b, n, err = c.raw.ReadPooled(&inbufs); n > 0 {
-			c.hold(b, n)
-			return true, nil
-		}
-	} else if err = c.raw.ReadPooledEach(&inbufs, a.eachFn); a.served {
+	err := c.raw.ReadPooledEach(&inbufs, a.eachFn)
+	switch {
+	case a.served:
 		return true, nil
-	} else if err == nil { // each left the wait to start it again
+	case err == nil: // each left the wait to start it again
 		if a.stop.Load() {
 			return false, net.ErrClosed
 		}
@@ -214,23 +208,30 @@ func (a *Awaiter) armWait() error {
 }
 
 // each is ReadPooledEach's: the request's first bytes came within the
-// wait. It has serve answer them and reports whether to wait on for the
-// next (true), as await would: not when serve let go of the connection,
-// Interrupt came, or the connection is to park unless its next request
-// is already there (await makes that read, outside the wait).
+// wait. It has serve (ServeRequests') answer them and reports whether to
+// wait on for the next (true), as await would: not when there is no
+// serve (AwaitRequest: the bytes are the caller's) or serve let go of
+// the connection, Interrupt came, or the connection is to park unless
+// its next request is already there (await makes that read, outside the
+// wait).
 func (a *Awaiter) each(b *[]byte, n int) bool {
 	c := a.c
 	c.hold(b, n)
-	c.idle, c.fresh, c.intercepted = false, false, false
-	c.servingRequest(true)
-	if !a.serve() {
+	c.requestCame()
+	if a.serve == nil || !a.serve() {
 		a.served = true
 		return false
 	}
-	if c.parksAtOnce() || a.stop.Load() || a.armWait() != nil {
+	if c.parksAtOnce() || a.armWait() != nil {
 		return false
 	}
-	return !a.stop.Load()
+	return !a.stop.Load() // after armWait: an Interrupt before it was overridden by it
+}
+
+// requestCame marks c as serving a request whose first bytes it holds.
+func (c *Conn) requestCame() {
+	c.idle, c.fresh, c.intercepted = false, false, false
+	c.servingRequest(true)
 }
 
 // takeAfterOthers is takeNow for a connection after its first answer,
