@@ -88,9 +88,10 @@ tail_pctl() {
 tail_section() {
 	log "tail: $TAIL_CONNS connections on the 725 B page"
 	CONFIG_GROUP="tail"
-	# one Varnish thread per connection, but not under 5: varnishd refuses a
-	# thread_pool_min below that (BENCH_TAIL_CONNS=1 would not start it)
-	conns_start "$TAIL_CONNS" "$((TAIL_CONNS < 5 ? 5 : TAIL_CONNS))"
+	# a Varnish thread per connection, and never fewer than its default
+	# thread_pool_min (100): at 1 or 5 connections a tuned Varnish keeps
+	# that, and varnishd refuses one under 5
+	conns_start "$TAIL_CONNS" "$((TAIL_CONNS < 100 ? 100 : TAIL_CONNS))"
 	record kind=group group=tail conns="$TAIL_CONNS" timeout="$TAIL_TIMEOUT" varnish_idle="$VARNISH_IDLE" nofile="$CONNS_NOFILE"
 	cat >"$WORK/pctl.lua" <<'EOF'
 done = function(summary, latency, requests)
