@@ -40,31 +40,51 @@ func cachedOrigin(t *testing.T) *httptest.Server {
 // server's SETTINGS are in: a browser's preconnected connection.
 func openH2(t *testing.T, rj *tlsRamjet) *tls.Conn {
 	t.Helper()
-	c, err := tls.Dial("tcp", rj.TLSAddr, &tls.Config{RootCAs: rj.pki.ca.Pool(), ServerName: "localhost",
-		NextProtos: []string{"h2"}})
+	c, err := tryOpenH2(rj)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// tryOpenH2 is openH2 for any goroutine: the caller closes the
+// connection.
+func tryOpenH2(rj *tlsRamjet) (*tls.Conn, error) {
+	c, err := tls.Dial("tcp", rj.TLSAddr, &tls.Config{RootCAs: rj.pki.ca.Pool(), ServerName: "localhost",
+		NextProtos: []string{"h2"}})
+	if err != nil {
+		return nil, err
+	}
+	if err := preface(c); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// preface sends the client's preface and SETTINGS and reads the server's
+// SETTINGS.
+func preface(c *tls.Conn) error {
 	if p := c.ConnectionState().NegotiatedProtocol; p != "h2" {
-		t.Fatalf("negotiated %q, want h2", p)
+		return fmt.Errorf("negotiated %q, want h2", p)
 	}
 	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	fr := http2.NewFramer(c, c)
 	if err := fr.WriteSettings(); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	f, err := fr.ReadFrame()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if _, ok := f.(*http2.SettingsFrame); !ok {
-		t.Fatalf("first frame %T, want SETTINGS", f)
+		return fmt.Errorf("first frame %T, want SETTINGS", f)
 	}
-	return c
+	return nil
 }
 
 // closedWithin reads c until the server closes it and says how long that
