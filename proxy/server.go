@@ -118,8 +118,21 @@ func NewServer(cfg ServerConfig, h fasthttp.RequestHandler, log *slog.Logger) *S
 		s.lane = h1.New(h1.Config{Server: srv, Inline: cfg.Inline, Name: srv.Name,
 			WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout,
 			WriteBufferSize: WriteBufferSize, Log: streamctx.Logger{Log: log}})
+		srv.Handler = closingOnStop(h, s.lane)
 	}
 	return s
+}
+
+// closingOnStop is h, whose answers close their connections once the
+// lane stops, as fasthttp's own do in its Shutdown (CloseOnShutdown),
+// which does not run on the lane's connections.
+func closingOnStop(h fasthttp.RequestHandler, lane *h1.Lane) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		h(ctx)
+		if lane.Stopping() {
+			ctx.SetConnectionClose()
+		}
+	}
 }
 
 // ErrorHandler answers requests fasthttp could not parse (400, 408, 431)
@@ -241,8 +254,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			return
 		}
 		if s.lane != nil {
-			_ = s.ln.Close() // no Serve of fasthttp's to close it
+			// Stopping first: the connections the listener's Close still
+			// hands out (conns' drain) are answered once, and closed.
 			s.lane.Stop()
+			_ = s.ln.Close() // no Serve of fasthttp's to close it
 		}
 		err = s.srv.ShutdownWithContext(ctx)
 		// fasthttp closes only the listeners Serve has registered; right

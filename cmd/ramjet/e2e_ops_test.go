@@ -4,8 +4,11 @@ package main_test
 // listener, hot reload and graceful shutdown.
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -338,6 +341,54 @@ func TestSIGTERMDrainsInFlightRequest(t *testing.T) {
 	t.Logf("exited %v after SIGTERM", time.Since(start).Round(time.Millisecond))
 	if _, err := newClient(t).Get(rj.URL + "/e/drain-after"); err == nil {
 		t.Error("ramjet still accepts requests after exiting")
+	}
+}
+
+// TestSIGTERMAnswersAConnectionThatHadSentNothingYet: a client that
+// connected before ramjet began to stop (its connection parked for want
+// of a request) and sends its request after ramjet closed its listening
+// socket is answered, with Connection: close, rather than dropped: it
+// connected to ramjet, and no client retries a request on a connection
+// that never served one. An idle keep-alive connection is closed at once,
+// as nginx closes its own, and does not hold the stop.
+func TestSIGTERMAnswersAConnectionThatHadSentNothingYet(t *testing.T) {
+	t.Parallel()
+	_, rj, c := setup(t, "")
+	mustStatus(t, get(t, c, rj.URL+"/e/before"), http.StatusOK, "a request before")
+	addr := strings.TrimPrefix(rj.URL, "http://")
+	silent, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	parked := `ramjet_client_connections_parked{listener="main"}`
+	if !testbed.Poll(5*time.Second, func() bool { return metricValue(t, rj.AdminURL, parked) >= 2 }) {
+		t.Fatalf("%s: %v, want the silent connection and the client's idle one", parked, metricValue(t, rj.AdminURL, parked))
+	}
+	rj.Signal(t, syscall.SIGTERM)
+	if !testbed.Poll(10*time.Second, func() bool {
+		probe, err := net.Dial("tcp", addr)
+		if err == nil {
+			probe.Close()
+		}
+		return err != nil
+	}) {
+		t.Fatal("ramjet still listens 10 s after SIGTERM")
+	}
+	_ = silent.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(silent, "GET /e/after HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := http.ReadResponse(bufio.NewReader(silent), nil)
+	if err != nil {
+		t.Fatalf("a request on a connection made before SIGTERM: %v", err)
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil || r.StatusCode != http.StatusOK || !r.Close {
+		t.Fatalf("answer %d, close %v, %q, %v; want 200 with Connection: close", r.StatusCode, r.Close, body, err)
+	}
+	if code := rj.Wait(t, testbed.StopTimeout); code != 0 {
+		t.Errorf("exit status %d after SIGTERM, want 0", code)
 	}
 }
 

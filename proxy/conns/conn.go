@@ -57,7 +57,8 @@ type Conn struct {
 	held        *[]byte       // a pooled buffer with a request's first bytes AwaitRequest read, for the next Reads; nil: none (yield.go)
 
 	// Fields of the lot, under its mutex.
-	heapIdx  int           // position in the lot's deadline heap; -1 when not parked
+	heapIdx  int32         // position in the lot's deadline heap; -1 when not parked
+	unheard  atomic.Bool   // no byte came yet since accept (drain.go); beside heapIdx, in what int32 leaves
 	by       time.Duration // parkBy after epoch, or never; offsets, not time.Time, keep a Conn in a 192 B allocation
 	parkedAt time.Duration // when it was parked, after epoch
 }
@@ -77,6 +78,8 @@ func newConn(l *Listener, c net.Conn, peer netip.AddrPort) *Conn {
 	}
 	if l.lot != nil {
 		pc.fd = socketFD(c)
+		pc.unheard.Store(true)
+		l.unheard.Add(1)
 	}
 	return pc
 }
@@ -192,6 +195,15 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if !c.idle {
 		return c.requestRead(p)
 	}
+	n, err := c.readIdle(p)
+	if n > 0 {
+		c.heard()
+	}
+	return n, err
+}
+
+// readIdle is Read's while c waits for a request.
+func (c *Conn) readIdle(p []byte) (int, error) {
 	c.idle = false
 	intercepted := c.intercepted
 	c.intercepted = false
@@ -316,6 +328,7 @@ func (c *Conn) closeSocket() error {
 	} else {
 		err = c.Conn.Close()
 	}
+	c.heard() // nothing more to wait for
 	c.l.release(c)
 	return err
 }

@@ -170,9 +170,10 @@ func TestAClientHangingUpWhileDetachedFreesItsConnection(t *testing.T) {
 }
 
 // TestClosingTheListenerClosesEveryDetachedConnection: a shutdown
-// closes parked connections; each client sees the end.
+// closes the connections parked after an answer at once, without
+// waiting out the grace the silent ones get; each client sees the end.
 func TestClosingTheListenerClosesEveryDetachedConnection(t *testing.T) {
-	l, addr := parkingListener(t)
+	l, addr := drainingListener(t, time.Minute)
 	go serveEcho(l)
 	var clients []net.Conn
 	for range 5 {
@@ -181,10 +182,15 @@ func TestClosingTheListenerClosesEveryDetachedConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
+		echoed(t, c, "a")
 		clients = append(clients, c)
 	}
 	waitFor(t, "all parked", func() bool { return l.Stats().Parked == 5 })
-	l.Close()
+	select {
+	case <-closing(l):
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waits for connections parked after an answer")
+	}
 	for _, c := range clients {
 		expectEOF(t, c)
 	}

@@ -16,12 +16,17 @@ import (
 // (not Linux) the test is skipped.
 func lingerListener(t *testing.T, linger, maxLinger time.Duration) (*Listener, string) {
 	t.Helper()
+	return configListener(t, Config{Name: "test", Park: true, Linger: linger, MaxLinger: maxLinger})
+}
+
+// configListener is lingerListener with the whole configuration.
+func configListener(t *testing.T, cfg Config) (*Listener, string) {
+	t.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := NewListener(inner, Config{Name: "test", Park: true, Linger: linger, MaxLinger: maxLinger},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	l := NewListener(inner, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(func() { l.Close() })
 	if l.lot == nil {
 		if runtime.GOOS == "linux" {

@@ -48,6 +48,10 @@ type Config struct {
 	// (503 over MaxConns, 429 over MaxPerIP) before closing it. Off (a
 	// TLS listener), refused connections are only closed.
 	PlainHTTP bool
+	// DrainGrace is how long Close waits, when parking, for connections
+	// that have sent nothing yet to send their first request (drain.go).
+	// 0 means 1 s.
+	DrainGrace time.Duration
 }
 
 // Stats are a listener's counters, for metrics.
@@ -62,7 +66,8 @@ type Stats struct {
 // Listener accepts from an inner listener, applies the limits, and
 // hands out new connections and woken parked ones alike. It owns the
 // accept goroutine and, when parking, the lot's poller goroutine; Close
-// stops both and closes every parked connection.
+// stops both, and closes every parked connection once those that have
+// sent nothing yet were heard (drain.go).
 type Listener struct {
 	inner net.Listener
 	cfg   Config
@@ -71,9 +76,15 @@ type Listener struct {
 
 	accepted chan net.Conn
 	woken    chan net.Conn
-	closed   chan struct{}
+	left     chan net.Conn // the one the accept goroutine held as Close began
+	closed   chan struct{} // Close began
+	quiet    chan struct{} // Close ended: Accept hands out what is left, then net.ErrClosed
 	once     sync.Once
 	done     chan struct{} // the accept goroutine's end
+
+	unheard  atomic.Int64  // connections that have sent nothing yet (drain.go)
+	draining atomic.Bool   // Close waits for them
+	allHeard chan struct{} // unheard fell to 0 while draining
 
 	open                        atomic.Int64
 	refusedMax, refusedPerIP    atomic.Uint64
@@ -96,9 +107,12 @@ func NewListener(inner net.Listener, cfg Config, log *slog.Logger) *Listener {
 	if cfg.MaxLinger < cfg.Linger {
 		cfg.MaxLinger = max(time.Second, cfg.Linger)
 	}
+	if cfg.DrainGrace <= 0 {
+		cfg.DrainGrace = drainGrace
+	}
 	l := &Listener{inner: inner, cfg: cfg, log: log, othersRun: runtime.Gosched,
-		accepted: make(chan net.Conn), woken: make(chan net.Conn, 256),
-		closed: make(chan struct{}), done: make(chan struct{}),
+		accepted: make(chan net.Conn), woken: make(chan net.Conn, 256), left: make(chan net.Conn, 1),
+		closed: make(chan struct{}), quiet: make(chan struct{}), done: make(chan struct{}), allHeard: make(chan struct{}, 1),
 		refusers: make(chan struct{}, 32), perIP: make(map[netip.Addr]int32)}
 	if cfg.Park {
 		lt, err := newLot(l)
@@ -113,14 +127,26 @@ func NewListener(inner net.Listener, cfg Config, log *slog.Logger) *Listener {
 	return l
 }
 
-// Accept returns the next new or woken connection, a *Conn.
+// Accept returns the next new or woken connection, a *Conn. Once Close
+// began it hands out the connections Close leaves to be served (a new
+// one the accept goroutine held, those woken as it drains), then
+// net.ErrClosed once Close ended.
 func (l *Listener) Accept() (net.Conn, error) {
 	select {
 	case c := <-l.woken:
 		return c, nil
 	case c := <-l.accepted:
 		return c, nil
-	case <-l.closed:
+	case c := <-l.left:
+		return c, nil
+	case <-l.quiet:
+	}
+	select {
+	case c := <-l.woken:
+		return c, nil
+	case c := <-l.left:
+		return c, nil
+	default:
 		return nil, net.ErrClosed
 	}
 }
@@ -128,9 +154,13 @@ func (l *Listener) Accept() (net.Conn, error) {
 // Addr is the inner listener's.
 func (l *Listener) Addr() net.Addr { return l.inner.Addr() }
 
-// Close stops accepting, waits for the accept goroutine and the poller,
-// and closes the parked connections. Connections being served are the
-// server's to finish.
+// Close stops accepting and waits for the accept goroutine; the
+// connection it held is handed out, not closed. Then, when parking, it
+// drains: the connections that have sent nothing yet get up to
+// DrainGrace for their first request (drain.go), while the other parked
+// ones are closed at once; the poller stops and closes what is parked.
+// Connections being served are the server's to finish. The server must
+// go on calling Accept until it reports net.ErrClosed.
 func (l *Listener) Close() error {
 	var err error
 	l.once.Do(func() {
@@ -138,8 +168,10 @@ func (l *Listener) Close() error {
 		err = l.inner.Close()
 		<-l.done
 		if l.lot != nil {
+			l.drain()
 			l.lot.close()
 		}
+		close(l.quiet)
 	})
 	return err
 }
@@ -178,7 +210,7 @@ func (l *Listener) acceptLoop() {
 		select {
 		case l.accepted <- pc:
 		case <-l.closed:
-			_ = pc.Close() // the server stopped accepting
+			l.left <- pc // its request is answered all the same: Accept hands it out
 			return
 		}
 	}

@@ -28,11 +28,14 @@ type lot struct {
 	settler  *settler       // lotSettler's as the lot was made
 	releases sync.WaitGroup // the release the poller started (settler.run), if one runs
 
-	mu     sync.Mutex // guards byFD, byTime, closed, parks
-	parks  uint64
-	byFD   map[int32]*Conn
-	byTime deadlines
-	closed bool
+	stop chan struct{} // close began: a wake no longer waits for Accept
+
+	mu       sync.Mutex // guards byFD, byTime, closed, draining, parks
+	parks    uint64
+	byFD     map[int32]*Conn
+	byTime   deadlines
+	closed   bool
+	draining bool // only connections not heard yet park (drain.go)
 }
 
 // never is the deadline of a connection parked without one.
@@ -61,7 +64,7 @@ func newLot(l *Listener) (*lot, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("conns: epoll fd is not pollable: %w", err)
 	}
-	return &lot{l: l, epfd: epfd, file: f, raw: raw, done: make(chan struct{}), byFD: make(map[int32]*Conn),
+	return &lot{l: l, epfd: epfd, file: f, raw: raw, done: make(chan struct{}), stop: make(chan struct{}), byFD: make(map[int32]*Conn),
 		settler: lotSettler}, nil
 }
 
@@ -69,7 +72,7 @@ func (p *lot) start() { go p.poll() }
 
 // park puts c (moved to stParked by its Close) in the set, detached
 // from Go's runtime where it can be, or closes it when the lot is closed
-// or the kernel refuses.
+// (or draining, unless c was not heard yet) or the kernel refuses.
 func (p *lot) park(c *Conn) {
 	c.detach()
 	by := never
@@ -77,7 +80,7 @@ func (p *lot) park(c *Conn) {
 		by = c.parkBy.Sub(epoch)
 	}
 	p.mu.Lock()
-	if p.closed {
+	if p.closed || p.draining && !c.unheard.Load() {
 		p.mu.Unlock()
 		p.closeParked(c)
 		return
@@ -109,7 +112,7 @@ func (p *lot) forget(c *Conn) {
 
 func (p *lot) removeLocked(c *Conn) {
 	if c.heapIdx >= 0 {
-		heap.Remove(&p.byTime, c.heapIdx)
+		heap.Remove(&p.byTime, int(c.heapIdx))
 	}
 	if p.byFD[int32(c.fd)] == c {
 		delete(p.byFD, int32(c.fd))
@@ -132,12 +135,20 @@ func (p *lot) count() (int64, uint64) {
 	return int64(len(p.byFD)), p.parks
 }
 
+// drain closes the parked connections that were heard, and those that
+// park from now on; the others stay parked until close, and are woken
+// and handed out as before when their request comes.
+func (p *lot) drain() {
+	p.closeWhere(func(c *Conn) bool { return !c.unheard.Load() }, func() { p.draining = true })
+}
+
 // close stops the poller, closes every parked connection and waits for
 // a release the poller started.
 func (p *lot) close() {
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
+	close(p.stop)
 	_ = p.file.SetReadDeadline(time.Now()) // wakes the poller
 	<-p.done
 	p.releases.Wait()
@@ -228,7 +239,7 @@ func (p *lot) wake(fd int32, now time.Time) {
 	c.rearm(now)
 	select {
 	case p.l.woken <- c:
-	case <-p.l.closed:
+	case <-p.stop:
 		_ = c.Close()
 	}
 }
@@ -253,17 +264,24 @@ func (p *lot) expire(now time.Time) time.Time {
 	}
 }
 
-func (p *lot) closeAll() {
+func (p *lot) closeAll() { p.closeWhere(func(*Conn) bool { return true }, func() {}) }
+
+// closeWhere takes the parked connections pick chooses out of the set
+// and closes them; locked runs with them, under the lot's lock.
+func (p *lot) closeWhere(pick func(*Conn) bool, locked func()) {
 	p.mu.Lock()
-	all := make([]*Conn, 0, len(p.byFD))
+	locked()
+	var out []*Conn
 	for _, c := range p.byFD {
-		all = append(all, c)
+		if pick(c) {
+			out = append(out, c)
+		}
 	}
-	for _, c := range all {
+	for _, c := range out {
 		p.removeLocked(c)
 	}
 	p.mu.Unlock()
-	for _, c := range all {
+	for _, c := range out {
 		p.closeParked(c)
 	}
 }
@@ -276,11 +294,11 @@ func (h deadlines) Len() int           { return len(h) }
 func (h deadlines) Less(i, j int) bool { return h[i].by < h[j].by }
 func (h deadlines) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx, h[j].heapIdx = i, j
+	h[i].heapIdx, h[j].heapIdx = int32(i), int32(j)
 }
 func (h *deadlines) Push(x any) {
 	c := x.(*Conn)
-	c.heapIdx = len(*h)
+	c.heapIdx = int32(len(*h))
 	*h = append(*h, c)
 }
 func (h *deadlines) Pop() any {

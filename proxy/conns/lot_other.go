@@ -16,5 +16,6 @@ func (*lot) park(c *Conn)           { c.state.Store(stClosed); _ = c.closeSocket
 func (*lot) forget(*Conn)           {}
 func (*lot) count() (int64, uint64) { return 0, 0 }
 func (*lot) close()                 {}
+func (*lot) drain()                 {}
 
 func (*Conn) closeDetached() error { return nil }

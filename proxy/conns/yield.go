@@ -135,7 +135,7 @@ func (a *Awaiter) AwaitRequest() bool {
 	case got:
 		c.requestCame() // again when serve let go: an answer before made it idle
 		return true
-	case err == nil && !a.stop.Load():
+	case err == nil && !a.stopped():
 		if c.state.CompareAndSwap(stServing, stParkPending) {
 			_ = c.Close() // parks
 			return false
@@ -147,13 +147,19 @@ func (a *Awaiter) AwaitRequest() bool {
 
 // Interrupt ends the connection's AwaitRequest, now or when it next
 // waits, with the connection closed: a server stopping does not wait
-// out its idle connections. Any goroutine may call it.
+// out its idle connections. One that has sent nothing yet parks instead,
+// as at the end of its linger: its listener's Close waits for its first
+// request (drain.go). Any goroutine may call it.
 func (a *Awaiter) Interrupt() {
 	a.stop.Store(true)
 	if a.awaiting.Load() {
 		_ = a.c.Conn.SetReadDeadline(time.Unix(1, 0))
 	}
 }
+
+// stopped reports whether Interrupt ends a's waits: once its connection
+// was heard.
+func (a *Awaiter) stopped() bool { return a.stop.Load() && !a.c.unheard.Load() }
 
 // await reads the next request's first bytes into c.held: true when it
 // did; false and no error when c is to park; an error when it must close.
@@ -167,7 +173,7 @@ func (a *Awaiter) await() (bool, error) {
 		return false, err
 	}
 	defer a.awaiting.Store(false)
-	if a.stop.Load() {
+	if a.stopped() {
 		return false, net.ErrClosed
 	}
 	err := c.raw.ReadPooledEach(&inbufs, a.eachFn)
@@ -175,12 +181,12 @@ func (a *Awaiter) await() (bool, error) {
 	case a.served:
 		return true, nil
 	case err == nil: // each left the wait to start it again
-		if a.stop.Load() {
+		if a.stopped() {
 			return false, net.ErrClosed
 		}
 		return c.takeAfterOthers() // after a first answer: park unless the next request is here
 	}
-	if !errors.Is(err, os.ErrDeadlineExceeded) || a.stop.Load() || (!c.parkBy.IsZero() && !time.Now().Before(c.parkBy)) {
+	if !errors.Is(err, os.ErrDeadlineExceeded) || a.stopped() || (!c.parkBy.IsZero() && !time.Now().Before(c.parkBy)) {
 		return false, err
 	}
 	got, err := c.takeNow() // bytes the fired deadline beat to the socket (late.go)
@@ -225,11 +231,12 @@ func (a *Awaiter) each(b *[]byte, n int) bool {
 	if c.parksAtOnce() || a.armWait() != nil {
 		return false
 	}
-	return !a.stop.Load() // after armWait: an Interrupt before it was overridden by it
+	return !a.stopped() // after armWait: an Interrupt before it was overridden by it
 }
 
 // requestCame marks c as serving a request whose first bytes it holds.
 func (c *Conn) requestCame() {
+	c.heard()
 	c.idle, c.fresh, c.intercepted = false, false, false
 	c.servingRequest(true)
 }

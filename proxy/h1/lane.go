@@ -71,10 +71,7 @@ func (l *Lane) Serve(c net.Conn) {
 		return
 	}
 	a := conns.NewAwaiter(pc)
-	if !l.track(a, true) {
-		_ = pc.Close()
-		return
-	}
+	l.track(a, true)
 	defer l.track(a, false)
 	s := &session{l: l, c: pc}
 	s.serveFn = s.serve
@@ -119,8 +116,10 @@ func (s *session) serve() bool {
 func (l *Lane) Answered() uint64 { return l.answered.Load() }
 
 // Stop has every connection's wait for its next request end with the
-// connection closed, and answers from now on close theirs. Connections
-// fasthttp serves are its Shutdown's.
+// connection closed, and answers from now on close theirs (fasthttp's
+// too: Stopping). A connection that has sent nothing yet, or that comes
+// after (its listener's Close hands them out as it drains), is still
+// answered once.
 func (l *Lane) Stop() {
 	l.stopping.Store(true)
 	l.mu.Lock()
@@ -130,18 +129,21 @@ func (l *Lane) Stop() {
 	}
 }
 
-// track adds or removes c from the connections Stop interrupts; false:
-// the lane stopped, c is not to be served.
-func (l *Lane) track(a *conns.Awaiter, add bool) bool {
+// Stopping reports whether Stop was called: an answer then closes its
+// connection.
+func (l *Lane) Stopping() bool { return l.stopping.Load() }
+
+// track adds or removes a from the connections Stop interrupts; one
+// added after Stop is interrupted at once.
+func (l *Lane) track(a *conns.Awaiter, add bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !add {
 		delete(l.open, a)
-		return true
-	}
-	if l.stopping.Load() {
-		return false
+		return
 	}
 	l.open[a] = struct{}{}
-	return true
+	if l.stopping.Load() {
+		a.Interrupt()
+	}
 }

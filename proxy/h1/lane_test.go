@@ -36,7 +36,11 @@ type env struct {
 	wg      sync.WaitGroup
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvLinger(t, time.Second) }
+
+// newEnvLinger is newEnv whose connections linger this long before they
+// park.
+func newEnvLinger(t *testing.T, linger time.Duration) *env {
 	t.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,7 +48,7 @@ func newEnv(t *testing.T) *env {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e := &env{addr: inner.Addr().String(), handled: make(chan string, 16)}
-	e.ln = conns.NewListener(inner, conns.Config{Name: "test", Park: true, Yield: true, Linger: time.Second}, log)
+	e.ln = conns.NewListener(inner, conns.Config{Name: "test", Park: true, Yield: true, Linger: linger, MaxLinger: linger}, log)
 	srv := &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
 			e.handled <- fmt.Sprintf("%s %s %s", ctx.Method(), ctx.Path(), ctx.PostBody())
@@ -277,6 +281,45 @@ func TestStopClosesConnectionsWaitingForTheirNextRequest(t *testing.T) {
 	e.lane.Stop()
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Fatalf("after Stop, read %v; want the connection closed", err)
+	}
+}
+
+// TestAStoppingLaneAnswersAConnectionThatHadSentNothingYetOnce: a
+// client that connected before the server began to stop and sends its
+// request after is answered (Connection: close), whether its connection
+// was still waiting for the request or parked for want of it.
+func TestAStoppingLaneAnswersAConnectionThatHadSentNothingYetOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		linger time.Duration
+	}{{"waiting", time.Second}, {"parked", time.Millisecond}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnvLinger(t, tc.linger)
+			c, br := e.dial(t)
+			if tc.linger < time.Second {
+				for e.ln.Stats().Parked == 0 {
+					time.Sleep(time.Millisecond) // until it parked
+				}
+			}
+			closed := make(chan struct{})
+			go func() { // as proxy.Server's Shutdown
+				e.lane.Stop()
+				e.ln.Close()
+				close(closed)
+			}()
+			for !e.lane.stopping.Load() {
+				time.Sleep(time.Millisecond)
+			}
+			send(t, c, getHit)
+			resp, body := read(t, br, "GET")
+			if body != string(hitBody) || !resp.Close {
+				t.Fatalf("answer %q, close %v; want the hit and Connection: close", body, resp.Close)
+			}
+			if _, err := br.ReadByte(); err != io.EOF {
+				t.Fatalf("after the answer, read %v; want the connection closed", err)
+			}
+			<-closed
+		})
 	}
 }
 

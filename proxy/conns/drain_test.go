@@ -1,0 +1,117 @@
+package conns
+
+import (
+	"errors"
+	"net"
+	"testing"
+	"time"
+)
+
+// drainingListener parks connections idle for a millisecond and gives
+// those that sent nothing grace to be heard when it closes.
+func drainingListener(t *testing.T, grace time.Duration) (*Listener, string) {
+	return configListener(t, Config{Name: "test", Park: true, Linger: time.Millisecond, MaxLinger: time.Millisecond, DrainGrace: grace})
+}
+
+// parkedClient connects a client to l at addr (closed at the test's
+// end), which sends nothing, and waits until its connection parked.
+func parkedClient(t *testing.T, l *Listener, addr string) net.Conn {
+	t.Helper()
+	client, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	waitFor(t, "parked", func() bool { return l.Stats().Parked == 1 })
+	return client
+}
+
+// closing closes l on a goroutine of its own; the channel is closed when
+// Close returned.
+func closing(l *Listener) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.Close()
+	}()
+	return done
+}
+
+// echoed sends b on client and wants it back.
+func echoed(t *testing.T, client net.Conn, b string) {
+	t.Helper()
+	if _, err := client.Write([]byte(b)); err != nil {
+		t.Fatalf("write %q: %v", b, err)
+	}
+	got := make([]byte, len(b))
+	_ = client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := client.Read(got); err != nil || string(got) != b {
+		t.Fatalf("sent %q, read %q, %v; want it echoed", b, got, err)
+	}
+}
+
+// TestAConnectionParkedBeforeItsFirstRequestIsAnsweredAsTheListenerCloses:
+// a client whose request comes after its connection was parked for want
+// of bytes, and after the listener began to close, is answered; the
+// close then waits no longer (the grace is a minute).
+func TestAConnectionParkedBeforeItsFirstRequestIsAnsweredAsTheListenerCloses(t *testing.T) {
+	l, addr := drainingListener(t, time.Minute)
+	go serveEcho(l)
+	client := parkedClient(t, l, addr)
+	closed := closing(l)
+	waitFor(t, "the listener closed", func() bool { _, err := net.Dial("tcp", addr); return err != nil })
+	echoed(t, client, "a")
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close still waits after the connection was heard")
+	}
+	expectEOF(t, client) // parked after its answer: closed
+}
+
+// TestAConnectionHeldByTheAcceptLoopAsTheListenerClosesIsHandedOut: a
+// connection accepted but not yet taken by the server's Accept when the
+// listener closes is still handed out, then Accept reports the end.
+func TestAConnectionHeldByTheAcceptLoopAsTheListenerClosesIsHandedOut(t *testing.T) {
+	l, addr := drainingListener(t, time.Minute)
+	client, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	waitFor(t, "admitted", func() bool { return l.Stats().Open == 1 }) // and held: nobody called Accept
+	closed := closing(l)
+	nc, err := l.Accept()
+	if err != nil {
+		t.Fatalf("Accept after Close began: %v; want the connection accepted before", err)
+	}
+	defer nc.Close()
+	if _, err := client.Write([]byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	if n, err := nc.Read(b); n != 1 || err != nil {
+		t.Fatalf("server read %d, %v", n, err)
+	}
+	<-closed
+	if c, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Accept after Close: %v, %v; want net.ErrClosed", c, err)
+	}
+}
+
+// TestASilentConnectionIsClosedAtTheEndOfTheGrace: a connection that
+// never sends anything holds a closing listener for its grace, not more.
+func TestASilentConnectionIsClosedAtTheEndOfTheGrace(t *testing.T) {
+	l, addr := drainingListener(t, 50*time.Millisecond)
+	go serveEcho(l)
+	client := parkedClient(t, l, addr)
+	select {
+	case <-closing(l):
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waits past the grace")
+	}
+	expectEOF(t, client)
+	if s := l.Stats(); s.Open != 0 {
+		t.Fatalf("%d open after close, want 0", s.Open)
+	}
+}
