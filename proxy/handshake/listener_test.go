@@ -56,27 +56,43 @@ func TestAcceptHandsOutOnlyPreparedConnections(t *testing.T) {
 	}
 }
 
-// TestCloseCutsShortConnectionsBeingPrepared: Close wakes a preparer
-// blocked on a silent peer and waits for it.
-func TestCloseCutsShortConnectionsBeingPrepared(t *testing.T) {
+// readingListener is a listener whose preparer reads one byte (an hour
+// at most) and reports the read's error on ended; a client, closed at
+// the test's end, is connected and its preparer reading.
+func readingListener(t *testing.T) (l *Listener, addr string, client net.Conn, ended <-chan error) {
+	t.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	started, ended := make(chan struct{}), make(chan error, 1)
-	l := NewListener(inner, func(c net.Conn) (net.Conn, error) {
+	started, errs := make(chan struct{}, 1), make(chan error, 1)
+	l = NewListener(inner, func(c net.Conn) (net.Conn, error) {
 		c.SetReadDeadline(time.Now().Add(time.Hour))
-		close(started)
+		select {
+		case started <- struct{}{}:
+		default: // a later connection's
+		}
 		_, err := c.Read(make([]byte, 1))
-		ended <- err
-		return nil, err
+		select {
+		case errs <- err:
+		default:
+		}
+		return c, err
 	})
-	c, err := net.Dial("tcp", inner.Addr().String())
+	addr = inner.Addr().String()
+	client, err = net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { client.Close() })
 	<-started
+	return l, addr, client, errs
+}
+
+// TestCloseCutsShortConnectionsBeingPrepared: Close wakes a preparer
+// blocked on a silent peer once the grace is over, and waits for it.
+func TestCloseCutsShortConnectionsBeingPrepared(t *testing.T) {
+	l, _, _, ended := readingListener(t)
 	done := make(chan struct{})
 	go func() { l.Close(); close(done) }()
 	select {
@@ -87,6 +103,35 @@ func TestCloseCutsShortConnectionsBeingPrepared(t *testing.T) {
 	if err := <-ended; err == nil {
 		t.Error("the preparer's read succeeded")
 	}
+	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Accept after Close: %v, want net.ErrClosed", err)
+	}
+}
+
+// TestCloseHandsOutAConnectionPreparedWithinTheGrace: a client that
+// connected before the listener closed and sends its first bytes after
+// is still prepared and handed out, then Accept reports the end.
+func TestCloseHandsOutAConnectionPreparedWithinTheGrace(t *testing.T) {
+	l, addr, c, _ := readingListener(t)
+	done := make(chan struct{})
+	go func() { l.Close(); close(done) }()
+	for {
+		probe, err := net.Dial("tcp", addr)
+		if err != nil {
+			break // the listener closed
+		}
+		probe.Close()
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := c.Write([]byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Accept()
+	if err != nil {
+		t.Fatalf("Accept: %v; want the connection prepared after Close began", err)
+	}
+	got.Close()
+	<-done
 	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("Accept after Close: %v, want net.ErrClosed", err)
 	}
