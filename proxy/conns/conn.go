@@ -143,7 +143,11 @@ func (c *Conn) Busy() {
 // connection may stay idle (parked or not) and waits on a goroutine only
 // for the linger time before it. While a request is served, a t later
 // than the deadline armed waits until a read needs it (readdeadline.go).
-func (c *Conn) SetReadDeadline(t time.Time) error {
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.IdleUntil(t, time.Time{}) }
+
+// IdleUntil is SetReadDeadline for a server that read the clock at now
+// (zero: not), which then times the linger from there.
+func (c *Conn) IdleUntil(t, now time.Time) error {
 	if !c.idle || c.fd < 0 {
 		if c.deferRead(t) {
 			return nil
@@ -154,7 +158,10 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 	if c.parksAtOnce() {
 		return c.armRead(t) // no wait: the request's bytes get the server's deadline
 	}
-	wait := time.Now().Add(c.wait())
+	if now.IsZero() {
+		now = time.Now()
+	}
+	wait := now.Add(c.wait())
 	if !t.IsZero() && t.Before(wait) {
 		wait = t
 	}
