@@ -2,8 +2,10 @@
 // close: the accept loop (which backs off when file descriptors run out
 // instead of spinning or giving up), the limits on open connections
 // overall and per client address (refused with a short HTTP answer on a
-// plain listener, counted), and the parking of idle keep-alive
-// connections.
+// plain listener, counted), the parking of idle keep-alive
+// connections, and what a closing listener still serves: the
+// connections that have sent nothing yet get a second for their first
+// request (drain.go).
 //
 // A parked connection costs neither a goroutine nor buffers, and on a
 // plain TCP socket no net.Conn either (detach_linux.go): its socket
