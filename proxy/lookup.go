@@ -43,6 +43,16 @@ func stageLookupInline(r *request) verdict {
 	return declined
 }
 
+// lookTime is the cache's time for look: an inline request's context
+// read the clock as it started, microseconds ago, and a read of it costs
+// what a tenth of a hit's own code does.
+func (r *request) lookTime() int64 {
+	if r.kind == kindInline {
+		return r.s.cache.NowFrom(r.ctx.Time())
+	}
+	return r.s.cache.Now()
+}
+
 // lookupPart is what lookup found: the request's variant values, its
 // private key, the time it looked, and what it leaves fill.
 type lookupPart struct {
@@ -111,7 +121,7 @@ func (r *request) hit(e *cache.Entry, how found) verdict {
 // nothing but the request (and the copy's popularity): where it leaves
 // fill the work, it sets the hand-off (toFill).
 func (r *request) look(disk, lend bool) (*cache.Entry, found) {
-	r.now = r.s.cache.Now()
+	r.now = r.lookTime()
 	if r.p.privateUsed.Load() {
 		if e := r.privateCopy(); e != nil {
 			return e, foundPrivate

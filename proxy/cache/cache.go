@@ -201,6 +201,16 @@ func (c *Cache) Now() int64 {
 	return c.clock()
 }
 
+// NowFrom is Now for a caller that read the wall clock at t (the
+// request's start, microseconds before): t itself, unless t is zero or
+// the cache runs on a clock of its own (Config.Clock, in tests).
+func (c *Cache) NowFrom(t time.Time) int64 {
+	if c.clock == nil && !t.IsZero() {
+		return t.UnixNano()
+	}
+	return c.Now()
+}
+
 func wallClock() int64 { return time.Now().UnixNano() }
 
 // MemoryLimit is the Go memory limit that keeps a process holding a full
