@@ -31,3 +31,22 @@ func TestInjectedClockDecidesStatus(t *testing.T) {
 		t.Fatalf("Status two minutes on = %v, want Gone", got)
 	}
 }
+
+// TestNowFromTakesTheCallersReadingOnlyOnTheWallClock: a request's
+// reading of the wall clock stands for the cache's time, unless it is
+// missing or the cache runs on a clock of its own.
+func TestNowFromTakesTheCallersReadingOnlyOnTheWallClock(t *testing.T) {
+	read := time.Now().Add(-time.Millisecond)
+	wall := newTestCache(t, Config{Size: 1 << 20})
+	if got := wall.NowFrom(read); got != read.UnixNano() {
+		t.Errorf("wall clock: NowFrom = %d, want the reading %d", got, read.UnixNano())
+	}
+	if got := wall.NowFrom(time.Time{}); got < read.UnixNano() {
+		t.Errorf("wall clock, no reading: NowFrom = %d, want now (after %d)", got, read.UnixNano())
+	}
+	clk := newFakeClock()
+	own := newTestCache(t, Config{Size: 1 << 20, Clock: clk.Now})
+	if got := own.NowFrom(read); got != clk.Now() {
+		t.Errorf("its own clock: NowFrom = %d, want the clock's %d", got, clk.Now())
+	}
+}
