@@ -26,7 +26,7 @@ const drainGrace = time.Second
 // a drain. Any goroutine may call it.
 func (c *Conn) heard() {
 	if c.unheard.Load() && c.unheard.CompareAndSwap(true, false) {
-		if c.l.unheard.Add(-1) == 0 && c.l.draining.Load() {
+		if c.l.unheard.Add(-1) == 0 {
 			select {
 			case c.l.allHeard <- struct{}{}:
 			default:
@@ -39,7 +39,6 @@ func (c *Conn) heard() {
 // nothing as the listener closed has been heard; the parked ones that
 // had are closed now (lot.drain).
 func (l *Listener) drain() {
-	l.draining.Store(true)
 	l.lot.drain()
 	t := time.NewTimer(l.cfg.DrainGrace)
 	defer t.Stop()

@@ -83,8 +83,7 @@ type Listener struct {
 	done     chan struct{} // the accept goroutine's end
 
 	unheard  atomic.Int64  // connections that have sent nothing yet (drain.go)
-	draining atomic.Bool   // Close waits for them
-	allHeard chan struct{} // unheard fell to 0 while draining
+	allHeard chan struct{} // unheard fell to 0 (a signal drain's wait looks at again)
 
 	open                        atomic.Int64
 	refusedMax, refusedPerIP    atomic.Uint64

@@ -139,7 +139,10 @@ func (p *lot) count() (int64, uint64) {
 // park from now on; the others stay parked until close, and are woken
 // and handed out as before when their request comes.
 func (p *lot) drain() {
-	p.closeWhere(func(c *Conn) bool { return !c.unheard.Load() }, func() { p.draining = true })
+	p.mu.Lock()
+	p.draining = true // from here a heard one that parks is closed (park)
+	p.mu.Unlock()
+	p.closeWhere(func(c *Conn) bool { return !c.unheard.Load() })
 }
 
 // close stops the poller, closes every parked connection and waits for
@@ -264,13 +267,12 @@ func (p *lot) expire(now time.Time) time.Time {
 	}
 }
 
-func (p *lot) closeAll() { p.closeWhere(func(*Conn) bool { return true }, func() {}) }
+func (p *lot) closeAll() { p.closeWhere(func(*Conn) bool { return true }) }
 
 // closeWhere takes the parked connections pick chooses out of the set
-// and closes them; locked runs with them, under the lot's lock.
-func (p *lot) closeWhere(pick func(*Conn) bool, locked func()) {
+// and closes them.
+func (p *lot) closeWhere(pick func(*Conn) bool) {
 	p.mu.Lock()
-	locked()
 	var out []*Conn
 	for _, c := range p.byFD {
 		if pick(c) {

@@ -24,8 +24,7 @@ type Listener struct {
 	acceptDone chan struct{} // closed when acceptLoop returns: the preparers ended too
 	acceptErr  error         // set before acceptDone closes
 	preparers  sync.WaitGroup
-	grace      time.Duration // how long the preparers left get once accepting ends
-	cut        chan struct{} // closed when that grace ends
+	cut        chan struct{} // closed when drainGrace ended after accepting did
 
 	mu      sync.Mutex // guards pending
 	pending map[net.Conn]struct{}
@@ -34,7 +33,7 @@ type Listener struct {
 // NewListener accepts from ln at once, preparing each connection.
 func NewListener(ln net.Listener, prepare Func) *Listener {
 	l := &Listener{Listener: ln, prepare: prepare, ready: make(chan net.Conn), failed: make(chan error),
-		closed: make(chan struct{}), grace: drainGrace, cut: make(chan struct{}),
+		closed: make(chan struct{}), cut: make(chan struct{}),
 		acceptDone: make(chan struct{}), pending: make(map[net.Conn]struct{})}
 	go l.acceptLoop()
 	return l
@@ -100,7 +99,7 @@ func (l *Listener) handshake(c net.Conn) {
 // out: closed, not given a past deadline (a preparer may be just about
 // to set its own deadline, which would win over ours).
 func (l *Listener) finish() {
-	t := time.AfterFunc(l.grace, func() {
+	t := time.AfterFunc(drainGrace, func() {
 		close(l.cut)
 		l.mu.Lock()
 		for c := range l.pending {
