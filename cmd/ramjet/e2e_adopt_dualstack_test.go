@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -128,44 +130,12 @@ func TestListenListServesEveryAddressAndHandsThemOn(t *testing.T) {
 	} else {
 		_ = ln.Close() // only whether it binds
 	}
-	dir := t.TempDir()
-	admin := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
-	conf := testbed.WriteConfig(t, dir, fmt.Sprintf("listen: [\"0.0.0.0:%[1]d\", \"[::]:%[1]d\"]\nadmin:\n  listen: \"127.0.0.1:%[2]d\"\norigin:\n  servers: [\"http://127.0.0.1:1\"]\n", ports[0], ports[1]))
-	logPath := filepath.Join(dir, "ramjet.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close() // ramjet holds its own
-	cmd := exec.Command(testbed.Binary(t), "serve", "--config", conf)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	pids := []int{cmd.Process.Pid}
-	t.Cleanup(func() {
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("ramjet:\n%s", b)
-		}
-	})
+	r := startListenList(t, fmt.Sprintf("listen: [\"0.0.0.0:%[1]d\", \"[::]:%[1]d\"]\nadmin:\n  listen: \"127.0.0.1:%[2]d\"\norigin:\n  servers: [\"http://127.0.0.1:1\"]\n", ports[0], ports[1]),
+		fmt.Sprintf("http://127.0.0.1:%d", ports[1]))
 	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	serving := func() int {
-		var h struct{ Pid int }
-		if r, err := c.Get(admin + "/healthz"); err == nil {
-			_ = json.NewDecoder(r.Body).Decode(&h)
-			_ = r.Body.Close()
-		}
-		return h.Pid
-	}
 	answers := func(pid int) {
 		t.Helper()
-		if !testbed.Poll(10*time.Second, func() bool { return serving() == pid }) {
+		if !testbed.Poll(10*time.Second, func() bool { return r.serving() == pid }) {
 			t.Fatalf("ramjet %d does not serve", pid)
 		}
 		for _, a := range []string{fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("[::1]:%d", ports[0])} {
@@ -176,22 +146,134 @@ func TestListenListServesEveryAddressAndHandsThemOn(t *testing.T) {
 			_ = r.Body.Close()
 		}
 	}
-	answers(cmd.Process.Pid)
-	if err := cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+	first := r.cmd.Process.Pid
+	answers(first)
+	if err := r.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-exited:
+	case err := <-r.exited:
 		if err != nil {
 			t.Fatalf("the old ramjet exited with %v after SIGUSR2", err)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the old ramjet still runs 30s after SIGUSR2")
 	}
-	next := serving()
-	if next == 0 || next == cmd.Process.Pid {
+	next := r.serving()
+	if next == 0 || next == first {
 		t.Fatalf("after SIGUSR2 the admin listener names pid %d", next)
 	}
-	pids = append(pids, next)
+	r.pids = append(r.pids, next)
 	answers(next)
+}
+
+// TestUpgradesOfAListenListUnderAFloodOfNewConnectionsLoseNone: ramjet
+// on 127.0.0.1:P and [::1]:P (a listen list: one socket and one accept
+// goroutine each) is upgraded 20 times while 16 clients open a new
+// connection for every request on both. Each old process hands its
+// sockets on and closes them; a connection one of its goroutines had
+// accepted but not yet handed to the server is served all the same, not
+// closed under its request (which no client retries: the connection
+// never answered before).
+func TestUpgradesOfAListenListUnderAFloodOfNewConnectionsLoseNone(t *testing.T) {
+	ports := testbed.FreePorts(t, 2)
+	if ln, err := net.Listen("tcp6", fmt.Sprintf("[::1]:%d", ports[0])); err != nil {
+		t.Skipf("no IPv6: %v", err)
+	} else {
+		_ = ln.Close() // only whether it binds
+	}
+	o := startOrigin(t)
+	r := startListenList(t, fmt.Sprintf("listen: [\"127.0.0.1:%[1]d\", \"[::1]:%[1]d\"]\nadmin:\n  listen: \"127.0.0.1:%[2]d\"\norigin:\n  servers: [%[3]q]\n", ports[0], ports[1], o.URL),
+		fmt.Sprintf("http://127.0.0.1:%d", ports[1]))
+	path := "/e/listlist?" + hq("Cache-Control: max-age=600")
+	var pages []string
+	for _, a := range []string{fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("[::1]:%d", ports[0])} {
+		pages = append(pages, "http://"+a+path)
+	}
+	mustMissStored(t, get(t, newClient(t), pages[0]), "priming GET")
+
+	const upgrades = 20
+	stop := make(chan struct{})
+	var ok, failed atomic.Int64
+	var errs sync.Map
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() { defer wg.Done(); freshConnLoad(pages[i%2], stop, &ok, &failed, &errs) }()
+	}
+	for range upgrades {
+		old := r.serving()
+		if err := syscall.Kill(old, syscall.SIGUSR2); err != nil {
+			t.Fatal(err)
+		}
+		if !testbed.Poll(30*time.Second, func() bool { n := r.serving(); return n != 0 && n != old && !alive(old) }) {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("ramjet %d not replaced within 30 s of SIGUSR2", old)
+		}
+		r.pids = append(r.pids, r.serving())
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("across %d upgrades: %d new connections answered, %d failed", upgrades, ok.Load(), failed.Load())
+	if failed.Load() != 0 || ok.Load() == 0 {
+		var list []string
+		errs.Range(func(k, _ any) bool { list = append(list, k.(string)); return true })
+		t.Fatalf("new connections across the upgrades: %d answered, %d failed: %s", ok.Load(), failed.Load(), strings.Join(list, "; "))
+	}
+}
+
+// listenList is a ramjet started on a config of its own, whose admin
+// listener says which process serves.
+type listenList struct {
+	cmd    *exec.Cmd
+	exited chan error
+	admin  string
+	pids   []int // killed at the end: the first process and those that took over
+}
+
+// startListenList starts `ramjet serve` on config, its output in a log
+// shown when the test fails, admin being its admin listener's URL.
+func startListenList(t *testing.T, config, admin string) *listenList {
+	t.Helper()
+	dir := t.TempDir()
+	conf := testbed.WriteConfig(t, dir, config)
+	logPath := filepath.Join(dir, "ramjet.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close() // ramjet holds its own
+	r := &listenList{cmd: exec.Command(testbed.Binary(t), "serve", "--config", conf), exited: make(chan error, 1), admin: admin}
+	r.cmd.Stdout, r.cmd.Stderr = logf, logf
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.exited <- r.cmd.Wait() }()
+	r.pids = []int{r.cmd.Process.Pid}
+	t.Cleanup(func() {
+		for _, p := range r.pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("ramjet:\n%s", b)
+		}
+	})
+	if !testbed.Poll(10*time.Second, func() bool { return r.serving() == r.cmd.Process.Pid }) {
+		t.Fatalf("ramjet not serving within 10 s")
+	}
+	return r
+}
+
+// serving is the pid the admin listener's /healthz names; 0 when none
+// answers.
+func (r *listenList) serving() int {
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	var h struct{ Pid int }
+	if resp, err := c.Get(r.admin + "/healthz"); err == nil {
+		_ = json.NewDecoder(resp.Body).Decode(&h)
+		_ = resp.Body.Close()
+	}
+	return h.Pid
 }

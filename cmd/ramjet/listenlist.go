@@ -51,53 +51,82 @@ func closeListeners(lns []net.Listener) error {
 	return errors.Join(errs...)
 }
 
-// multiListener accepts from several listeners.
+// multiListener accepts from several listeners. A connection one of
+// its goroutines accepted as its socket closed (a stop, or an upgrade's
+// handover closing the sockets underneath) is handed out all the same:
+// its client has sent, or is about to send, a request that nobody
+// retries on a connection that never answered (proxy/conns/drain.go).
+// So Accept hands out what the goroutines held, and reports
+// net.ErrClosed once every socket is closed and they have all returned;
+// the server goes on calling it until then, as it does for
+// conns.Listener.
 type multiListener struct {
 	lns   []net.Listener
 	conns chan net.Conn
+	left  chan net.Conn // what each goroutine held as Close began: one each at most
 	errs  chan error
-	done  chan struct{}
+	done  chan struct{} // Close began
+	ended chan struct{} // every goroutine returned: every socket is closed
 	once  sync.Once
 }
 
 func newMultiListener(lns []net.Listener) *multiListener {
-	m := &multiListener{lns: lns, conns: make(chan net.Conn), errs: make(chan error, len(lns)), done: make(chan struct{})}
+	m := &multiListener{lns: lns, conns: make(chan net.Conn), left: make(chan net.Conn, len(lns)),
+		errs: make(chan error), done: make(chan struct{}), ended: make(chan struct{})}
+	var wg sync.WaitGroup
 	for _, ln := range lns {
-		go m.accept(ln)
+		wg.Add(1)
+		go func() { defer wg.Done(); m.accept(ln) }()
 	}
+	go func() { wg.Wait(); close(m.ended) }()
 	return m
 }
 
 func (m *multiListener) accept(ln net.Listener) {
 	for {
 		c, err := ln.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+		var ne net.Error
+		switch {
+		case errors.Is(err, net.ErrClosed):
+			return // by Close, or underneath by a handover
+		case errors.As(err, &ne) && ne.Timeout():
+			continue
+		case err != nil:
+			// Out of descriptors, say: the server's accept loop backs off
+			// (conns.Listener) and asks again.
+			select {
+			case m.errs <- fmt.Errorf("%s: %w", ln.Addr(), err):
 				continue
+			case <-m.done:
+				return
 			}
-			m.errs <- fmt.Errorf("%s: %w", ln.Addr(), err)
-			return
 		}
 		select {
 		case m.conns <- c:
 		case <-m.done:
-			_ = c.Close() // accepted as the listener closed: nobody serves it
+			m.left <- c // accepted as the list closed: Accept hands it out
 			return
 		}
 	}
 }
 
-// Accept returns the next connection of any listener; once one of them
-// fails (closed: a shutdown or a handover), it fails.
+// Accept returns the next connection of any listener, or an error one of
+// them met; once every socket is closed and what was accepted handed
+// out, net.ErrClosed.
 func (m *multiListener) Accept() (net.Conn, error) {
 	select {
 	case c := <-m.conns:
 		return c, nil
+	case c := <-m.left:
+		return c, nil
 	case err := <-m.errs:
-		_ = m.Close() // one fails: they all stop
 		return nil, err
-	case <-m.done:
+	case <-m.ended:
+	}
+	select { // every goroutine returned: all they held is in m.left
+	case c := <-m.left:
+		return c, nil
+	default:
 		return nil, net.ErrClosed
 	}
 }

@@ -2,6 +2,8 @@ package conns
 
 import (
 	"errors"
+	"io"
+	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -37,6 +39,17 @@ func closing(l *Listener) <-chan struct{} {
 	return done
 }
 
+// dials reports whether a connection to addr opens. It closes it: a
+// probe that went in before the listener closed would hold the drain
+// for its grace, as any connection that sends nothing does.
+func dials(addr string) bool {
+	c, err := net.Dial("tcp", addr)
+	if err == nil {
+		c.Close()
+	}
+	return err == nil
+}
+
 // echoed sends b on client and wants it back.
 func echoed(t *testing.T, client net.Conn, b string) {
 	t.Helper()
@@ -59,7 +72,7 @@ func TestAConnectionParkedBeforeItsFirstRequestIsAnsweredAsTheListenerCloses(t *
 	go serveEcho(l)
 	client := parkedClient(t, l, addr)
 	closed := closing(l)
-	waitFor(t, "the listener closed", func() bool { _, err := net.Dial("tcp", addr); return err != nil })
+	waitFor(t, "the listener closed", func() bool { return !dials(addr) })
 	echoed(t, client, "a")
 	select {
 	case <-closed:
@@ -97,6 +110,82 @@ func TestAConnectionHeldByTheAcceptLoopAsTheListenerClosesIsHandedOut(t *testing
 	if c, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("Accept after Close: %v, %v; want net.ErrClosed", c, err)
 	}
+}
+
+// TestEveryConnectionAnInnerListenerStillHeldAsItClosedIsHandedOut: an
+// inner listener of several sockets (cmd/ramjet's listen list) may hold
+// one connection per socket as it closes, and hands them out before it
+// says closed; each is served, none closed unanswered.
+func TestEveryConnectionAnInnerListenerStillHeldAsItClosedIsHandedOut(t *testing.T) {
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := &leavingListener{Listener: tl, closed: make(chan struct{}), held: make(chan net.Conn, 2)}
+	var clients []net.Conn
+	for range 2 {
+		client, err := net.Dial("tcp", tl.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { client.Close() })
+		clients = append(clients, client)
+		sc, err := tl.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		inner.held <- sc
+	}
+	l := NewListener(inner, Config{Name: "test", Park: true, Linger: time.Millisecond, MaxLinger: time.Millisecond, DrainGrace: time.Minute},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	closed := closing(l)
+	// Both admitted before anyone calls Accept: the first is held for
+	// Accept, the accept goroutine goes on to the second.
+	waitFor(t, "both admitted", func() bool { return l.Stats().Open == 2 })
+	for range 2 {
+		nc, err := l.Accept()
+		if err != nil {
+			t.Fatalf("Accept after Close began: %v; want the connections the inner listener held", err)
+		}
+		defer nc.Close()
+		go func() { // echoes one byte
+			b := make([]byte, 1)
+			if _, err := nc.Read(b); err == nil {
+				_, _ = nc.Write(b)
+			}
+		}()
+	}
+	for _, c := range clients {
+		echoed(t, c, "a")
+	}
+	<-closed
+	if c, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Accept after Close: %v, %v; want net.ErrClosed", c, err)
+	}
+}
+
+// leavingListener is an inner listener of several sockets as it closes:
+// it accepts nothing before, then hands out the connections it held,
+// then says closed.
+type leavingListener struct {
+	net.Listener
+	closed chan struct{}
+	held   chan net.Conn
+}
+
+func (l *leavingListener) Accept() (net.Conn, error) {
+	<-l.closed
+	select {
+	case c := <-l.held:
+		return c, nil
+	default:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *leavingListener) Close() error {
+	close(l.closed)
+	return l.Listener.Close()
 }
 
 // TestASilentConnectionIsClosedAtTheEndOfTheGrace: a connection that

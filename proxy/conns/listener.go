@@ -76,7 +76,7 @@ type Listener struct {
 
 	accepted chan net.Conn
 	woken    chan net.Conn
-	left     chan net.Conn // the one the accept goroutine held as Close began
+	left     chan net.Conn // those the accept goroutine held as Close began
 	closed   chan struct{} // Close began
 	quiet    chan struct{} // Close ended: Accept hands out what is left, then net.ErrClosed
 	once     sync.Once
@@ -154,7 +154,9 @@ func (l *Listener) Accept() (net.Conn, error) {
 func (l *Listener) Addr() net.Addr { return l.inner.Addr() }
 
 // Close stops accepting and waits for the accept goroutine; the
-// connection it held is handed out, not closed. Then, when parking, it
+// connections it held (one, or one per socket of an inner listener of
+// several, handed out by that listener before it says closed) are
+// handed out, not closed. Then, when parking, it
 // drains: the connections that have sent nothing yet get up to
 // DrainGrace for their first request (drain.go), while the other parked
 // ones are closed at once; the poller stops and closes what is parked.
@@ -209,8 +211,10 @@ func (l *Listener) acceptLoop() {
 		select {
 		case l.accepted <- pc:
 		case <-l.closed:
-			l.left <- pc // its request is answered all the same: Accept hands it out
-			return
+			// Its request is answered all the same: Accept hands it out.
+			// An inner listener of several sockets may hold more, one
+			// each, until it reports closed (cmd/ramjet's listen list).
+			l.left <- pc
 		}
 	}
 }
