@@ -43,6 +43,11 @@ func idleRequest(c net.Conn) answer {
 	if _, a.err = io.WriteString(c, "GET /hit/1 HTTP/1.1\r\nHost: soak\r\n\r\n"); a.err != nil {
 		return a
 	}
+	return readAnswer(c, a)
+}
+
+// readAnswer reads the answer to the request just sent on c into a.
+func readAnswer(c net.Conn, a answer) answer {
 	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
@@ -54,6 +59,15 @@ func idleRequest(c net.Conn) answer {
 	a.code, a.body, a.err = resp.StatusCode, string(b), err
 	a.reason, a.cacheStatus = resp.Header.Get(errorHeader), resp.Header.Get("Cache-Status")
 	return a
+}
+
+// closingRequest asks /hit/2 on c, a connection of its own that it
+// closes, and reads the answer into a.
+func closingRequest(c net.Conn, a answer) answer {
+	if _, a.err = io.WriteString(c, "GET /hit/2 HTTP/1.1\r\nHost: soak\r\nConnection: close\r\n\r\n"); a.err != nil {
+		return a
+	}
+	return readAnswer(c, a)
 }
 
 // judgeIdle fails an idle connection's answer unless it is a 200: it is

@@ -9,8 +9,10 @@
 // Traffic: cache hits on both nodes (HTTP/1.1, and TLS on node A),
 // uncacheable misses, ESI pages with a fragment, PHP in docroot mode,
 // purges by tag through the admin API with a check that no node serves a
-// purged page, a few slow readers and slowloris clients, and -idle (2,000)
-// idle keep-alive connections held on node A. With -disk (the default)
+// purged page, a few slow readers and slowloris clients, late talkers (a
+// connection to node B whose request comes up to 0.6 s after its
+// connect: answered through an upgrade or a stop's drain), and -idle
+// (2,000) idle keep-alive connections held on node A. With -disk (the default)
 // both nodes have a disk tier under a RAM tier smaller than the pages,
 // and each round also upgrades node B in place (SIGUSR2: no request may
 // fail) and restarts it (SIGTERM, start: refused connections are counted

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,6 +238,31 @@ func rss(pid int) int64 {
 func fds(pid int) int {
 	e, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
 	return len(e)
+}
+
+// fdKinds counts pid's descriptors by kind (socket, pipe, file,
+// anon_inode), for a failure's message: which kind grew.
+func fdKinds(pid int) string {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	ents, _ := os.ReadDir(dir)
+	n := map[string]int{}
+	for _, e := range ents {
+		link, err := os.Readlink(dir + e.Name())
+		if err != nil {
+			continue // closed meanwhile
+		}
+		kind, _, _ := strings.Cut(link, ":")
+		if strings.HasPrefix(link, "/") {
+			kind = "file"
+		}
+		n[kind]++
+	}
+	kinds := make([]string, 0, len(n))
+	for k, v := range n {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, v))
+	}
+	sort.Strings(kinds)
+	return strings.Join(kinds, ", ")
 }
 
 // withArgs are the pids whose command line holds args (NUL-separated).

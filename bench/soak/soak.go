@@ -366,6 +366,7 @@ func (s *soak) run() bool {
 	loop(func(r *rand.Rand) { s.purge(ctx, r) })
 	loop(func(r *rand.Rand) { s.slowReader(ctx) })
 	loop(func(r *rand.Rand) { s.slowloris(ctx) })
+	loop(func(r *rand.Rand) { s.lateTalker(r) })
 	wg.Add(1)
 	go func() { defer wg.Done(); s.rss.follow(ctx, s.nodes) }()
 
@@ -581,6 +582,29 @@ func (s *soak) slowloris(ctx context.Context) {
 	s.count("slowloris cut off")
 }
 
+// lateTalker connects to node B and sends its request up to 0.6 s
+// later, as a browser's preconnection does: by then the node has often
+// parked the connection for want of bytes, and an upgrade or a restart
+// may have begun. A connection the node accepted is its own to answer
+// (proxy/conns/drain.go), so this fails like any request; only while a
+// restart has node B down may it be refused (a connection queued in the
+// kernel as the listener closes, with no process to hand it to).
+func (s *soak) lateTalker(r *rand.Rand) {
+	n := s.nodes[1]
+	a := answer{url: "http://" + n.addr + "/hit/2 (late talker)"}
+	c, err := net.DialTimeout("tcp", n.addr, 10*time.Second)
+	if err != nil {
+		a.err = err
+		s.judge("late talker", a, false)
+		time.Sleep(50 * time.Millisecond)
+		return
+	}
+	defer c.Close()
+	time.Sleep(time.Duration(r.IntN(600)) * time.Millisecond)
+	a = closingRequest(c, a)
+	s.judge("late talker", a, false)
+}
+
 // openIdle opens the idle connections on node A, one request each.
 func (s *soak) openIdle() {
 	for range s.cfg.idle {
@@ -774,6 +798,7 @@ func medianOf(v []int64) int64 {
 // a soak whose ramjet leaked none), and that is no leak.
 type sample struct {
 	rss, fds, kept, goroutines [2]int64
+	fdKinds                    [2]string
 }
 
 // sample waits 3 s (the idle connections just opened, or the load just
@@ -785,6 +810,7 @@ func (s *soak) sample(when string) sample {
 		out.rss[i] = rss(n.p.pid())
 		out.kept[i] = int64(max(s.metric(n, "ramjet_disk_open_files"), 0))
 		out.fds[i] = int64(fds(n.p.pid())) - out.kept[i]
+		out.fdKinds[i] = fdKinds(n.p.pid())
 		out.goroutines[i] = int64(s.metric(n, "go_goroutines"))
 	}
 	fmt.Printf("soak: %s: RSS %d / %d kB, fds %d / %d besides the disk tier's kept-open files (%d / %d), goroutines %d / %d\n", when,
@@ -853,7 +879,8 @@ func (s *soak) report(base, end sample) bool {
 		// The load's own connections (keep-alive clients, a slow reader
 		// cut short) may still be closing: a few are slack, a leak is not.
 		if end.fds[i] > base.fds[i]+16 {
-			s.failEnd("node %s: descriptors %d → %d", n.name, base.fds[i], end.fds[i])
+			s.failEnd("node %s: descriptors %d → %d (%s → %s, the disk tier's kept-open files %d → %d)", n.name, base.fds[i], end.fds[i],
+				base.fdKinds[i], end.fdKinds[i], base.kept[i], end.kept[i])
 		}
 		if end.goroutines[i] > base.goroutines[i]+64 {
 			s.failEnd("node %s: goroutines %d → %d", n.name, base.goroutines[i], end.goroutines[i])
