@@ -114,20 +114,34 @@ func (m *multiListener) accept(ln net.Listener) {
 // them met; once every socket is closed and what was accepted handed
 // out, net.ErrClosed.
 func (m *multiListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-m.conns:
-		return c, nil
-	case c := <-m.left:
-		return c, nil
-	case err := <-m.errs:
-		return nil, err
-	case <-m.ended:
+	for ended := false; !ended; {
+		select {
+		case c := <-m.conns:
+			return c, nil
+		case c := <-m.left:
+			return c, nil
+		case err := <-m.errs:
+			if !m.closed() { // once closed, what is held comes first (conns.Listener stops at an error)
+				return nil, err
+			}
+		case <-m.ended:
+			ended = true
+		}
 	}
 	select { // every goroutine returned: all they held is in m.left
 	case c := <-m.left:
 		return c, nil
 	default:
 		return nil, net.ErrClosed
+	}
+}
+
+func (m *multiListener) closed() bool {
+	select {
+	case <-m.done:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -107,6 +107,35 @@ func TestAListenListPassesOnAnAcceptErrorAndGoesOn(t *testing.T) {
 	_ = sc.Close()
 }
 
+// TestAClosedListenListWithAFailingSocketHandsOutWhatItHeld: one socket
+// fails every accept (out of descriptors), the other holds a client's
+// connection as the list closes: that connection is handed out, and
+// then Accept says closed (the failing socket's goroutine ends too).
+func TestAClosedListenListWithAFailingSocketHandsOutWhatItHeld(t *testing.T) {
+	fl, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int32
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	m := newMultiListener([]net.Listener{&alwaysFailing{Listener: fl}, &countingListener{Listener: ln, n: &accepted}})
+	if !testbed.Poll(10*time.Second, func() bool { return accepted.Load() == 1 }) {
+		t.Fatal("the client's connection was not accepted")
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	handsOutThenCloses(t, m, []net.Conn{client})
+}
+
 // heldByAListenList is a list of two sockets; the last clients of them
 // have a client connected, whose connection the socket's goroutine
 // accepted and holds (nobody called Accept).
@@ -192,4 +221,23 @@ func (l *failingOnce) Accept() (net.Conn, error) {
 		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
 	}
 	return l.Listener.Accept()
+}
+
+// alwaysFailing fails every Accept as a process out of descriptors,
+// until it is closed.
+type alwaysFailing struct {
+	net.Listener
+	closed atomic.Bool
+}
+
+func (l *alwaysFailing) Accept() (net.Conn, error) {
+	if l.closed.Load() {
+		return nil, net.ErrClosed
+	}
+	return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+}
+
+func (l *alwaysFailing) Close() error {
+	l.closed.Store(true)
+	return l.Listener.Close()
 }

@@ -5,6 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -93,23 +96,7 @@ func TestAConnectionHeldByTheAcceptLoopAsTheListenerClosesIsHandedOut(t *testing
 	}
 	defer client.Close()
 	waitFor(t, "admitted", func() bool { return l.Stats().Open == 1 }) // and held: nobody called Accept
-	closed := closing(l)
-	nc, err := l.Accept()
-	if err != nil {
-		t.Fatalf("Accept after Close began: %v; want the connection accepted before", err)
-	}
-	defer nc.Close()
-	if _, err := client.Write([]byte("a")); err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 1)
-	if n, err := nc.Read(b); n != 1 || err != nil {
-		t.Fatalf("server read %d, %v", n, err)
-	}
-	<-closed
-	if c, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
-		t.Fatalf("Accept after Close: %v, %v; want net.ErrClosed", c, err)
-	}
+	handedOutAsItCloses(t, l, client)
 }
 
 // TestEveryConnectionAnInnerListenerStillHeldAsItClosedIsHandedOut: an
@@ -164,6 +151,51 @@ func TestEveryConnectionAnInnerListenerStillHeldAsItClosedIsHandedOut(t *testing
 	}
 }
 
+// TestAConnectionHeldByTheInnerListenerIsHandedOutWhenCloseCameDuringABackOff:
+// the accept loop pauses after a failed accept (out of descriptors);
+// Close during the pause still asks the inner listener once more, and
+// what it held is served.
+func TestAConnectionHeldByTheInnerListenerIsHandedOutWhenCloseCameDuringABackOff(t *testing.T) {
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := net.Dial("tcp", tl.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sc, err := tl.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := &failingFirst{failed: make(chan struct{}),
+		leavingListener: leavingListener{Listener: tl, closed: make(chan struct{}), held: make(chan net.Conn, 1)}}
+	inner.held <- sc
+	l := NewListener(inner, Config{Name: "test", Park: true, Linger: time.Millisecond, MaxLinger: time.Millisecond, DrainGrace: time.Minute},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	<-inner.failed // the accept loop pauses 5 ms
+	handedOutAsItCloses(t, l, client)
+}
+
+// failingFirst is a leavingListener whose first Accept fails as a
+// process out of descriptors.
+type failingFirst struct {
+	leavingListener
+	failed chan struct{}
+	once   sync.Once
+}
+
+func (l *failingFirst) Accept() (net.Conn, error) {
+	first := false
+	l.once.Do(func() { first = true })
+	if first {
+		close(l.failed)
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return l.leavingListener.Accept()
+}
+
 // leavingListener is an inner listener of several sockets as it closes:
 // it accepts nothing before, then hands out the connections it held,
 // then says closed.
@@ -186,6 +218,30 @@ func (l *leavingListener) Accept() (net.Conn, error) {
 func (l *leavingListener) Close() error {
 	close(l.closed)
 	return l.Listener.Close()
+}
+
+// handedOutAsItCloses closes l and wants its Accept to hand out the
+// connection of client (one that reads what client sends), then to say
+// closed once Close returned.
+func handedOutAsItCloses(t *testing.T, l *Listener, client net.Conn) {
+	t.Helper()
+	closed := closing(l)
+	nc, err := l.Accept()
+	if err != nil {
+		t.Fatalf("Accept after Close began: %v; want the connection accepted before", err)
+	}
+	defer nc.Close()
+	if _, err := client.Write([]byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	if n, err := nc.Read(b); n != 1 || err != nil {
+		t.Fatalf("server read %d, %v", n, err)
+	}
+	<-closed
+	if c, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Accept after Close: %v, %v; want net.ErrClosed", c, err)
+	}
 }
 
 // TestASilentConnectionIsClosedAtTheEndOfTheGrace: a connection that

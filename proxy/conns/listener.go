@@ -193,13 +193,13 @@ func (l *Listener) acceptLoop() {
 	for {
 		c, err := l.inner.Accept()
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, net.ErrClosed) || l.closing() {
 				return
 			}
+			// Closed during the pause: asked once more, the inner
+			// listener hands out what it still holds, then says closed.
 			backoff = l.acceptFailed(err, backoff)
-			if !l.sleep(backoff) {
-				return
-			}
+			l.sleep(backoff)
 			continue
 		}
 		backoff = 0
@@ -233,14 +233,23 @@ func (l *Listener) acceptFailed(err error, backoff time.Duration) time.Duration 
 	return min(2*backoff, time.Second)
 }
 
-func (l *Listener) sleep(d time.Duration) bool {
+// sleep pauses for d, or until Close begins.
+func (l *Listener) sleep(d time.Duration) {
 	l.acceptBackoff.Add(1)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
 	case <-l.closed:
+	}
+}
+
+// closing reports whether Close began.
+func (l *Listener) closing() bool {
+	select {
+	case <-l.closed:
+		return true
+	default:
 		return false
 	}
 }
