@@ -25,6 +25,20 @@ func TestFreePortsAreDistinct(t *testing.T) {
 	}
 }
 
+// TestFreePortsLieBelowTheEphemeralRange: no outgoing connection of a
+// test beside this one takes a port FreePorts chose as its local port.
+func TestFreePortsLieBelowTheEphemeralRange(t *testing.T) {
+	lo, first := quietPorts()
+	if first <= lo {
+		t.Skipf("the ephemeral range starts at %d: no room below it", first)
+	}
+	for _, p := range FreePorts(t, 64) {
+		if p < lo || p >= first {
+			t.Fatalf("port %d: want one in [%d, %d), below the ephemeral ports", p, lo, first)
+		}
+	}
+}
+
 func TestPollStopsAtTheConditionOrTheDeadline(t *testing.T) {
 	n := 0
 	if !Poll(5*time.Second, func() bool { n++; return n == 3 }) || n != 3 {

@@ -3,7 +3,6 @@ package testbed
 import (
 	"fmt"
 	"net"
-	"sync"
 	"testing"
 	"time"
 )
@@ -43,61 +42,6 @@ func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	if !Poll(d, cond) {
 		t.Fatalf("timed out after %v waiting for %s", d, what)
 	}
-}
-
-// FreePorts returns n distinct 127.0.0.1 ports that were free a moment
-// ago. Another process may take one before the caller binds it, so the
-// Start functions retry with new ports when a bind fails.
-func FreePorts(t testing.TB, n int) []int {
-	t.Helper()
-	ports := make([]int, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("testbed: free port: %v", err)
-		}
-		defer l.Close() // held until all are chosen, so they differ
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-		if !handedOut.take(ports[i]) {
-			return append(ports[:i], FreePorts(t, n-i)...) // the kernel offered one given out before: another
-		}
-	}
-	return ports
-}
-
-// handedOut is the ports FreePorts returned lately: a port chosen for one
-// server and not yet bound is free to the kernel, which may offer it
-// again for the next (a TLS listener on the admin port's). The kernel
-// cycles through its range, so remembering the last few thousand is
-// enough.
-var handedOut = recentPorts{seen: make(map[int]struct{})}
-
-type recentPorts struct {
-	mu    sync.Mutex
-	seen  map[int]struct{}
-	order []int
-}
-
-// take reports whether port was not handed out lately, and notes it.
-func (r *recentPorts) take(port int) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.seen[port]; ok {
-		return false
-	}
-	r.seen[port] = struct{}{}
-	r.order = append(r.order, port)
-	if len(r.order) > 4096 {
-		delete(r.seen, r.order[0])
-		r.order = r.order[1:]
-	}
-	return true
-}
-
-// FreePort returns one 127.0.0.1 port that was free a moment ago.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	return FreePorts(t, 1)[0]
 }
 
 // loopback is 127.0.0.1:port.
