@@ -46,11 +46,7 @@ func adoptTwoFamilies(t *testing.T, v4, v6, want string) {
 	h := &adoptHost{dir: t.TempDir(), files: map[string]string{},
 		plain: fmt.Sprintf("127.0.0.1:%d", ports[0]), origin: fmt.Sprintf("127.0.0.1:%d", ports[1]), admin: fmt.Sprintf("127.0.0.1:%d", ports[2])}
 	loop6 := fmt.Sprintf("[::1]:%d", ports[0])
-	if ln, err := net.Listen("tcp6", fmt.Sprintf(v6, ports[0])); err != nil {
-		t.Skipf("no IPv6: %v", err)
-	} else {
-		_ = ln.Close() // only whether it binds
-	}
+	needsIPv6(t, fmt.Sprintf(v6, ports[0]))
 	h.conf, h.errorLog = filepath.Join(h.dir, "nginx.conf"), filepath.Join(h.dir, "error.log")
 	user := ""
 	if os.Geteuid() == 0 {
@@ -125,11 +121,7 @@ func adoptTwoFamilies(t *testing.T, v4, v6, want string) {
 // (SIGUSR2) hands both sockets on.
 func TestListenListServesEveryAddressAndHandsThemOn(t *testing.T) {
 	ports := testbed.FreePorts(t, 2)
-	if ln, err := net.Listen("tcp6", fmt.Sprintf("[::]:%d", ports[0])); err != nil {
-		t.Skipf("no IPv6: %v", err)
-	} else {
-		_ = ln.Close() // only whether it binds
-	}
+	needsIPv6(t, fmt.Sprintf("[::]:%d", ports[0]))
 	r := startListenList(t, fmt.Sprintf("listen: [\"0.0.0.0:%[1]d\", \"[::]:%[1]d\"]\nadmin:\n  listen: \"127.0.0.1:%[2]d\"\norigin:\n  servers: [\"http://127.0.0.1:1\"]\n", ports[0], ports[1]),
 		fmt.Sprintf("http://127.0.0.1:%d", ports[1]))
 	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -177,11 +169,7 @@ func TestListenListServesEveryAddressAndHandsThemOn(t *testing.T) {
 // never answered before).
 func TestUpgradesOfAListenListUnderAFloodOfNewConnectionsLoseNone(t *testing.T) {
 	ports := testbed.FreePorts(t, 2)
-	if ln, err := net.Listen("tcp6", fmt.Sprintf("[::1]:%d", ports[0])); err != nil {
-		t.Skipf("no IPv6: %v", err)
-	} else {
-		_ = ln.Close() // only whether it binds
-	}
+	needsIPv6(t, fmt.Sprintf("[::1]:%d", ports[0]))
 	o := startOrigin(t)
 	r := startListenList(t, fmt.Sprintf("listen: [\"127.0.0.1:%[1]d\", \"[::1]:%[1]d\"]\nadmin:\n  listen: \"127.0.0.1:%[2]d\"\norigin:\n  servers: [%[3]q]\n", ports[0], ports[1], o.URL),
 		fmt.Sprintf("http://127.0.0.1:%d", ports[1]))
@@ -221,6 +209,16 @@ func TestUpgradesOfAListenListUnderAFloodOfNewConnectionsLoseNone(t *testing.T) 
 		errs.Range(func(k, _ any) bool { list = append(list, k.(string)); return true })
 		t.Fatalf("new connections across the upgrades: %d answered, %d failed: %s", ok.Load(), failed.Load(), strings.Join(list, "; "))
 	}
+}
+
+// needsIPv6 skips t unless IPv6 address addr can be bound.
+func needsIPv6(t *testing.T, addr string) {
+	t.Helper()
+	ln, err := net.Listen("tcp6", addr)
+	if err != nil {
+		t.Skipf("no IPv6: %v", err)
+	}
+	_ = ln.Close() // only whether it binds
 }
 
 // listenList is a ramjet started on a config of its own, whose admin

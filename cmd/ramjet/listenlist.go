@@ -114,7 +114,7 @@ func (m *multiListener) accept(ln net.Listener) {
 // them met; once every socket is closed and what was accepted handed
 // out, net.ErrClosed.
 func (m *multiListener) Accept() (net.Conn, error) {
-	for ended := false; !ended; {
+	for {
 		select {
 		case c := <-m.conns:
 			return c, nil
@@ -125,14 +125,13 @@ func (m *multiListener) Accept() (net.Conn, error) {
 				return nil, err
 			}
 		case <-m.ended:
-			ended = true
+			select { // every goroutine returned: all they held is in m.left
+			case c := <-m.left:
+				return c, nil
+			default:
+				return nil, net.ErrClosed
+			}
 		}
-	}
-	select { // every goroutine returned: all they held is in m.left
-	case c := <-m.left:
-		return c, nil
-	default:
-		return nil, net.ErrClosed
 	}
 }
 

@@ -90,7 +90,7 @@ func TestAListenListPassesOnAnAcceptErrorAndGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newMultiListener([]net.Listener{&failingOnce{Listener: ln}})
+	m := newMultiListener([]net.Listener{&failing{Listener: ln, times: 1}})
 	t.Cleanup(func() { m.Close() })
 	if _, err := m.Accept(); !errors.Is(err, syscall.EMFILE) {
 		t.Fatalf("first Accept: %v, want EMFILE", err)
@@ -126,7 +126,7 @@ func TestAClosedListenListWithAFailingSocketHandsOutWhatItHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	m := newMultiListener([]net.Listener{&alwaysFailing{Listener: fl}, &countingListener{Listener: ln, n: &accepted}})
+	m := newMultiListener([]net.Listener{&failing{Listener: fl, times: -1}, &countingListener{Listener: ln, n: &accepted}})
 	if !testbed.Poll(10*time.Second, func() bool { return accepted.Load() == 1 }) {
 		t.Fatal("the client's connection was not accepted")
 	}
@@ -209,35 +209,26 @@ func (l *countingListener) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// failingOnce fails its first Accept as a process out of descriptors.
-type failingOnce struct {
+// failing fails its first times Accepts (every one if negative) as a
+// process out of descriptors, then accepts; closed, it says so.
+type failing struct {
 	net.Listener
-	failed bool
+	times  int32
+	calls  atomic.Int32
+	closed atomic.Bool
 }
 
-func (l *failingOnce) Accept() (net.Conn, error) {
-	if !l.failed {
-		l.failed = true
+func (l *failing) Accept() (net.Conn, error) {
+	if l.closed.Load() {
+		return nil, net.ErrClosed
+	}
+	if n := l.calls.Add(1); l.times < 0 || n <= l.times {
 		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
 	}
 	return l.Listener.Accept()
 }
 
-// alwaysFailing fails every Accept as a process out of descriptors,
-// until it is closed.
-type alwaysFailing struct {
-	net.Listener
-	closed atomic.Bool
-}
-
-func (l *alwaysFailing) Accept() (net.Conn, error) {
-	if l.closed.Load() {
-		return nil, net.ErrClosed
-	}
-	return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
-}
-
-func (l *alwaysFailing) Close() error {
+func (l *failing) Close() error {
 	l.closed.Store(true)
 	return l.Listener.Close()
 }
