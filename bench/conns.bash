@@ -58,14 +58,7 @@ conns_start() { # N THREADS
 	RAMJET_ARGS=(--config "$WORK/ramjet-conns.yaml")
 	VARNISH_ARGS=(-p "timeout_idle=$VARNISH_IDLE")
 	VARNISH_THREADS_MIN=$2
-	P_STATIC=$(pick_port)
-	P_FCGI=$(pick_port)
-	P_ORIGIN=$(pick_port)
-	P_VARNISH=$(pick_port)
-	P_RAMJET=$(pick_port)
-	P_ADMIN=$(pick_port)
-	write_configs
-	start_servers
+	start_servers_anew
 }
 
 conns_stop() {

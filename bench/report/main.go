@@ -64,7 +64,7 @@ func run(args []string) error {
 // what its table says (a miss, another body, a failed status).
 func warnings(d *runData) []string {
 	var out []string
-	for _, g := range []string{"cache", "tail", "idle", "accesslog", "waf", "disk", "warm", "h2", "php", "phptools", "wp"} {
+	for _, g := range []string{"cache", "tail", "idle", "accesslog", "waf", "disk", "capped", "warm", "h2", "php", "phptools", "wp"} {
 		bad := map[string]bool{}
 		for _, r := range d.rows[g] {
 			switch r.Check {

@@ -22,7 +22,7 @@ func report(d *runData) (string, error) {
 		return "", err
 	}
 	parts := []string{head, configsSection(d), cacheSection(d)}
-	for _, section := range []func(*runData) (string, error){tailSection, idleSection, accesslogSection, diskSection, wafSection, warmSection, h2Section, phpSection, phptoolsSection, wpSection} {
+	for _, section := range []func(*runData) (string, error){tailSection, idleSection, accesslogSection, diskSection, cappedSection, wafSection, warmSection, h2Section, phpSection, phptoolsSection, wpSection} {
 		s, err := section(d)
 		if err != nil {
 			return "", err
