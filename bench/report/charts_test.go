@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -83,5 +86,23 @@ func TestColourFollowsTheContender(t *testing.T) {
 		if got := colour(tt.series); got != tt.want {
 			t.Errorf("colour(%q) = %s, want %s", tt.series, got, tt.want)
 		}
+	}
+}
+
+// TestARunWithoutChartsLeavesNoChartDirectory: a run of groups that have
+// no chart (the capped group alone) makes no empty directory beside its
+// results.
+func TestARunWithoutChartsLeavesNoChartDirectory(t *testing.T) {
+	d := index([]Record{{Kind: kindGroup, Group: "capped", Params: map[string]string{"cap_pct": "50"}}})
+	dir := filepath.Join(t.TempDir(), "charts-capped")
+	done, err := renderCharts(d, dir, func(string, ...any) {})
+	if errors.Is(err, errNoGnuplot) {
+		t.Skip("no gnuplot here")
+	}
+	if err != nil || len(done) != 0 {
+		t.Fatalf("renderCharts = %v, %v; want none, nil", done, err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s exists (stat: %v)", dir, err)
 	}
 }

@@ -32,9 +32,6 @@ func renderCharts(d *runData, dir string, logf func(string, ...any)) ([]string, 
 	if err != nil {
 		return nil, errNoGnuplot
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("report: charts: %w", err)
-	}
 	term := "pngcairo"
 	if exec.Command(gp, "-e", "set terminal pngcairo").Run() != nil {
 		term = "png"
@@ -49,6 +46,11 @@ func renderCharts(d *runData, dir string, logf func(string, ...any)) ([]string, 
 				logf("removed the old %s (it would show numbers this run does not have)", out)
 			}
 			continue
+		}
+		// made only for a chart to put in it: a run of groups without
+		// charts leaves no empty directory
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return done, fmt.Errorf("report: charts: %w", err)
 		}
 		if err := plot(gp, term, c, out); err != nil {
 			failed = append(failed, err)
