@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,14 +90,11 @@ func TestColourFollowsTheContender(t *testing.T) {
 
 // TestARunWithoutChartsLeavesNoChartDirectory: a run of groups that have
 // no chart (the capped group alone) makes no empty directory beside its
-// results.
+// results, and needs no gnuplot.
 func TestARunWithoutChartsLeavesNoChartDirectory(t *testing.T) {
 	d := index([]Record{{Kind: kindGroup, Group: "capped", Params: map[string]string{"cap_pct": "50"}}})
 	dir := filepath.Join(t.TempDir(), "charts-capped")
 	done, err := renderCharts(d, dir, func(string, ...any) {})
-	if errors.Is(err, errNoGnuplot) {
-		t.Skip("no gnuplot here")
-	}
 	if err != nil || len(done) != 0 {
 		t.Fatalf("renderCharts = %v, %v; want none, nil", done, err)
 	}

@@ -26,18 +26,13 @@ set format y "%.0f"
 
 // renderCharts writes every chart of the run into dir as PNG. A chart
 // whose rows are missing is skipped, and its old PNG removed so the
-// directory never shows another run's numbers. It returns the names written.
+// directory never shows another run's numbers. gnuplot is looked for, and
+// dir made, only for a chart to draw: a run of groups without charts
+// needs neither and leaves no empty directory. It returns the names written.
 func renderCharts(d *runData, dir string, logf func(string, ...any)) ([]string, error) {
-	gp, err := exec.LookPath("gnuplot")
-	if err != nil {
-		return nil, errNoGnuplot
-	}
-	term := "pngcairo"
-	if exec.Command(gp, "-e", "set terminal pngcairo").Run() != nil {
-		term = "png"
-	}
 	var done []string
 	var failed []error
+	var gp, term string
 	for _, c := range charts(d) {
 		out := filepath.Join(dir, c.name)
 		if c.script == "" {
@@ -47,10 +42,11 @@ func renderCharts(d *runData, dir string, logf func(string, ...any)) ([]string, 
 			}
 			continue
 		}
-		// made only for a chart to put in it: a run of groups without
-		// charts leaves no empty directory
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return done, fmt.Errorf("report: charts: %w", err)
+		if gp == "" {
+			var err error
+			if gp, term, err = gnuplot(dir); err != nil {
+				return done, err
+			}
 		}
 		if err := plot(gp, term, c, out); err != nil {
 			failed = append(failed, err)
@@ -59,6 +55,22 @@ func renderCharts(d *runData, dir string, logf func(string, ...any)) ([]string, 
 		done = append(done, c.name)
 	}
 	return done, errors.Join(failed...)
+}
+
+// gnuplot finds gnuplot and its best PNG terminal, and makes dir.
+func gnuplot(dir string) (path, term string, err error) {
+	path, err = exec.LookPath("gnuplot")
+	if err != nil {
+		return "", "", errNoGnuplot
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", fmt.Errorf("report: charts: %w", err)
+	}
+	term = "pngcairo"
+	if exec.Command(path, "-e", "set terminal pngcairo").Run() != nil {
+		term = "png"
+	}
+	return path, term, nil
 }
 
 // plot runs gnuplot on one chart into a temporary file, then renames it
