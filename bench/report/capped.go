@@ -5,20 +5,12 @@ package main
 // server core by a cgroup CPU quota, so that the server and not wrk is
 // what runs out: req/s is each one's capacity at that much CPU.
 
-var cappedLabels = map[string]string{
+var cappedLabels = labels{
 	"ramjet": "ramjet (cached, disk tier on)",
 	"fcgi":   "nginx fastcgi_cache",
 }
 
-func cappedLabel(c string) string {
-	if l, ok := cappedLabels[c]; ok {
-		return l
-	}
-	return c
-}
-
-func throttled(r Record) float64  { return paramNum(r, "throttled_pct") }
-func serverBusy(r Record) float64 { return r.ServerBusy }
+func throttled(r Record) float64 { return paramNum(r, "throttled_pct") }
 
 func cappedTable(ss []series) *table {
 	fc := find(ss, "fcgi")
@@ -31,7 +23,7 @@ func cappedTable(ss []series) *table {
 			vsRPS = f(2, ratio(s.med(rps), fc.med(rps))) + "×"
 			vsCPU = f(2, ratio(s.med(cpu), fc.med(cpu))) + "×"
 		}
-		t.add(cappedLabel(s.key), f(0, s.med(rps)), rangeOf(s, 0, rps), vsRPS, f(3, s.med(p50)), f(3, s.med(p99)),
+		t.add(cappedLabels.of(s.key), f(0, s.med(rps)), rangeOf(s, 0, rps), vsRPS, f(3, s.med(p50)), f(3, s.med(p99)),
 			f(2, s.med(cpu)), vsCPU, f(0, s.med(serverBusy)), f(1, s.med(throttled)), f(0, s.med(loadBusy)),
 			d(s.sum(errs)), s.hitCell())
 	}

@@ -5,7 +5,7 @@ package main
 // upgrade (SIGUSR2 under load) and start (the first hit after a start
 // on a full tier), each ramjet_disk's alone but ws4x.
 
-var diskLabels = map[string]string{
+var diskLabels = labels{
 	"ramjet_disk": "ramjet, disk tier on",
 	"fcgi":        "nginx fastcgi_cache",
 }
@@ -21,7 +21,7 @@ func diskWS(rows []Record) *table {
 			vs = f(2, ratio(s.med(rps), fc.med(rps))) + "×"
 		}
 		last := s.rows[len(s.rows)-1]
-		t.add(diskLabel(s.key), f(0, s.med(rps)), vs, f(3, s.med(p50)), f(3, s.med(p99)), f(1, s.med(cpu)),
+		t.add(diskLabels.of(s.key), f(0, s.med(rps)), vs, f(3, s.med(p50)), f(3, s.med(p99)), f(1, s.med(cpu)),
 			dash(last.param("disk_hits")), dash(last.param("php_calls")), d(s.sum(errs)), checkCell(last.Check))
 	}
 	return t
@@ -30,7 +30,7 @@ func diskWS(rows []Record) *table {
 func diskUpgrade(rows []Record) *table {
 	t := newTable("upgrade under load", "req/s|r", "requests|r", "errors|r", "pages from the origin|r", "handed over", "check")
 	for _, r := range filter(rows, "upgrade") {
-		t.add(diskLabel(r.Contender), f(0, r.RPS), dash(r.param("requests")), d(float64(r.Errors)),
+		t.add(diskLabels.of(r.Contender), f(0, r.RPS), dash(r.param("requests")), d(float64(r.Errors)),
 			dash(r.param("origin_fetches"))+" of "+dash(r.param("pages"))+" ("+dash(r.param("origin_pct"))+" %)",
 			dash(r.param("handed_over")), checkCell(r.Check))
 	}
@@ -40,7 +40,7 @@ func diskUpgrade(rows []Record) *table {
 func diskStart(rows []Record) *table {
 	t := newTable("start on a full tier", "disk MiB|r", "first hit after s|r", "objects loaded into RAM|r", "check")
 	for _, r := range filter(rows, "start") {
-		t.add(diskLabel(r.Contender), mib(paramNum(r, "disk_bytes")/1024), dash(r.param("first_hit_s")),
+		t.add(diskLabels.of(r.Contender), mib(paramNum(r, "disk_bytes")/1024), dash(r.param("first_hit_s")),
 			dash(r.param("loaded_objects")), checkCell(r.Check))
 	}
 	return t
@@ -66,13 +66,6 @@ func diskTargets(rows []Record) string {
 		t.add("first hit after a start: ≤ 2 s", f(2, s)+" s", yesNo(r.Check == "ok" && s <= 2))
 	}
 	return t.String()
-}
-
-func diskLabel(c string) string {
-	if l, ok := diskLabels[c]; ok {
-		return l
-	}
-	return c
 }
 
 func dash(s string) string {

@@ -159,18 +159,19 @@ func (s series) note(ok ...string) string {
 }
 
 // Field getters, shared by the sections' tables.
-func rps(r Record) float64      { return r.RPS }
-func p50(r Record) float64      { return r.P50 }
-func p90(r Record) float64      { return r.P90 }
-func p99(r Record) float64      { return r.P99 }
-func p999(r Record) float64     { return r.P999 }
-func maxMS(r Record) float64    { return r.Max }
-func meanMS(r Record) float64   { return r.Mean }
-func sdMS(r Record) float64     { return r.SD }
-func cpu(r Record) float64      { return r.CPU }
-func phpCPU(r Record) float64   { return r.PHPCPU }
-func rssKB(r Record) float64    { return r.RSS }
-func other(r Record) float64    { return r.Other }
-func loadBusy(r Record) float64 { return r.LoadBusy }
-func errs(r Record) float64     { return float64(r.Errors) }
-func reqs(r Record) float64     { return float64(r.Requests) }
+func rps(r Record) float64        { return r.RPS }
+func p50(r Record) float64        { return r.P50 }
+func p90(r Record) float64        { return r.P90 }
+func p99(r Record) float64        { return r.P99 }
+func p999(r Record) float64       { return r.P999 }
+func maxMS(r Record) float64      { return r.Max }
+func meanMS(r Record) float64     { return r.Mean }
+func sdMS(r Record) float64       { return r.SD }
+func cpu(r Record) float64        { return r.CPU }
+func phpCPU(r Record) float64     { return r.PHPCPU }
+func rssKB(r Record) float64      { return r.RSS }
+func other(r Record) float64      { return r.Other }
+func loadBusy(r Record) float64   { return r.LoadBusy }
+func serverBusy(r Record) float64 { return r.ServerBusy }
+func errs(r Record) float64       { return float64(r.Errors) }
+func reqs(r Record) float64       { return float64(r.Requests) }

@@ -61,3 +61,14 @@ func bold(s string) string { return "**" + s + "**" }
 
 // num is the shortest decimal form of v (2, 2.5): for whole-millisecond tools.
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// labels names contenders for a table; a contender without one is shown
+// by its id.
+type labels map[string]string
+
+func (l labels) of(c string) string {
+	if v, ok := l[c]; ok {
+		return v
+	}
+	return c
+}
