@@ -1,12 +1,10 @@
 package main_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -122,12 +120,12 @@ func adoptTwoFamilies(t *testing.T, v4, v6, want string) {
 func TestListenListServesEveryAddressAndHandsThemOn(t *testing.T) {
 	ports := testbed.FreePorts(t, 2)
 	needsIPv6(t, fmt.Sprintf("[::]:%d", ports[0]))
-	r := startListenList(t, fmt.Sprintf("listen: [\"0.0.0.0:%[1]d\", \"[::]:%[1]d\"]\nadmin:\n  listen: \"127.0.0.1:%[2]d\"\norigin:\n  servers: [\"http://127.0.0.1:1\"]\n", ports[0], ports[1]),
+	u := startUpgradableOn(t, fmt.Sprintf("listen: [\"0.0.0.0:%[1]d\", \"[::]:%[1]d\"]\nadmin:\n  listen: \"127.0.0.1:%[2]d\"\norigin:\n  servers: [\"http://127.0.0.1:1\"]\n", ports[0], ports[1]),
 		fmt.Sprintf("http://127.0.0.1:%d", ports[1]))
 	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	answers := func(pid int) {
 		t.Helper()
-		if !testbed.Poll(10*time.Second, func() bool { return r.serving() == pid }) {
+		if !testbed.Poll(10*time.Second, func() bool { return u.healthPid() == pid }) {
 			t.Fatalf("ramjet %d does not serve", pid)
 		}
 		for _, a := range []string{fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("[::1]:%d", ports[0])} {
@@ -138,24 +136,21 @@ func TestListenListServesEveryAddressAndHandsThemOn(t *testing.T) {
 			_ = r.Body.Close()
 		}
 	}
-	first := r.cmd.Process.Pid
+	first := u.cmd.Process.Pid
 	answers(first)
-	if err := r.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+	if err := u.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-r.exited:
-		if err != nil {
-			t.Fatalf("the old ramjet exited with %v after SIGUSR2", err)
-		}
-	case <-time.After(30 * time.Second):
+	if !u.exited(30 * time.Second) {
 		t.Fatal("the old ramjet still runs 30s after SIGUSR2")
 	}
-	next := r.serving()
+	if !u.cmd.ProcessState.Success() {
+		t.Fatalf("the old ramjet exited with %v after SIGUSR2", u.cmd.ProcessState)
+	}
+	next := u.healthPid()
 	if next == 0 || next == first {
 		t.Fatalf("after SIGUSR2 the admin listener names pid %d", next)
 	}
-	r.pids = append(r.pids, next)
 	answers(next)
 }
 
@@ -171,7 +166,7 @@ func TestUpgradesOfAListenListUnderAFloodOfNewConnectionsLoseNone(t *testing.T) 
 	ports := testbed.FreePorts(t, 2)
 	needsIPv6(t, fmt.Sprintf("[::1]:%d", ports[0]))
 	o := startOrigin(t)
-	r := startListenList(t, fmt.Sprintf("listen: [\"127.0.0.1:%[1]d\", \"[::1]:%[1]d\"]\nadmin:\n  listen: \"127.0.0.1:%[2]d\"\norigin:\n  servers: [%[3]q]\n", ports[0], ports[1], o.URL),
+	u := startUpgradableOn(t, fmt.Sprintf("listen: [\"127.0.0.1:%[1]d\", \"[::1]:%[1]d\"]\nadmin:\n  listen: \"127.0.0.1:%[2]d\"\norigin:\n  servers: [%[3]q]\n", ports[0], ports[1], o.URL),
 		fmt.Sprintf("http://127.0.0.1:%d", ports[1]))
 	path := "/e/listlist?" + hq("Cache-Control: max-age=600")
 	var pages []string
@@ -190,16 +185,20 @@ func TestUpgradesOfAListenListUnderAFloodOfNewConnectionsLoseNone(t *testing.T) 
 		go func() { defer wg.Done(); freshConnLoad(pages[i%2], stop, &ok, &failed, &errs) }()
 	}
 	for range upgrades {
-		old := r.serving()
+		old := u.healthPid()
+		if old == 0 { // never kill(0, …): that signals this test's own process group
+			close(stop)
+			wg.Wait()
+			t.Fatal("the admin listener names no process")
+		}
 		if err := syscall.Kill(old, syscall.SIGUSR2); err != nil {
 			t.Fatal(err)
 		}
-		if !testbed.Poll(30*time.Second, func() bool { n := r.serving(); return n != 0 && n != old && !alive(old) }) {
+		if !testbed.Poll(30*time.Second, func() bool { n := u.healthPid(); return n != 0 && n != old && !alive(old) }) {
 			close(stop)
 			wg.Wait()
 			t.Fatalf("ramjet %d not replaced within 30 s of SIGUSR2", old)
 		}
-		r.pids = append(r.pids, r.serving())
 	}
 	close(stop)
 	wg.Wait()
@@ -221,57 +220,15 @@ func needsIPv6(t *testing.T, addr string) {
 	_ = ln.Close() // only whether it binds
 }
 
-// listenList is a ramjet started on a config of its own, whose admin
-// listener says which process serves.
-type listenList struct {
-	cmd    *exec.Cmd
-	exited chan error
-	admin  string
-	pids   []int // killed at the end: the first process and those that took over
-}
-
-// startListenList starts `ramjet serve` on config, its output in a log
-// shown when the test fails, admin being its admin listener's URL.
-func startListenList(t *testing.T, config, admin string) *listenList {
+// startUpgradableOn starts an upgradable ramjet on config, which names
+// its own listeners (a listen list), admin being its admin listener's
+// URL, and returns once it serves.
+func startUpgradableOn(t *testing.T, config, admin string) *upgradable {
 	t.Helper()
-	dir := t.TempDir()
-	conf := testbed.WriteConfig(t, dir, config)
-	logPath := filepath.Join(dir, "ramjet.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
+	u := newUpgradable(t, admin)
+	u.run(t, []string{u.bin, "serve", "--config", testbed.WriteConfig(t, filepath.Dir(u.bin), config)})
+	if !testbed.Poll(10*time.Second, func() bool { return u.healthPid() == u.cmd.Process.Pid }) {
+		t.Fatalf("ramjet not serving within 10 s:\n%s", u.output())
 	}
-	defer logf.Close() // ramjet holds its own
-	r := &listenList{cmd: exec.Command(testbed.Binary(t), "serve", "--config", conf), exited: make(chan error, 1), admin: admin}
-	r.cmd.Stdout, r.cmd.Stderr = logf, logf
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { r.exited <- r.cmd.Wait() }()
-	r.pids = []int{r.cmd.Process.Pid}
-	t.Cleanup(func() {
-		for _, p := range r.pids {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("ramjet:\n%s", b)
-		}
-	})
-	if !testbed.Poll(10*time.Second, func() bool { return r.serving() == r.cmd.Process.Pid }) {
-		t.Fatalf("ramjet not serving within 10 s")
-	}
-	return r
-}
-
-// serving is the pid the admin listener's /healthz names; 0 when none
-// answers.
-func (r *listenList) serving() int {
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	var h struct{ Pid int }
-	if resp, err := c.Get(r.admin + "/healthz"); err == nil {
-		_ = json.NewDecoder(resp.Body).Decode(&h)
-		_ = resp.Body.Close()
-	}
-	return h.Pid
+	return u
 }

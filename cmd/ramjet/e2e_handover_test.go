@@ -49,21 +49,36 @@ func startUpgradable(t *testing.T, args ...string) *upgradable {
 // wrap's command (e.g. systemd-socket-activate) when not empty.
 func runUpgradable(t *testing.T, wrap func(addr string) []string, args ...string) *upgradable {
 	t.Helper()
-	dir := t.TempDir()
-	u := &upgradable{bin: filepath.Join(dir, "ramjet"), logPath: filepath.Join(dir, "ramjet.log"), done: make(chan struct{})}
-	copyExecutable(t, testbed.Binary(t), u.bin)
 	ports := testbed.FreePorts(t, 2)
 	addr, admin := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
-	u.url, u.admin = "http://"+addr, "http://"+admin
+	u := newUpgradable(t, "http://"+admin)
+	u.url = "http://" + addr
+	argv := append([]string{u.bin, "serve", "--listen", addr, "--admin", admin}, args...)
+	if wrap != nil {
+		argv = append(wrap(addr), argv...)
+	}
+	u.run(t, argv)
+	return u
+}
+
+// newUpgradable copies the binary into a directory of its own, for a
+// ramjet whose admin listener will be at admin (a URL).
+func newUpgradable(t *testing.T, admin string) *upgradable {
+	t.Helper()
+	dir := t.TempDir()
+	u := &upgradable{bin: filepath.Join(dir, "ramjet"), logPath: filepath.Join(dir, "ramjet.log"), admin: admin, done: make(chan struct{})}
+	copyExecutable(t, testbed.Binary(t), u.bin)
+	return u
+}
+
+// run starts argv, its output in the log, and stops it at cleanup.
+func (u *upgradable) run(t *testing.T, argv []string) {
+	t.Helper()
 	logf, err := os.Create(u.logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer logf.Close() // the processes hold their own copies
-	argv := append([]string{u.bin, "serve", "--listen", addr, "--admin", admin}, args...)
-	if wrap != nil {
-		argv = append(wrap(addr), argv...)
-	}
 	// A test beside this one that forks while the copy is open for
 	// writing gives its child the descriptor for a moment: exec then
 	// fails with ETXTBSY until that child has exec'd in turn.
@@ -81,7 +96,6 @@ func runUpgradable(t *testing.T, wrap func(addr string) []string, args ...string
 	}
 	go func() { _ = u.cmd.Wait(); close(u.done) }() // the exit status is read from ProcessState
 	t.Cleanup(func() { u.stop(t) })
-	return u
 }
 
 func copyExecutable(t *testing.T, from, to string) {
