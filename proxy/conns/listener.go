@@ -156,12 +156,12 @@ func (l *Listener) Addr() net.Addr { return l.inner.Addr() }
 // Close stops accepting and waits for the accept goroutine; the
 // connections it held (one, or one per socket of an inner listener of
 // several, handed out by that listener before it says closed) are
-// handed out, not closed. Then, when parking, it
-// drains: the connections that have sent nothing yet get up to
-// DrainGrace for their first request (drain.go), while the other parked
-// ones are closed at once; the poller stops and closes what is parked.
-// Connections being served are the server's to finish. The server must
-// go on calling Accept until it reports net.ErrClosed.
+// handed out, not closed. Then, when parking, it drains: the
+// connections that have sent nothing yet get up to DrainGrace for their
+// first request (drain.go), while the other parked ones are closed at
+// once; the poller stops and closes what is parked. Connections being
+// served are the server's to finish. The server must go on calling
+// Accept until it reports net.ErrClosed.
 func (l *Listener) Close() error {
 	var err error
 	l.once.Do(func() {
